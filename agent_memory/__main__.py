@@ -1,0 +1,3 @@
+from agent_memory.cli import main
+
+main()

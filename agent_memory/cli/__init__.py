@@ -1,0 +1,16 @@
+"""The ``agent-memory`` command line."""
+
+from __future__ import annotations
+
+from agent_memory.cli import demo, embedded, indexes
+from agent_memory.cli._app import app
+
+__all__ = ["app", "main"]
+
+app.add_typer(indexes.app, name="indexes")
+app.add_typer(embedded.app, name="embedded")
+demo.register(app)
+
+
+def main() -> None:
+    app()

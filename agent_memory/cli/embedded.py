@@ -1,0 +1,58 @@
+"""``agent-memory embedded serve``: run the embedded server on its own, to share it."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+
+import typer
+
+from agent_memory.cli._app import EXIT, console, err_console, state
+from agent_memory.config import load_settings
+from agent_memory.errors import AgentMemoryError
+from agent_memory.mongo.embedded import EmbeddedServer
+
+app = typer.Typer(help="The embedded MongoDB-compatible server (mongoeco on SQLite).")
+
+
+@app.command("serve")
+def serve(
+    data_dir: Path | None = typer.Option(None, help="Data directory [AGENT_MEMORY_DATA_DIR]."),
+    port: int | None = typer.Option(
+        None, help="Port; 0 picks a free one [AGENT_MEMORY_EMBEDDED_PORT]."
+    ),
+    host: str = typer.Option("127.0.0.1", help="Loopback address to listen on."),
+) -> None:
+    """Serve the embedded database until interrupted, printing its URI.
+
+    Other processes find it through the data directory, or by MONGODB_URI set to the URI.
+    """
+    overrides: dict[str, object] = {}
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    if port is not None:
+        overrides["embedded_port"] = port
+    try:
+        settings = load_settings(**overrides)
+        server = EmbeddedServer(settings.data_dir, host=host, port=settings.embedded_port)
+        uri = server.start()
+    except AgentMemoryError as exc:
+        if state.debug:
+            raise
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT["config"]) from None
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    print(uri, flush=True)
+    console.print(
+        f"serving {settings.data_dir.resolve()} at {uri} (Ctrl+C to stop)",
+        stderr=True,
+        highlight=False,
+    )
+    try:
+        stop.wait()
+    finally:
+        server.stop()

@@ -1,0 +1,156 @@
+"""Settings, read from the environment and a ``.env`` file, validated with pydantic.
+
+Every setting has an ``AGENT_MEMORY_`` environment variable; the conventional names
+``MONGODB_URI``, ``ANTHROPIC_API_KEY`` and ``VOYAGE_API_KEY`` are read as they are.
+
+>>> from agent_memory.config import Settings
+>>> Settings(embedder="fake").search_tier
+'auto'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent_memory.errors import ConfigurationError
+
+__all__ = ["EMBEDDERS", "CHAT_MODELS", "Settings", "load_settings"]
+
+EMBEDDERS = ("local", "voyage", "fake")
+CHAT_MODELS = ("offline", "anthropic", "fake")
+
+
+class Settings(BaseSettings):
+    """Everything agent_memory can be configured with. Values are validated on creation."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="AGENT_MEMORY_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+    # --- database ------------------------------------------------------------------------
+    mongodb_uri: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("MONGODB_URI", "AGENT_MEMORY_MONGODB_URI", "mongodb_uri"),
+        description="Connection string; when unset the embedded server is started.",
+    )
+    database: str = Field(default="agent_memory", min_length=1, max_length=63)
+    collection_prefix: str = Field(default="", max_length=32, pattern=r"^[A-Za-z0-9_]*$")
+    connect_timeout_ms: int = Field(default=5_000, ge=100, le=120_000)
+    search_tier: Literal["auto", "atlas", "plain"] = "auto"
+
+    # --- embedded server -------------------------------------------------------------------
+    data_dir: Path = Field(default=Path(".agent-memory"))
+    embedded_host: str = "127.0.0.1"
+    embedded_port: int = Field(default=0, ge=0, le=65_535)
+
+    # --- providers -------------------------------------------------------------------------
+    embedder: str = "local"
+    embedding_model: str | None = None
+    embedding_dimensions: int | None = Field(default=None, ge=8, le=8_192)
+    chat_model: str = "offline"
+    chat_model_name: str | None = None
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "ANTHROPIC_API_KEY", "AGENT_MEMORY_ANTHROPIC_API_KEY", "anthropic_api_key"
+        ),
+    )
+    voyage_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "VOYAGE_API_KEY", "AGENT_MEMORY_VOYAGE_API_KEY", "voyage_api_key"
+        ),
+    )
+    provider_timeout_s: float = Field(default=60.0, gt=0, le=600)
+
+    @field_validator("mongodb_uri")
+    @classmethod
+    def _check_uri(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value().strip()
+        if not raw:
+            return None
+        scheme = raw.split("://", 1)[0] if "://" in raw else ""
+        if scheme not in ("mongodb", "mongodb+srv"):
+            raise ValueError(
+                f"must start with mongodb:// or mongodb+srv:// (got {redact_uri(raw)!r})"
+            )
+        try:
+            parts = urlsplit(raw)
+            _ = parts.port  # raises on a non-numeric port
+        except ValueError as exc:
+            raise ValueError(f"is not a valid connection string: {exc}") from None
+        if not parts.hostname:
+            raise ValueError("has no host")
+        return SecretStr(raw)
+
+    @field_validator("embedder")
+    @classmethod
+    def _check_embedder(cls, value: str) -> str:
+        if value not in EMBEDDERS:
+            raise ValueError(f"unknown embedder {value!r}; choose one of: {', '.join(EMBEDDERS)}")
+        return value
+
+    @field_validator("chat_model")
+    @classmethod
+    def _check_chat_model(cls, value: str) -> str:
+        if value not in CHAT_MODELS:
+            raise ValueError(
+                f"unknown chat model {value!r}; choose one of: {', '.join(CHAT_MODELS)}"
+            )
+        return value
+
+    @field_validator("database")
+    @classmethod
+    def _check_database(cls, value: str) -> str:
+        bad = set('/\\. "$*<>:|?') & set(value)
+        if bad:
+            raise ValueError(f"database name contains characters MongoDB forbids: {sorted(bad)}")
+        return value
+
+    @property
+    def uses_embedded(self) -> bool:
+        return self.mongodb_uri is None
+
+    def uri(self) -> str | None:
+        return self.mongodb_uri.get_secret_value() if self.mongodb_uri else None
+
+
+def redact_uri(uri: str) -> str:
+    """``uri`` with any password replaced by ``***`` (safe for logs and error messages)."""
+    if "://" not in uri or "@" not in uri:
+        return uri
+    scheme, rest = uri.split("://", 1)
+    credentials, _, host = rest.rpartition("@")
+    if ":" in credentials:
+        user = credentials.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return uri
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment (and ``.env``), applying ``overrides`` on top.
+
+    Invalid values raise :class:`~agent_memory.errors.ConfigurationError` naming each bad
+    setting, instead of pydantic's own exception.
+    """
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            location = ".".join(str(part) for part in error["loc"]) or "settings"
+            message = error["msg"].removeprefix("Value error, ")
+            problems.append(f"{location}: {message}")
+        raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None

@@ -1,0 +1,72 @@
+"""Map pymongo exceptions to agent_memory's error tree, keeping the original as the cause."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pymongo import errors as pm
+
+from agent_memory.errors import (
+    AgentMemoryError,
+    AuthenticationError,
+    ConfigurationError,
+    ConflictError,
+    NotInitialisedError,
+    StorageError,
+    StorageUnavailableError,
+)
+
+__all__ = ["map_error", "translate_errors"]
+
+_AUTH_CODES = {11, 13, 18}  # UserNotFound, Unauthorized, AuthenticationFailed
+_MISSING_INDEX_CODES = {27}  # IndexNotFound (e.g. $text without a text index)
+
+
+def map_error(exc: Exception, action: str) -> AgentMemoryError:
+    """The agent_memory error for a pymongo exception raised while doing ``action``."""
+    if isinstance(exc, AgentMemoryError):
+        return exc
+    if isinstance(exc, pm.DuplicateKeyError):
+        return ConflictError(f"{action}: a document with the same key already exists")
+    if isinstance(exc, pm.ServerSelectionTimeoutError | pm.AutoReconnect | pm.NetworkTimeout):
+        return StorageUnavailableError(
+            f"{action}: the database cannot be reached ({_first_line(exc)})"
+        )
+    if isinstance(exc, pm.ConnectionFailure):
+        return StorageUnavailableError(f"{action}: the connection failed ({_first_line(exc)})")
+    if isinstance(exc, pm.OperationFailure):
+        if exc.code in _AUTH_CODES:
+            return AuthenticationError(
+                f"{action}: the server refused the credentials or the user lacks privileges "
+                f"({_first_line(exc)}); check the user and password in MONGODB_URI"
+            )
+        if exc.code in _MISSING_INDEX_CODES:
+            return NotInitialisedError(
+                f"{action}: a required index is missing ({_first_line(exc)}); "
+                "run `agent-memory indexes setup`"
+            )
+        return StorageError(f"{action}: the server rejected the operation ({_first_line(exc)})")
+    if isinstance(exc, pm.ConfigurationError | pm.InvalidURI):
+        return ConfigurationError(f"{action}: {_first_line(exc)}")
+    if isinstance(exc, pm.PyMongoError):
+        return StorageError(f"{action}: {_first_line(exc)}")
+    return StorageError(f"{action}: {type(exc).__name__}: {_first_line(exc)}")
+
+
+def _first_line(exc: Exception) -> str:
+    # pymongo appends the full server reply or topology description; the first part says it.
+    text = str(exc).split(", full error:", 1)[0].split(" (configured timeouts", 1)[0]
+    line = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return line[:300]
+
+
+@contextmanager
+def translate_errors(action: str) -> Iterator[None]:
+    """Re-raise pymongo exceptions inside the block as agent_memory errors."""
+    try:
+        yield
+    except AgentMemoryError:
+        raise
+    except pm.PyMongoError as exc:
+        raise map_error(exc, action) from exc

@@ -1,0 +1,184 @@
+"""Find out once what the connected server can do, by asking it rather than assuming.
+
+Each feature is probed with the smallest real use of it: a ``$listSearchIndexes`` stage for
+Atlas Search, a ``$rankFusion`` / ``$scoreFusion`` stage over no documents, a transaction that
+reads nothing and aborts. An error means "not available" and is logged with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import structlog
+from pymongo import errors as pm
+
+from agent_memory.errors import SearchUnavailableError
+from agent_memory.mongo import _driver
+
+__all__ = ["Capabilities", "SearchTier", "choose_tier", "probe_capabilities"]
+
+logger = structlog.get_logger(__name__)
+
+SearchTier = Literal["atlas", "plain"]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What the server supports. ``notes`` says why a feature was found missing."""
+
+    version: str
+    topology: Literal["standalone", "replica_set", "sharded"]
+    embedded: bool
+    atlas_search: bool
+    rank_fusion: bool
+    score_fusion: bool
+    transactions: bool
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        parts = []
+        for piece in self.version.split(".")[:3]:
+            digits = "".join(ch for ch in piece if ch.isdigit())
+            parts.append(int(digits) if digits else 0)
+        return tuple(parts)
+
+    def describe(self) -> str:
+        features = [
+            f"Atlas Search {'yes' if self.atlas_search else 'no'}",
+            f"$rankFusion {'yes' if self.rank_fusion else 'no'}",
+            f"$scoreFusion {'yes' if self.score_fusion else 'no'}",
+            f"transactions {'yes' if self.transactions else 'no'}",
+        ]
+        kind = "embedded (mongoeco)" if self.embedded else self.topology
+        return f"MongoDB {self.version} {kind}: " + ", ".join(features)
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc).split(", full error:", 1)[0][:200]
+
+
+async def _try(coro: Any) -> str | None:
+    """Run a probe; ``None`` when it worked, else the reason it did not."""
+    try:
+        await coro
+    except pm.OperationFailure as exc:
+        return _reason(exc)
+    return None
+
+
+async def probe_capabilities(db: Any, *, probe_collection: str, embedded: bool) -> Capabilities:
+    """Ask the server behind ``db`` what it supports.
+
+    ``probe_collection`` must exist (search stages on a missing collection fail for reasons
+    unrelated to support); the probes read nothing from it and write nothing.
+    """
+    admin = db.client.admin
+    hello = await admin.command("hello")
+    build = await admin.command("buildInfo")
+    if hello.get("msg") == "isdbgrid":
+        topology: Literal["standalone", "replica_set", "sharded"] = "sharded"
+    elif hello.get("setName"):
+        topology = "replica_set"
+    else:
+        topology = "standalone"
+
+    collection = db[probe_collection]
+    notes: dict[str, str] = {}
+
+    search_error = await _try(_driver.aggregate(collection, [{"$listSearchIndexes": {}}]))
+    if search_error:
+        notes["atlas_search"] = search_error
+
+    # Fusion stages need input pipelines that are selections with a defined ranking.
+    rank_error = await _try(
+        _driver.aggregate(
+            collection,
+            [
+                {
+                    "$rankFusion": {
+                        "input": {
+                            "pipelines": {
+                                "probe": [{"$match": {"_id": None}}, {"$sort": {"_id": 1}}]
+                            }
+                        }
+                    }
+                }
+            ],
+        )
+    )
+    if rank_error:
+        notes["rank_fusion"] = rank_error
+    score_error = await _try(
+        _driver.aggregate(
+            collection,
+            [
+                {
+                    "$scoreFusion": {
+                        "input": {
+                            "pipelines": {
+                                "probe": [{"$match": {"_id": None}}, {"$score": {"score": 1}}]
+                            },
+                            "normalization": "none",
+                        }
+                    }
+                }
+            ],
+        )
+    )
+    if score_error:
+        notes["score_fusion"] = score_error
+
+    transactions = True
+    try:
+        session = await _driver.start_session(db.client)
+        async with session:
+            await session.start_transaction()
+            try:
+                await collection.find_one({"_id": None}, session=session)
+            finally:
+                await session.abort_transaction()
+    except (pm.OperationFailure, pm.ConfigurationError, pm.InvalidOperation) as exc:
+        transactions = False
+        notes["transactions"] = _reason(exc)
+
+    capabilities = Capabilities(
+        version=str(build.get("version", "unknown")),
+        topology=topology,
+        embedded=embedded,
+        atlas_search=search_error is None,
+        rank_fusion=rank_error is None,
+        score_fusion=score_error is None,
+        transactions=transactions,
+        notes=notes,
+    )
+    logger.info(
+        "capabilities_probed",
+        version=capabilities.version,
+        topology=topology,
+        embedded=embedded,
+        atlas_search=capabilities.atlas_search,
+        rank_fusion=capabilities.rank_fusion,
+        score_fusion=capabilities.score_fusion,
+        transactions=transactions,
+    )
+    return capabilities
+
+
+def choose_tier(
+    capabilities: Capabilities, requested: Literal["auto", "atlas", "plain"]
+) -> SearchTier:
+    """The search tier to use: the requested one, or for ``auto`` the best the server has."""
+    if requested == "plain":
+        return "plain"
+    if requested == "atlas":
+        if not capabilities.atlas_search:
+            reason = capabilities.notes.get("atlas_search", "no search support")
+            raise SearchUnavailableError(
+                "search_tier=atlas was requested but this server has no Atlas Search "
+                f"({reason}); use Atlas or atlas-local (docker compose up -d), or set "
+                "AGENT_MEMORY_SEARCH_TIER=plain"
+            )
+        return "atlas"
+    return "atlas" if capabilities.atlas_search else "plain"

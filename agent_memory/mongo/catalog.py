@@ -1,0 +1,149 @@
+"""The index catalog: every collection's index definitions, read from ``atlas_indexes/``.
+
+The JSON files are the single source of truth. Vector fields there carry the defaults for
+the production embedder; :meth:`IndexCatalog.load` rewrites ``numDimensions`` and
+``similarity`` for the embedder actually configured.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_memory.errors import ConfigurationError
+from agent_memory.mongo.search.types import SearchTarget
+
+__all__ = ["CollectionSpec", "IndexCatalog", "IndexSpec", "SearchIndexSpec", "definitions_dir"]
+
+
+def definitions_dir() -> Path:
+    """Where the definitions are: inside the installed wheel, or in the source checkout."""
+    packaged = Path(str(resources.files("agent_memory"))) / "_atlas_indexes"
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2] / "atlas_indexes"
+    if checkout.is_dir():
+        return checkout
+    raise ConfigurationError("the index definitions (atlas_indexes/) are missing from the install")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSpec:
+    name: str
+    key: tuple[tuple[str, Any], ...]
+    options: dict[str, Any]
+    tiers: frozenset[str]
+
+    def applies_to(self, tier: str) -> bool:
+        return tier in self.tiers
+
+
+@dataclass(frozen=True, slots=True)
+class SearchIndexSpec:
+    name: str
+    type: str  # "vectorSearch" or "search"
+    definition: dict[str, Any]
+
+    def filter_paths(self) -> frozenset[str]:
+        if self.type == "vectorSearch":
+            return frozenset(
+                field["path"] for field in self.definition["fields"] if field["type"] == "filter"
+            )
+        fields = self.definition.get("mappings", {}).get("fields", {})
+        return frozenset(path for path, spec in fields.items() if spec.get("type") == "token")
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionSpec:
+    name: str
+    indexes: tuple[IndexSpec, ...]
+    search_indexes: tuple[SearchIndexSpec, ...]
+
+    def search_target(self, prefix: str = "") -> SearchTarget | None:
+        """The search target for this collection, or ``None`` if it is not searchable."""
+        vector = next((s for s in self.search_indexes if s.type == "vectorSearch"), None)
+        text = next((s for s in self.search_indexes if s.type == "search"), None)
+        if vector is None or text is None:
+            return None
+        vector_field = next(f for f in vector.definition["fields"] if f["type"] == "vector")
+        text_fields = text.definition["mappings"]["fields"]
+        text_path = next(p for p, spec in text_fields.items() if spec.get("type") == "string")
+        # A path is filterable only where both indexes can pre-filter on it.
+        filterable = vector.filter_paths() & text.filter_paths()
+        return SearchTarget(
+            collection=prefix + self.name,
+            vector_index=vector.name,
+            text_index=text.name,
+            vector_path=vector_field["path"],
+            text_path=text_path,
+            filter_paths=filterable,
+        )
+
+
+class IndexCatalog:
+    """All collections' index definitions, for one embedder's dimensions and similarity."""
+
+    def __init__(self, collections: dict[str, CollectionSpec], *, prefix: str = "") -> None:
+        self.collections = collections
+        self.prefix = prefix
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        dimensions: int,
+        similarity: str = "cosine",
+        prefix: str = "",
+        directory: Path | None = None,
+    ) -> IndexCatalog:
+        directory = directory or definitions_dir()
+        collections: dict[str, CollectionSpec] = {}
+        for path in sorted(directory.glob("*.json")):
+            try:
+                raw = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise ConfigurationError(
+                    f"cannot read index definitions {path.name}: {exc}"
+                ) from exc
+            spec = _parse(raw, dimensions=dimensions, similarity=similarity, source=path.name)
+            collections[spec.name] = spec
+        return cls(collections, prefix=prefix)
+
+    def __getitem__(self, name: str) -> CollectionSpec:
+        return self.collections[name]
+
+    def target(self, name: str) -> SearchTarget:
+        """The search target of collection ``name`` (with the prefix applied)."""
+        target = self.collections[name].search_target(self.prefix)
+        if target is None:
+            raise ConfigurationError(f"collection {name!r} has no search indexes")
+        return target
+
+
+def _parse(raw: dict[str, Any], *, dimensions: int, similarity: str, source: str) -> CollectionSpec:
+    try:
+        indexes = tuple(
+            IndexSpec(
+                name=entry["name"],
+                key=tuple(entry["key"].items()),
+                options={k: v for k, v in entry.items() if k not in ("name", "key", "tiers")},
+                tiers=frozenset(entry.get("tiers", ("atlas", "plain"))),
+            )
+            for entry in raw.get("indexes", [])
+        )
+        search_indexes = []
+        for entry in raw.get("search_indexes", []):
+            definition = copy.deepcopy(entry["definition"])
+            if entry["type"] == "vectorSearch":
+                for field in definition["fields"]:
+                    if field["type"] == "vector":
+                        field["numDimensions"] = dimensions
+                        field["similarity"] = similarity
+            search_indexes.append(SearchIndexSpec(entry["name"], entry["type"], definition))
+        return CollectionSpec(raw["collection"], indexes, tuple(search_indexes))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ConfigurationError(f"index definitions {source} are malformed: {exc!r}") from exc

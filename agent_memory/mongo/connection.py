@@ -1,0 +1,210 @@
+"""The one way into the database: a URI, a database handle the app already has, or the
+embedded default.
+
+>>> import asyncio
+>>> from agent_memory import connect
+>>> async def main():                              # doctest: +SKIP
+...     async with await connect() as conn:        # embedded server when MONGODB_URI is unset
+...         print(conn.tier, conn.capabilities.describe())
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC
+from typing import Any
+
+import structlog
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions
+from pymongo import AsyncMongoClient
+from pymongo import errors as pm
+from pymongo.driver_info import DriverInfo
+
+from agent_memory import __version__
+from agent_memory.config import Settings, load_settings, redact_uri
+from agent_memory.errors import ConfigurationError, StorageError
+from agent_memory.mongo import _driver
+from agent_memory.mongo._errors import map_error
+from agent_memory.mongo.capabilities import (
+    Capabilities,
+    SearchTier,
+    choose_tier,
+    probe_capabilities,
+)
+from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
+
+__all__ = ["META_COLLECTION", "Connection", "connect", "ensure_collection"]
+
+logger = structlog.get_logger(__name__)
+
+META_COLLECTION = "meta"
+_CODEC = CodecOptions(tz_aware=True, tzinfo=UTC, uuid_representation=UuidRepresentation.STANDARD)
+
+
+class Connection:
+    """A database handle plus what the framework learnt about the server behind it.
+
+    A client or embedded server this object opened is closed by :meth:`close`; a database
+    handle passed in by the application stays the application's to close.
+    """
+
+    def __init__(
+        self,
+        *,
+        db: Any,
+        settings: Settings,
+        capabilities: Capabilities,
+        tier: SearchTier,
+        client: Any | None = None,
+        embedded: EmbeddedServer | None = None,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.capabilities = capabilities
+        self.tier: SearchTier = tier
+        self._client = client
+        self._embedded = embedded
+        self._closed = False
+
+    @property
+    def client(self) -> Any:
+        return self.db.client
+
+    @property
+    def uses_motor(self) -> bool:
+        return _driver.is_motor(self.db)
+
+    def collection(self, name: str) -> Any:
+        """The collection ``name``, with the configured prefix applied."""
+        return self.db[self.settings.collection_prefix + name]
+
+    def collection_name(self, name: str) -> str:
+        return self.settings.collection_prefix + name
+
+    async def close(self) -> None:
+        """Close what this connection opened. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._client is not None:
+            await self._client.close()
+        if self._embedded is not None:
+            await self._embedded.astop()
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _new_client(uri: str, settings: Settings) -> AsyncMongoClient:
+    timeout = settings.connect_timeout_ms
+    try:
+        return AsyncMongoClient(
+            uri,
+            serverSelectionTimeoutMS=timeout,
+            connectTimeoutMS=timeout,
+            appname="agent-memory",
+            driver=DriverInfo("agent-memory", __version__),
+            tz_aware=True,
+            tzinfo=UTC,
+            uuidRepresentation="standard",
+        )
+    except (pm.ConfigurationError, pm.InvalidURI, ValueError, TypeError) as exc:
+        raise ConfigurationError(
+            f"the MongoDB URI {redact_uri(uri)!r} is not valid: {exc}"
+        ) from None
+
+
+async def ensure_collection(db: Any, name: str) -> None:
+    if name not in await db.list_collection_names(filter={"name": name}):
+        try:
+            await db.create_collection(name)
+        except pm.CollectionInvalid:
+            pass  # created concurrently by another process
+        except pm.OperationFailure as exc:
+            if exc.code != 48:  # NamespaceExists
+                raise
+
+
+async def connect(
+    settings: Settings | None = None,
+    *,
+    uri: str | None = None,
+    database: Any | None = None,
+) -> Connection:
+    """Connect to MongoDB and learn what the server supports.
+
+    - ``database``: a ``pymongo`` ``AsyncDatabase`` (or a Motor database) the app already has.
+    - ``uri``: a connection string; overrides ``MONGODB_URI``.
+    - neither: ``MONGODB_URI`` from the settings, or, when that is unset, the embedded server
+      in ``settings.data_dir`` (shared with another process that already serves it).
+
+    Unreachable servers fail within ``connect_timeout_ms`` with
+    :class:`~agent_memory.errors.StorageUnavailableError`; refused credentials with
+    :class:`~agent_memory.errors.AuthenticationError`.
+    """
+    if uri is not None and database is not None:
+        raise ConfigurationError("pass either uri or database, not both")
+    settings = settings or load_settings()
+
+    client: Any | None = None
+    embedded: EmbeddedServer | None = None
+    if database is not None:
+        if not hasattr(database, "client") or not hasattr(database, "name"):
+            raise ConfigurationError(
+                f"database must be a pymongo AsyncDatabase or a Motor database, "
+                f"got {type(database).__name__}"
+            )
+        if _driver.is_motor(database):
+            logger.warning(
+                "motor_database_used",
+                detail="Motor is deprecated; pass a pymongo AsyncDatabase when you can",
+            )
+        db = database.with_options(codec_options=_CODEC)
+        target = "application database handle"
+        is_embedded = False
+    else:
+        target_uri = uri or settings.uri()
+        is_embedded = target_uri is None
+        if target_uri is None:
+            running = await asyncio.to_thread(find_running_server, settings.data_dir)
+            if running is not None:
+                target_uri = running.uri
+            else:
+                embedded = EmbeddedServer(
+                    settings.data_dir, host=settings.embedded_host, port=settings.embedded_port
+                )
+                target_uri = await embedded.astart()
+        client = _new_client(target_uri, settings)
+        db = client.get_database(settings.database, codec_options=_CODEC)
+        target = redact_uri(target_uri)
+
+    try:
+        try:
+            await db.client.admin.command("ping")
+            meta = settings.collection_prefix + META_COLLECTION
+            await ensure_collection(db, meta)
+            capabilities = await probe_capabilities(db, probe_collection=meta, embedded=is_embedded)
+        except pm.PyMongoError as exc:
+            error = map_error(exc, f"connecting to {target}")
+            raise error from exc
+        tier = choose_tier(capabilities, settings.search_tier)
+    except (StorageError, ConfigurationError):
+        if client is not None:
+            await client.close()
+        if embedded is not None:
+            await embedded.astop()
+        raise
+
+    logger.info("database_connected", target=target, tier=tier, database=db.name)
+    return Connection(
+        db=db,
+        settings=settings,
+        capabilities=capabilities,
+        tier=tier,
+        client=client,
+        embedded=embedded,
+    )

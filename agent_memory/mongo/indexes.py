@@ -1,0 +1,440 @@
+"""Index lifecycle: set up, inspect, validate and drop every index agent_memory uses.
+
+Regular indexes are created on every tier; Atlas Search and Vector Search indexes only on
+the Atlas tier, where setup waits until they are queryable. Nothing is ever dropped or
+rebuilt unless asked: a definition that differs from the stored one is reported as drift with
+what to do about it. The embedder the data was built with is recorded, so a changed model or
+dimension is caught before mixed vectors make search meaningless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import structlog
+from pymongo import IndexModel
+from pymongo import errors as pm
+from pymongo.operations import SearchIndexModel
+
+from agent_memory.errors import EmbeddingMismatchError, StorageError
+from agent_memory.mongo import _driver
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
+from agent_memory.mongo.connection import META_COLLECTION, Connection, ensure_collection
+from agent_memory.providers.embedders.base import EmbeddingSignature
+
+__all__ = ["IndexManager", "IndexState"]
+
+logger = structlog.get_logger(__name__)
+
+State = Literal[
+    "ok", "missing", "drift", "building", "failed", "created", "updated", "dropped", "not used"
+]
+EMBEDDING_META_ID = "embedding"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    collection: str
+    name: str
+    kind: str  # regular | text | vectorSearch | search | embedding
+    state: State
+    detail: str = ""
+
+    @property
+    def problem(self) -> bool:
+        return self.state in ("missing", "drift", "failed")
+
+
+def _is_text(spec: IndexSpec) -> bool:
+    return any(value == "text" for _, value in spec.key)
+
+
+def _compare_regular(spec: IndexSpec, existing: dict[str, Any]) -> str:
+    """Why ``existing`` differs from ``spec`` ('' when it does not)."""
+    if _is_text(spec):
+        wanted = sorted(path for path, value in spec.key if value == "text")
+        weights = existing.get("weights")
+        if isinstance(weights, dict):
+            have = sorted(weights)
+        else:
+            have = sorted(
+                path for path, value in dict(existing.get("key", {})).items() if value == "text"
+            )
+        if have != wanted:
+            return f"text fields {have} instead of {wanted}"
+    else:
+        have_key = list(dict(existing.get("key", {})).items())
+        if have_key != list(spec.key):
+            return f"key {have_key} instead of {list(spec.key)}"
+    for option, value in spec.options.items():
+        if existing.get(option) != value:
+            return f"{option}={existing.get(option)!r} instead of {value!r}"
+    return ""
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _normalise(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted(
+            (_normalise(item) for item in value),
+            key=lambda item: json.dumps(item, sort_keys=True, default=str),
+        )
+    return value
+
+
+def _differences(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Where ``actual`` lacks or changes what ``expected`` says (extra server defaults are fine)."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{path or 'definition'} is not an object"]
+        found = []
+        for key, value in expected.items():
+            found += _differences(value, actual.get(key), f"{path}.{key}" if path else key)
+        return found
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [
+                f"{path} has {len(actual) if isinstance(actual, list) else 'no'} entries, expected {len(expected)}"
+            ]
+        found = []
+        for index, (want, have) in enumerate(
+            zip(_normalise(expected), _normalise(actual), strict=True)
+        ):
+            found += _differences(want, have, f"{path}[{index}]")
+        return found
+    if expected != actual:
+        return [f"{path} is {actual!r}, expected {expected!r}"]
+    return []
+
+
+class IndexManager:
+    """Creates and checks the indexes of every collection in the catalog.
+
+    >>> manager = IndexManager(connection, embedder.signature)   # doctest: +SKIP
+    >>> await manager.setup()                                    # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        signature: EmbeddingSignature,
+        *,
+        catalog: IndexCatalog | None = None,
+    ) -> None:
+        self.connection = connection
+        self.signature = signature
+        self.catalog = catalog or IndexCatalog.load(
+            dimensions=signature.dimensions,
+            similarity=signature.similarity,
+            prefix=connection.settings.collection_prefix,
+        )
+
+    @property
+    def tier(self) -> str:
+        return self.connection.tier
+
+    # --- embedding record -----------------------------------------------------------------
+
+    async def embedding_state(self) -> IndexState:
+        meta = self.connection.collection(META_COLLECTION)
+        stored = await meta.find_one({"_id": EMBEDDING_META_ID})
+        name = self.connection.collection_name(META_COLLECTION)
+        if stored is None:
+            return IndexState(name, "embedding", "embedding", "missing", "no embedder recorded yet")
+        recorded = EmbeddingSignature(
+            stored.get("provider", "?"),
+            stored.get("model", "?"),
+            int(stored.get("dimensions", 0)),
+            stored.get("similarity", "cosine"),
+        )
+        if (
+            recorded.dimensions != self.signature.dimensions
+            or recorded.similarity != self.signature.similarity
+        ):
+            return IndexState(
+                name,
+                "embedding",
+                "embedding",
+                "drift",
+                f"data was embedded with {recorded.describe()}, the configured embedder is "
+                f"{self.signature.describe()}; configure the previous embedder, or re-embed "
+                "into a new database",
+            )
+        if recorded != self.signature:
+            # Same shape, different model: vectors are not comparable, but nothing breaks loudly.
+            return IndexState(
+                name,
+                "embedding",
+                "embedding",
+                "drift",
+                f"data was embedded with {recorded.describe()}, the configured embedder is "
+                f"{self.signature.describe()}; similarities across models are meaningless",
+            )
+        return IndexState(name, "embedding", "embedding", "ok", self.signature.describe())
+
+    async def check_embedding(self) -> None:
+        """Raise :class:`EmbeddingMismatchError` if stored data was embedded differently."""
+        state = await self.embedding_state()
+        if state.state == "drift":
+            raise EmbeddingMismatchError(state.detail)
+
+    async def _record_embedding(self) -> IndexState:
+        meta = self.connection.collection(META_COLLECTION)
+        signature = self.signature
+        await meta.update_one(
+            {"_id": EMBEDDING_META_ID},
+            {
+                "$setOnInsert": {
+                    "provider": signature.provider,
+                    "model": signature.model,
+                    "dimensions": signature.dimensions,
+                    "similarity": signature.similarity,
+                    "recorded_at": datetime.now(UTC),
+                }
+            },
+            upsert=True,
+        )
+        return await self.embedding_state()
+
+    # --- status ---------------------------------------------------------------------------
+
+    async def _regular_states(self, spec: CollectionSpec) -> list[IndexState]:
+        name = self.connection.collection_name(spec.name)
+        existing = {
+            index["name"]: index
+            for index in await _driver.list_indexes(self.connection.collection(spec.name))
+        }
+        states = []
+        for index in spec.indexes:
+            kind = "text" if _is_text(index) else "regular"
+            if not index.applies_to(self.tier):
+                states.append(IndexState(name, index.name, kind, "not used", f"{self.tier} tier"))
+            elif index.name not in existing:
+                states.append(IndexState(name, index.name, kind, "missing"))
+            else:
+                why = _compare_regular(index, existing[index.name])
+                if why:
+                    states.append(
+                        IndexState(
+                            name,
+                            index.name,
+                            kind,
+                            "drift",
+                            f"{why}; drop it (`agent-memory indexes drop`) and run setup again",
+                        )
+                    )
+                else:
+                    states.append(IndexState(name, index.name, kind, "ok"))
+        return states
+
+    async def _search_states(self, spec: CollectionSpec) -> list[IndexState]:
+        name = self.connection.collection_name(spec.name)
+        if self.tier != "atlas":
+            return [
+                IndexState(
+                    name, index.name, index.type, "not used", "no Atlas Search on this server"
+                )
+                for index in spec.search_indexes
+            ]
+        existing = {
+            index["name"]: index
+            for index in await _driver.list_search_indexes(self.connection.collection(spec.name))
+        }
+        return [
+            self._search_state(name, index, existing.get(index.name))
+            for index in spec.search_indexes
+        ]
+
+    def _search_state(
+        self, collection: str, spec: SearchIndexSpec, found: dict[str, Any] | None
+    ) -> IndexState:
+        if found is None:
+            return IndexState(collection, spec.name, spec.type, "missing")
+        definition = found.get("latestDefinition") or found.get("definition") or {}
+        differences = _differences(spec.definition, definition)
+        if differences:
+            return IndexState(
+                collection,
+                spec.name,
+                spec.type,
+                "drift",
+                "; ".join(differences[:3]) + "; run `agent-memory indexes setup --update`",
+            )
+        status = str(found.get("status", "")).upper()
+        if status == "FAILED":
+            return IndexState(
+                collection, spec.name, spec.type, "failed", str(found.get("message", ""))
+            )
+        if not found.get("queryable", False):
+            return IndexState(collection, spec.name, spec.type, "building", status.lower())
+        return IndexState(collection, spec.name, spec.type, "ok")
+
+    async def status(self) -> list[IndexState]:
+        """The state of every index and of the embedding record."""
+        with translate_errors("reading index status"):
+            states: list[IndexState] = []
+            for spec in self.catalog.collections.values():
+                states += await self._regular_states(spec)
+                states += await self._search_states(spec)
+            states.append(await self.embedding_state())
+        return states
+
+    async def validate(self) -> list[IndexState]:
+        """Only the problems: missing, drifted or failed indexes and a changed embedder."""
+        return [state for state in await self.status() if state.problem]
+
+    # --- setup ----------------------------------------------------------------------------
+
+    async def setup(
+        self,
+        *,
+        wait: bool = True,
+        timeout: float = 300.0,
+        update: bool = False,
+        on_progress: Callable[[IndexState], None] | None = None,
+    ) -> list[IndexState]:
+        """Create what is missing. Idempotent: existing matching indexes are left alone.
+
+        Raises :class:`EmbeddingMismatchError` when the data was embedded differently, and
+        :class:`StorageError` when Atlas search indexes are not queryable within ``timeout``.
+        """
+        notify = on_progress or (lambda state: None)
+        started = time.monotonic()
+        results: list[IndexState] = []
+        with translate_errors("setting up indexes"):
+            await self.check_embedding()
+            for spec in self.catalog.collections.values():
+                await ensure_collection(
+                    self.connection.db, self.connection.collection_name(spec.name)
+                )
+                for state in await self._setup_regular(spec):
+                    results.append(state)
+                    notify(state)
+                if self.tier == "atlas":
+                    for state in await self._setup_search(spec, update=update):
+                        results.append(state)
+                        notify(state)
+            results.append(await self._record_embedding())
+            if wait and self.tier == "atlas":
+                await self._wait_queryable(timeout=timeout, notify=notify)
+        created = sum(1 for state in results if state.state in ("created", "updated"))
+        logger.info(
+            "indexes_setup_completed",
+            tier=self.tier,
+            created=created,
+            problems=sum(1 for state in results if state.problem),
+            duration_ms=round((time.monotonic() - started) * 1000),
+        )
+        return results
+
+    async def _setup_regular(self, spec: CollectionSpec) -> list[IndexState]:
+        states = []
+        for state in await self._regular_states(spec):
+            if state.state != "missing":
+                states.append(state)
+                continue
+            index = next(index for index in spec.indexes if index.name == state.name)
+            model = IndexModel(list(index.key), name=index.name, **index.options)
+            try:
+                await self.connection.collection(spec.name).create_indexes([model])
+            except pm.OperationFailure as exc:
+                if exc.code in (85, 86):  # IndexOptionsConflict / IndexKeySpecsConflict
+                    states.append(
+                        IndexState(
+                            state.collection, index.name, state.kind, "drift", str(exc)[:200]
+                        )
+                    )
+                    continue
+                raise
+            states.append(IndexState(state.collection, index.name, state.kind, "created"))
+        return states
+
+    async def _setup_search(self, spec: CollectionSpec, *, update: bool) -> list[IndexState]:
+        collection = self.connection.collection(spec.name)
+        states = []
+        for state in await self._search_states(spec):
+            index = next(index for index in spec.search_indexes if index.name == state.name)
+            if state.state == "missing":
+                await collection.create_search_indexes(
+                    [
+                        SearchIndexModel(
+                            definition=index.definition, name=index.name, type=index.type
+                        )
+                    ]
+                )
+                states.append(IndexState(state.collection, index.name, index.type, "created"))
+            elif state.state == "drift" and update:
+                await collection.update_search_index(index.name, index.definition)
+                states.append(
+                    IndexState(state.collection, index.name, index.type, "updated", state.detail)
+                )
+            else:
+                states.append(state)
+        return states
+
+    async def _wait_queryable(
+        self, *, timeout: float, notify: Callable[[IndexState], None]
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        delay = 1.0
+        while True:
+            pending = []
+            for spec in self.catalog.collections.values():
+                for state in await self._search_states(spec):
+                    if state.state == "failed":
+                        raise StorageError(
+                            f"search index {state.name} failed to build: {state.detail}"
+                        )
+                    if state.state in ("building", "missing"):
+                        pending.append(state)
+            if not pending:
+                return
+            for state in pending:
+                notify(state)
+            if time.monotonic() >= deadline:
+                names = ", ".join(
+                    f"{s.collection}.{s.name} ({s.detail or s.state})" for s in pending
+                )
+                raise StorageError(
+                    f"search indexes not queryable after {timeout:.0f} s: {names}; they keep "
+                    "building on the server, run `agent-memory indexes status` later"
+                )
+            await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 1.5, 10.0)
+
+    # --- drop -----------------------------------------------------------------------------
+
+    async def drop(self, *, include_embedding_record: bool = False) -> list[IndexState]:
+        """Drop the indexes this framework defines (never ``_id``, never data)."""
+        results = []
+        with translate_errors("dropping indexes"):
+            for spec in self.catalog.collections.values():
+                collection = self.connection.collection(spec.name)
+                name = self.connection.collection_name(spec.name)
+                existing = {index["name"] for index in await _driver.list_indexes(collection)}
+                for index in spec.indexes:
+                    if index.name in existing:
+                        await collection.drop_index(index.name)
+                        results.append(IndexState(name, index.name, "regular", "dropped"))
+                if self.tier == "atlas":
+                    found = {i["name"] for i in await _driver.list_search_indexes(collection)}
+                    for search_index in spec.search_indexes:
+                        if search_index.name in found:
+                            await collection.drop_search_index(search_index.name)
+                            results.append(
+                                IndexState(name, search_index.name, search_index.type, "dropped")
+                            )
+            if include_embedding_record:
+                await self.connection.collection(META_COLLECTION).delete_one(
+                    {"_id": EMBEDDING_META_ID}
+                )
+        logger.info("indexes_dropped", count=len(results))
+        return results

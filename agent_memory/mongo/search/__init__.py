@@ -1,0 +1,49 @@
+"""Hybrid search (vector + keyword) on two tiers with one result type.
+
+``make_searcher(connection, dimensions)`` picks the tier the connection chose: Atlas pipelines
+where the server has Atlas Search, exact search with ``$text`` everywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from agent_memory.mongo.search.atlas import AtlasSearcher
+from agent_memory.mongo.search.fusion import reciprocal_rank_fusion
+from agent_memory.mongo.search.plain import PlainSearcher
+from agent_memory.mongo.search.types import (
+    MAX_CANDIDATES,
+    SearchHit,
+    SearchQuery,
+    SearchTarget,
+    SourceScore,
+)
+
+if TYPE_CHECKING:
+    from agent_memory.mongo.connection import Connection
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "AtlasSearcher",
+    "PlainSearcher",
+    "SearchHit",
+    "SearchQuery",
+    "SearchTarget",
+    "Searcher",
+    "SourceScore",
+    "make_searcher",
+    "reciprocal_rank_fusion",
+]
+
+
+class Searcher(Protocol):
+    tier: str
+
+    async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]: ...
+
+
+def make_searcher(connection: Connection, *, dimensions: int) -> Searcher:
+    """The searcher for the tier ``connection`` uses."""
+    if connection.tier == "atlas":
+        return AtlasSearcher(connection.db, rank_fusion=connection.capabilities.rank_fusion)
+    return PlainSearcher(connection.db, dimensions=dimensions)

@@ -1,0 +1,202 @@
+"""The Atlas tier: ``$vectorSearch`` and ``$search`` with the tenant pre-filter inside the
+stage, fused by ``$rankFusion`` on servers that have it and in the framework otherwise.
+
+The pipelines follow MongoDB's documented syntax exactly; ``tests/unit/test_atlas_contract.py``
+checks them against the index definitions in ``atlas_indexes/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+
+from agent_memory.mongo import _driver
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
+from agent_memory.mongo.search.types import (
+    SearchHit,
+    SearchQuery,
+    SearchTarget,
+    SourceScore,
+    resolve_filters,
+)
+
+__all__ = [
+    "AtlasSearcher",
+    "rank_fusion_pipeline",
+    "text_search_pipeline",
+    "vector_search_pipeline",
+]
+
+logger = structlog.get_logger(__name__)
+
+VECTOR_SCORE = "_vector_score"
+TEXT_SCORE = "_text_score"
+SCORE_DETAILS = "_score_details"
+
+
+def _vector_filter(target: SearchTarget, query: SearchQuery) -> dict[str, Any]:
+    """The ``filter`` of ``$vectorSearch``: MQL on fields declared as ``filter`` in the index."""
+    resolved = resolve_filters(target, query)
+    clauses: list[dict[str, Any]] = [
+        {path: {"$eq": value}} for path, value in resolved.tenant.items()
+    ]
+    for path, value in resolved.filters.items():
+        clauses.append(
+            {path: {"$in": value}} if isinstance(value, list) else {path: {"$eq": value}}
+        )
+    for path, value in resolved.exclude.items():
+        clauses.append(
+            {path: {"$nin": value}} if isinstance(value, list) else {path: {"$ne": value}}
+        )
+    return {"$and": clauses}
+
+
+def vector_search_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[str, Any]]:
+    """``$vectorSearch`` first, tenant and filters inside it, the vector itself left out."""
+    if query.vector is None:
+        raise ValueError("vector_search_pipeline needs a query vector")
+    return [
+        {
+            "$vectorSearch": {
+                "index": target.vector_index,
+                "path": target.vector_path,
+                "queryVector": [float(x) for x in query.vector],
+                "numCandidates": query.ann_candidates,
+                "limit": query.depth,
+                "filter": _vector_filter(target, query),
+            }
+        },
+        {"$set": {VECTOR_SCORE: {"$meta": "vectorSearchScore"}}},
+        {"$unset": target.vector_path},
+    ]
+
+
+def _search_clauses(target: SearchTarget, query: SearchQuery) -> dict[str, Any]:
+    """The ``compound`` operator: the text in ``must``, tenant and filters as ``filter``."""
+
+    def clause(path: str, value: Any) -> dict[str, Any]:
+        if isinstance(value, list):
+            return {"in": {"path": path, "value": value}}
+        return {"equals": {"path": path, "value": value}}
+
+    resolved = resolve_filters(target, query)
+    compound: dict[str, Any] = {
+        "must": [{"text": {"query": query.text, "path": target.text_path}}],
+        "filter": [clause(path, value) for path, value in resolved.tenant.items()]
+        + [clause(path, value) for path, value in resolved.filters.items()],
+    }
+    if resolved.exclude:
+        compound["mustNot"] = [clause(path, value) for path, value in resolved.exclude.items()]
+    return compound
+
+
+def text_search_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[str, Any]]:
+    """``$search`` first with a ``compound`` query; the tenant filter is inside the stage."""
+    if query.text is None:
+        raise ValueError("text_search_pipeline needs query text")
+    return [
+        {"$search": {"index": target.text_index, "compound": _search_clauses(target, query)}},
+        {"$limit": query.depth},
+        {"$set": {TEXT_SCORE: {"$meta": "searchScore"}}},
+        {"$unset": target.vector_path},
+    ]
+
+
+def rank_fusion_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[str, Any]]:
+    """``$rankFusion`` over the vector and text inputs; input pipelines only select and rank
+    (the documented restriction), so scores and projections come after the stage."""
+    vector = vector_search_pipeline(target, query)[:1]
+    text = text_search_pipeline(target, query)[:2]
+    return [
+        {
+            "$rankFusion": {
+                "input": {"pipelines": {"vector": vector, "text": text}},
+                "combination": {
+                    "weights": {
+                        "vector": float(query.weights.get("vector", 1.0)),
+                        "text": float(query.weights.get("text", 1.0)),
+                    }
+                },
+                "scoreDetails": True,
+            }
+        },
+        {"$limit": query.limit},
+        {"$set": {SCORE_DETAILS: {"$meta": "scoreDetails"}}},
+        {"$unset": target.vector_path},
+    ]
+
+
+def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
+    """Per-input ranks and scores from ``$rankFusion``'s ``scoreDetails``.
+
+    Servers have shaped ``details`` both as a list of ``{inputPipelineName, rank, value}`` and
+    as a mapping of pipeline name to ``{rank, value}``; both are read.
+    """
+    if not isinstance(details, dict):
+        return 0.0, {}
+    fused = float(details.get("value", 0.0))
+    inner = details.get("details", [])
+    items: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(inner, dict):
+        items = [(str(name), entry) for name, entry in inner.items() if isinstance(entry, dict)]
+    elif isinstance(inner, list):
+        items = [
+            (str(entry.get("inputPipelineName")), entry)
+            for entry in inner
+            if isinstance(entry, dict) and entry.get("inputPipelineName")
+        ]
+    sources = {}
+    for name, entry in items:
+        rank = entry.get("rank")
+        if isinstance(rank, int) and rank > 0:
+            sources[name] = SourceScore(rank=rank, score=float(entry.get("value", 0.0) or 0.0))
+    return fused, sources
+
+
+class AtlasSearcher:
+    """Runs the Atlas pipelines; fuses with ``$rankFusion`` when ``rank_fusion`` is true."""
+
+    tier = "atlas"
+
+    def __init__(self, db: Any, *, rank_fusion: bool) -> None:
+        self._db = db
+        self._rank_fusion = rank_fusion
+
+    async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
+        collection = self._db[target.collection]
+        with translate_errors(f"searching {target.collection}"):
+            if query.vector is not None and query.text is not None and self._rank_fusion:
+                docs = await _driver.aggregate(collection, rank_fusion_pipeline(target, query))
+                hits = []
+                for doc in docs:
+                    fused, sources = parse_score_details(doc.pop(SCORE_DETAILS, None))
+                    hits.append(SearchHit(doc["_id"], doc, fused, sources))
+                return hits
+
+            runs: dict[str, Any] = {}
+            if query.vector is not None:
+                runs["vector"] = _driver.aggregate(
+                    collection, vector_search_pipeline(target, query)
+                )
+            if query.text is not None:
+                runs["text"] = _driver.aggregate(collection, text_search_pipeline(target, query))
+            results = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
+
+        documents: dict[Any, dict[str, Any]] = {}
+        rankings: dict[str, list[tuple[Any, float]]] = {}
+        for name, docs in results.items():
+            score_field = VECTOR_SCORE if name == "vector" else TEXT_SCORE
+            ranking = []
+            for doc in docs:
+                score = float(doc.pop(score_field, 0.0))
+                documents.setdefault(doc["_id"], doc)
+                ranking.append((doc["_id"], score))
+            rankings[name] = ranking
+        fused = reciprocal_rank_fusion(rankings, weights=query.weights, k=RRF_K)
+        return [
+            SearchHit(doc_id, documents[doc_id], score, sources)
+            for doc_id, score, sources in fused[: query.limit]
+        ]

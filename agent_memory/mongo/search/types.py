@@ -1,0 +1,214 @@
+"""What a search asks for and what it returns, the same on every tier."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from agent_memory.errors import InvalidInputError
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "ResolvedFilters",
+    "FilterValue",
+    "Scalar",
+    "SearchHit",
+    "SearchQuery",
+    "SearchTarget",
+    "SourceScore",
+    "resolve_filters",
+]
+
+#: Atlas Vector Search's upper bound for numCandidates and limit.
+MAX_CANDIDATES = 10_000
+MAX_QUERY_CHARS = 8_000
+
+Scalar = str | int | float | bool | datetime
+FilterValue = Scalar | list[Scalar] | tuple[Scalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTarget:
+    """A collection that can be searched, with the names its indexes have.
+
+    ``filter_paths`` are the fields declared as ``filter`` in the vector index and as
+    ``token`` in the text index; searches may filter on these and nothing else, so a
+    filter can never name a field the Atlas index does not pre-filter on.
+    """
+
+    collection: str
+    vector_index: str
+    text_index: str
+    vector_path: str = "embedding"
+    text_path: str = "content"
+    tenant_paths: tuple[str, ...] = ("agent_id", "user_id")
+    filter_paths: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        missing = set(self.tenant_paths) - set(self.filter_paths)
+        if missing:
+            raise ValueError(f"tenant paths must be filterable: {sorted(missing)}")
+
+
+def _check_scalar(path: str, value: Any) -> Scalar:
+    # bool is an int subclass; both are fine. dicts and other objects never are: a value from
+    # a user must not become a query operator.
+    if isinstance(value, str | bool | int | datetime):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"filter {path!r}: NaN and infinity are not allowed")
+        return value
+    raise InvalidInputError(
+        f"filter {path!r}: values must be str, int, float, bool or datetime, "
+        f"got {type(value).__name__}"
+    )
+
+
+def check_filters(
+    filters: Mapping[str, FilterValue], allowed: frozenset[str], *, kind: str
+) -> dict[str, Scalar | list[Scalar]]:
+    """Validate filter paths against ``allowed`` and values against the scalar types."""
+    if not isinstance(filters, Mapping):
+        raise InvalidInputError(f"{kind} must be a mapping of field to value")
+    checked: dict[str, Scalar | list[Scalar]] = {}
+    for path, value in filters.items():
+        if not isinstance(path, str) or path not in allowed:
+            raise InvalidInputError(
+                f"{kind}: cannot filter on {path!r}; filterable fields are {sorted(allowed)}"
+            )
+        if isinstance(value, list | tuple):
+            if not value:
+                raise InvalidInputError(f"{kind} {path!r}: an empty list matches nothing")
+            checked[path] = [_check_scalar(path, item) for item in value]
+        else:
+            checked[path] = _check_scalar(path, value)
+    return checked
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedFilters:
+    """Tenant, filters and exclusions of a query, checked against a target."""
+
+    tenant: dict[str, str]
+    filters: dict[str, Scalar | list[Scalar]]
+    exclude: dict[str, Scalar | list[Scalar]]
+
+
+def resolve_filters(target: SearchTarget, query: SearchQuery) -> ResolvedFilters:
+    """Check a query's scope and filters against ``target``.
+
+    The tenant must name exactly the target's tenant paths, and filters may not touch them:
+    a filter on ``user_id`` would otherwise widen or move the search to another tenant.
+    """
+    if set(query.tenant) != set(target.tenant_paths):
+        raise InvalidInputError(
+            f"a search of {target.collection} must be scoped by {list(target.tenant_paths)}, "
+            f"got {sorted(query.tenant)}"
+        )
+    allowed = target.filter_paths - set(target.tenant_paths)
+    return ResolvedFilters(
+        tenant={path: query.tenant[path] for path in target.tenant_paths},
+        filters=check_filters(query.filters, allowed, kind="filters"),
+        exclude=check_filters(query.exclude, allowed, kind="exclude"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """One search within one tenant.
+
+    ``filters`` keep documents whose field equals the value (or any value of a list);
+    ``exclude`` drops documents whose field equals the value (or any of a list). Either text,
+    vector or both must be given; with both, the two rankings are fused.
+    """
+
+    tenant: Mapping[str, str]
+    text: str | None = None
+    vector: np.ndarray | None = None
+    filters: Mapping[str, FilterValue] = field(default_factory=dict)
+    exclude: Mapping[str, FilterValue] = field(default_factory=dict)
+    limit: int = 10
+    num_candidates: int | None = None
+    weights: Mapping[str, float] = field(default_factory=lambda: {"vector": 1.0, "text": 1.0})
+
+    def __post_init__(self) -> None:
+        if self.text is None and self.vector is None:
+            raise InvalidInputError("a search needs query text, a query vector, or both")
+        if self.text is not None:
+            if not isinstance(self.text, str):
+                raise InvalidInputError(f"query text must be a str, got {type(self.text).__name__}")
+            if not self.text.strip():
+                raise InvalidInputError("query text is empty")
+            if len(self.text) > MAX_QUERY_CHARS:
+                raise InvalidInputError(
+                    f"query text has {len(self.text)} characters; the limit is {MAX_QUERY_CHARS}"
+                )
+        if self.vector is not None:
+            vector = np.asarray(self.vector)
+            if vector.ndim != 1 or vector.size == 0 or not np.isfinite(vector).all():
+                raise InvalidInputError("the query vector must be a non-empty finite 1-d array")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int):
+            raise InvalidInputError("limit must be an int")
+        if not 1 <= self.limit <= MAX_CANDIDATES:
+            raise InvalidInputError(f"limit must be between 1 and {MAX_CANDIDATES}")
+        if self.num_candidates is not None and not (
+            self.limit <= self.num_candidates <= MAX_CANDIDATES
+        ):
+            raise InvalidInputError(
+                f"num_candidates must be between limit ({self.limit}) and {MAX_CANDIDATES}"
+            )
+        if not isinstance(self.tenant, Mapping) or not self.tenant:
+            raise InvalidInputError("a search must be scoped to a tenant")
+        for key, value in self.tenant.items():
+            if not isinstance(value, str) or not value:
+                raise InvalidInputError(f"tenant {key!r} must be a non-empty str")
+        for name, weight in self.weights.items():
+            if name not in ("vector", "text") or not (
+                isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0
+            ):
+                raise InvalidInputError("weights are non-negative numbers for 'vector' and 'text'")
+
+    @property
+    def depth(self) -> int:
+        """How many results each source contributes before fusion."""
+        depth = min(MAX_CANDIDATES, max(self.limit * 5, 50))
+        return depth if self.num_candidates is None else min(depth, self.num_candidates)
+
+    @property
+    def ann_candidates(self) -> int:
+        """``numCandidates`` for approximate search: about twenty per result, within bounds."""
+        if self.num_candidates is not None:
+            return self.num_candidates
+        return min(MAX_CANDIDATES, self.depth * 20)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceScore:
+    """A document's place in one source's ranking: 1-based ``rank`` and the raw ``score``
+    (cosine similarity for vectors, the text engine's relevance for keywords)."""
+
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A found document with its fused ``score`` and the ranking in each source that found it."""
+
+    id: Any
+    document: dict[str, Any]
+    score: float
+    sources: Mapping[str, SourceScore]
+
+    def explain(self) -> str:
+        parts = [
+            f"{name} #{source.rank} ({source.score:.3f})"
+            for name, source in sorted(self.sources.items())
+        ]
+        return f"fused {self.score:.4f} = " + " + ".join(parts)

@@ -1,0 +1,75 @@
+"""Bounded retries with exponential backoff and jitter, shared by the network providers."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import structlog
+
+from agent_memory.errors import ProviderError, ProviderUnavailableError, RateLimitedError
+
+__all__ = ["RetryPolicy", "call_with_retries"]
+
+logger = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how patiently a provider call is retried.
+
+    Only :class:`RateLimitedError` and :class:`ProviderUnavailableError` are retried; every
+    other error is final at once. A ``retry_after`` from the provider is honoured up to
+    ``max_delay``.
+    """
+
+    attempts: int = 4
+    initial_delay: float = 0.5
+    max_delay: float = 20.0
+    multiplier: float = 2.0
+    jitter: float = 0.25
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_delay)
+        base = min(self.initial_delay * (self.multiplier ** (attempt - 1)), self.max_delay)
+        return base * (1 + random.uniform(-self.jitter, self.jitter))
+
+
+async def call_with_retries(
+    operation: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    provider: str,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """Run ``operation`` until it succeeds, a final error occurs, or attempts run out.
+
+    ``operation`` must already map foreign exceptions to :class:`ProviderError` subclasses.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await operation()
+        except (RateLimitedError, ProviderUnavailableError) as exc:
+            if attempt >= policy.attempts:
+                raise
+            retry_after = exc.retry_after if isinstance(exc, RateLimitedError) else None
+            wait = policy.delay(attempt, retry_after)
+            logger.warning(
+                "provider_call_retried",
+                provider=provider,
+                attempt=attempt,
+                wait_s=round(wait, 3),
+                error=type(exc).__name__,
+                status_code=exc.status_code,
+            )
+            await sleep(wait)
+        except ProviderError:
+            raise
