@@ -1,0 +1,199 @@
+"""OfflineChatModel: extractive answers from the request's context, no network."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from agent_memory._tokens import estimate_tokens
+from agent_memory.providers.chat import (
+    ChatModel,
+    ChatRequest,
+    Message,
+    ResponseComplete,
+    SystemPart,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
+from agent_memory.providers.chat.offline import (
+    OFFLINE_LABEL,
+    OfflineChatModel,
+    best_lines,
+    empty_extraction,
+)
+
+MEMORIES = """You are a helpful assistant with long-term memory.
+
+## Relevant memories:
+- The user lives in Berlin, near the Spree.
+- The user's favourite drink is green tea.
+* The user works as a nurse at the city hospital.
+- The user has a cat called Miso.
+"""
+
+
+def ask(question: str, system: str = MEMORIES, **kwargs) -> ChatRequest:
+    return ChatRequest((Message.user(question),), system=(SystemPart(system, cache=True),), **kwargs)
+
+
+@pytest.fixture
+def chat() -> OfflineChatModel:
+    return OfflineChatModel()
+
+
+def test_identity() -> None:
+    chat = OfflineChatModel()
+    assert isinstance(chat, ChatModel)
+    assert (chat.provider, chat.offline, chat.model) == ("offline", True, "offline-extractive-v1")
+
+
+async def test_answers_with_the_best_matching_memory(chat: OfflineChatModel) -> None:
+    response = await chat.generate(ask("Where does the user live?"))
+    assert response.text == f"{OFFLINE_LABEL}From memory: The user lives in Berlin, near the Spree."
+    assert response.stop_reason == "end_turn"
+    assert response.model == "offline-extractive-v1"
+
+
+async def test_headings_and_unrelated_lines_are_not_quoted(chat: OfflineChatModel) -> None:
+    text = (await chat.generate(ask("What is the name of my cat?"))).text
+    assert "Miso" in text
+    assert "Relevant memories" not in text
+    assert "Berlin" not in text
+
+
+async def test_several_good_lines_are_listed(chat: OfflineChatModel) -> None:
+    system = "- The user walks the dog in the park.\n- The dog is called Rex.\n- Sky is blue."
+    text = (await chat.generate(ask("Tell me about the dog", system))).text
+    assert text.startswith(OFFLINE_LABEL + "From memory:\n- ")
+    # Equal overlap: the line with fewer unrelated words comes first.
+    assert text.splitlines()[1:] == ["- The dog is called Rex.", "- The user walks the dog in the park."]
+
+
+async def test_a_weak_match_next_to_a_strong_one_is_left_out(chat: OfflineChatModel) -> None:
+    system = "- The user likes green tea.\n- Green tea is bought at the market.\n- Sky is blue."
+    text = (await chat.generate(ask("Which green tea does the user like?", system))).text
+    assert text == f"{OFFLINE_LABEL}From memory: The user likes green tea."
+
+
+async def test_nothing_relevant_is_said_plainly(chat: OfflineChatModel) -> None:
+    text = (await chat.generate(ask("Explain quantum chromodynamics"))).text
+    assert text.startswith(OFFLINE_LABEL)
+    assert "nothing relevant in memory" in text
+
+
+async def test_no_context_at_all(chat: OfflineChatModel) -> None:
+    request = ChatRequest((Message.user("Hello?"),))
+    assert "nothing relevant" in (await chat.generate(request)).text
+
+
+async def test_context_inside_the_user_message_and_tool_results(chat: OfflineChatModel) -> None:
+    request = ChatRequest(
+        (
+            Message.user("Context:\n- Meeting with Dana is on Friday.\nWhen is the meeting with Dana?"),
+            Message("assistant", (ToolCall("t1", "recall", {"q": "dentist"}),)),
+            Message("user", (ToolResult("t1", "Dentist appointment on Tuesday at 9."),)),
+        )
+    )
+    assert "Friday" in (await chat.generate(request)).text
+
+    later = ChatRequest(
+        (*request.messages, Message("assistant", (ToolCall("t2", "x", {}),)),
+         Message.user("When is the dentist appointment?"))
+    )
+    assert "Tuesday at 9" in (await chat.generate(later)).text
+
+
+async def test_cjk_questions_match_by_characters(chat: OfflineChatModel) -> None:
+    system = "记忆：\n- 用户住在柏林。\n- 用户喜欢绿茶。"
+    text = (await chat.generate(ask("我住在哪里？", system))).text
+    assert text == f"{OFFLINE_LABEL}From memory: 用户住在柏林。"
+
+
+async def test_deterministic_and_never_calls_tools(chat: OfflineChatModel) -> None:
+    request = ask("Where does the user work?", tools=(ToolSpec("search", "web search"),))
+    first, second = await chat.generate(request), await chat.generate(request)
+    assert first == second
+    assert first.tool_calls == []
+    assert "nurse" in first.text
+
+
+async def test_usage_is_estimated(chat: OfflineChatModel) -> None:
+    request = ask("Where does the user live?")
+    response = await chat.generate(request)
+    expected_in = estimate_tokens(request.system_text) + estimate_tokens("Where does the user live?")
+    assert response.usage.input_tokens == expected_in
+    assert response.usage.output_tokens == estimate_tokens(response.text)
+
+
+async def test_stream_comes_from_the_base_class(chat: OfflineChatModel) -> None:
+    events = [event async for event in chat.stream(ask("Where does the user live?"))]
+    assert isinstance(events[0], TextDelta) and events[0].text.startswith(OFFLINE_LABEL)
+    assert isinstance(events[-1], ResponseComplete)
+
+
+def test_best_lines_prefers_more_overlap_and_skips_the_question_itself() -> None:
+    candidates = ["Where is the key?", "The key is under the mat.", "Keys open doors."]
+    assert best_lines("Where is the key?", candidates) == [
+        "The key is under the mat.",
+        "Keys open doors.",
+    ]
+    assert best_lines("Is the key under the mat?", candidates) == ["The key is under the mat."]
+    assert best_lines("the of and", candidates) == []
+
+
+# --- structured output: an empty extraction ------------------------------------------------
+
+
+class Entity(BaseModel):
+    name: str
+    kind: Literal["person", "place"] = "person"
+
+
+class Extraction(BaseModel):
+    facts: list[str]
+    entities: list[Entity] = Field(default_factory=list)
+    summary: str | None
+    mood: Literal["happy", "sad"] | None = None
+    confidence: float = 0.0
+
+
+async def test_structured_output_is_a_valid_empty_extraction(chat: OfflineChatModel) -> None:
+    result = await chat.generate_structured(ask("Where does the user live?"), Extraction)
+    assert result == Extraction(facts=[], summary=None)
+
+
+async def test_structured_reply_is_plain_json_without_label(chat: OfflineChatModel) -> None:
+    request = ask("x", output_schema=Extraction.model_json_schema())
+    text = (await chat.generate(request)).text
+    assert json.loads(text) == {"facts": [], "summary": None}
+
+
+def test_empty_extraction_fills_required_fields_minimally() -> None:
+    schema = {
+        "type": "object",
+        "required": ["tags", "count", "ok", "kind", "inner", "label"],
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "count": {"type": "integer"},
+            "ok": {"type": "boolean"},
+            "kind": {"enum": ["a", "b"]},
+            "inner": {"$ref": "#/$defs/Inner"},
+            "label": {"type": ["string", "null"]},
+            "optional": {"type": "string"},
+        },
+        "$defs": {"Inner": {"type": "object", "properties": {"x": {"type": "number"}},
+                            "required": ["x"]}},
+    }
+    assert empty_extraction(schema) == {
+        "tags": [],
+        "count": 0,
+        "ok": False,
+        "kind": "a",
+        "inner": {"x": 0},
+        "label": None,
+    }
