@@ -1,3 +1,142 @@
-"""agent_memory: memory for AI agents, stored in MongoDB."""
+"""agent_memory: memory for AI agents, stored in MongoDB.
+
+>>> import agent_memory
+>>> sorted(agent_memory.__all__)[:3]
+['AgentMemoryError', 'AnthropicChatModel', 'AuthenticationError']
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.config import Settings, load_settings
+from agent_memory.errors import (
+    AgentMemoryError,
+    AuthenticationError,
+    BadResponseError,
+    ConfigurationError,
+    ConflictError,
+    DependencyMissingError,
+    EmbeddedServerError,
+    EmbeddingMismatchError,
+    InvalidInputError,
+    LiveCallBlockedError,
+    MissingCredentialsError,
+    NotFoundError,
+    NotInitialisedError,
+    ProviderError,
+    ProviderUnavailableError,
+    RateLimitedError,
+    SearchUnavailableError,
+    StorageError,
+    StorageUnavailableError,
+    UnknownProviderError,
+)
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from agent_memory.mongo.capabilities import Capabilities
+    from agent_memory.mongo.connection import Connection, connect
+    from agent_memory.mongo.embedded import EmbeddedServer
+    from agent_memory.mongo.indexes import IndexManager, IndexState
+    from agent_memory.mongo.search import SearchHit, SearchQuery, SourceScore
+    from agent_memory.providers.chat.anthropic import AnthropicChatModel
+    from agent_memory.providers.chat.base import ChatModel, ChatRequest, ChatResponse, Message
+    from agent_memory.providers.chat.fake import FakeChatModel
+    from agent_memory.providers.chat.offline import OfflineChatModel
+    from agent_memory.providers.embedders.base import Embedder, EmbeddingSignature
+    from agent_memory.providers.embedders.fake import FakeEmbedder
+    from agent_memory.providers.embedders.local import LocalEmbedder
+    from agent_memory.providers.embedders.voyage import VoyageEmbedder
+    from agent_memory.providers.registry import make_chat_model, make_embedder
+
+# Imported on first use, so `import agent_memory` stays light and optional SDKs stay optional.
+_LAZY = {
+    "Capabilities": "agent_memory.mongo.capabilities",
+    "Connection": "agent_memory.mongo.connection",
+    "connect": "agent_memory.mongo.connection",
+    "EmbeddedServer": "agent_memory.mongo.embedded",
+    "IndexManager": "agent_memory.mongo.indexes",
+    "IndexState": "agent_memory.mongo.indexes",
+    "SearchHit": "agent_memory.mongo.search",
+    "SearchQuery": "agent_memory.mongo.search",
+    "SourceScore": "agent_memory.mongo.search",
+    "AnthropicChatModel": "agent_memory.providers.chat.anthropic",
+    "ChatModel": "agent_memory.providers.chat.base",
+    "ChatRequest": "agent_memory.providers.chat.base",
+    "ChatResponse": "agent_memory.providers.chat.base",
+    "Message": "agent_memory.providers.chat.base",
+    "FakeChatModel": "agent_memory.providers.chat.fake",
+    "OfflineChatModel": "agent_memory.providers.chat.offline",
+    "Embedder": "agent_memory.providers.embedders.base",
+    "EmbeddingSignature": "agent_memory.providers.embedders.base",
+    "FakeEmbedder": "agent_memory.providers.embedders.fake",
+    "LocalEmbedder": "agent_memory.providers.embedders.local",
+    "VoyageEmbedder": "agent_memory.providers.embedders.voyage",
+    "make_chat_model": "agent_memory.providers.registry",
+    "make_embedder": "agent_memory.providers.registry",
+}
+
+__all__ = [
+    "AgentMemoryError",
+    "AnthropicChatModel",
+    "AuthenticationError",
+    "BadResponseError",
+    "Capabilities",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "ConfigurationError",
+    "ConflictError",
+    "Connection",
+    "DependencyMissingError",
+    "EmbeddedServer",
+    "EmbeddedServerError",
+    "Embedder",
+    "EmbeddingMismatchError",
+    "EmbeddingSignature",
+    "FakeChatModel",
+    "FakeEmbedder",
+    "IndexManager",
+    "IndexState",
+    "InvalidInputError",
+    "LiveCallBlockedError",
+    "LocalEmbedder",
+    "Message",
+    "MissingCredentialsError",
+    "NotFoundError",
+    "NotInitialisedError",
+    "OfflineChatModel",
+    "ProviderError",
+    "ProviderUnavailableError",
+    "RateLimitedError",
+    "SearchHit",
+    "SearchQuery",
+    "SearchUnavailableError",
+    "Settings",
+    "SourceScore",
+    "StorageError",
+    "StorageUnavailableError",
+    "UnknownProviderError",
+    "VoyageEmbedder",
+    "__version__",
+    "connect",
+    "load_settings",
+    "make_chat_model",
+    "make_embedder",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_memory' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

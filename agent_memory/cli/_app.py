@@ -26,8 +26,10 @@ __all__ = ["EXIT", "State", "app", "console", "err_console", "run"]
 
 T = TypeVar("T")
 
-console = Console()
-err_console = Console(stderr=True)
+# Piped output (logs, CI, scripts) gets wide lines instead of rich's 80-column default, so
+# names are not folded mid-word.
+console = Console(width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 #: Exit codes, documented in ``agent-memory --help``.
 EXIT = {

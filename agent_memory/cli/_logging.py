@@ -33,7 +33,8 @@ def configure_logging(level: str = "warning", log_format: LogFormat = "auto") ->
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # Look stderr up per logger, so a replaced sys.stderr (tests, wrappers) is honoured.
+        logger_factory=lambda *args: structlog.PrintLogger(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr)

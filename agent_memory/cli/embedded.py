@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from agent_memory.cli._app import EXIT, console, err_console, state
+from agent_memory.cli._app import EXIT, err_console, state
 from agent_memory.config import load_settings
 from agent_memory.errors import AgentMemoryError
 from agent_memory.mongo.embedded import EmbeddedServer
@@ -47,10 +47,8 @@ def serve(
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     print(uri, flush=True)
-    console.print(
-        f"serving {settings.data_dir.resolve()} at {uri} (Ctrl+C to stop)",
-        stderr=True,
-        highlight=False,
+    err_console.print(
+        f"serving {settings.data_dir.resolve()} at {uri} (Ctrl+C to stop)", highlight=False
     )
     try:
         stop.wait()

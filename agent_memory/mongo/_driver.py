@@ -11,7 +11,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-__all__ = ["aggregate", "is_motor", "list_indexes", "list_search_indexes", "start_session"]
+__all__ = [
+    "aggregate",
+    "is_motor",
+    "list_indexes",
+    "list_search_indexes",
+    "start_session",
+    "start_transaction",
+]
 
 
 def is_motor(handle: Any) -> bool:
@@ -42,3 +49,8 @@ async def list_search_indexes(collection: Any) -> list[dict[str, Any]]:
 async def start_session(client: Any) -> Any:
     """A client session, to be used as ``async with``."""
     return await _cursor(client.start_session())
+
+
+async def start_transaction(session: Any, **kwargs: Any) -> None:
+    """Begin a transaction on ``session`` (a coroutine on pymongo, plain on Motor)."""
+    await _cursor(session.start_transaction(**kwargs))

@@ -36,12 +36,13 @@ def map_error(exc: Exception, action: str) -> AgentMemoryError:
     if isinstance(exc, pm.ConnectionFailure):
         return StorageUnavailableError(f"{action}: the connection failed ({_first_line(exc)})")
     if isinstance(exc, pm.OperationFailure):
-        if exc.code in _AUTH_CODES:
+        # Some servers omit the code on a failed handshake; the message is stable.
+        if exc.code in _AUTH_CODES or "authentication failed" in str(exc).lower():
             return AuthenticationError(
                 f"{action}: the server refused the credentials or the user lacks privileges "
                 f"({_first_line(exc)}); check the user and password in MONGODB_URI"
             )
-        if exc.code in _MISSING_INDEX_CODES:
+        if exc.code in _MISSING_INDEX_CODES or "text index" in str(exc).lower():
             return NotInitialisedError(
                 f"{action}: a required index is missing ({_first_line(exc)}); "
                 "run `agent-memory indexes setup`"

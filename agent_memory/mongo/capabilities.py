@@ -134,7 +134,7 @@ async def probe_capabilities(db: Any, *, probe_collection: str, embedded: bool) 
     try:
         session = await _driver.start_session(db.client)
         async with session:
-            await session.start_transaction()
+            await _driver.start_transaction(session)
             try:
                 await collection.find_one({"_id": None}, session=session)
             finally:

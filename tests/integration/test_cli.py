@@ -1,0 +1,144 @@
+"""The command line as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import structlog
+from pymongo import MongoClient
+from typer.testing import CliRunner
+
+from agent_memory.cli import app
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging():
+    yield
+    structlog.reset_defaults()
+
+
+@pytest.fixture
+def cli_env(embedded_server):
+    return {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": f"cli_{uuid.uuid4().hex[:10]}",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+
+
+def invoke(args, env):
+    return CliRunner().invoke(app, args, env=env, catch_exceptions=False)
+
+
+def test_indexes_setup_status_validate_drop(cli_env):
+    result = invoke(["indexes", "validate"], cli_env)
+    assert result.exit_code == 4 and "missing" in result.output
+
+    result = invoke(["indexes", "setup"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "│ created" in result.output and "plain tier" in result.output
+
+    result = invoke(["indexes", "setup"], cli_env)
+    assert result.exit_code == 0 and "│ created" not in result.output
+
+    result = invoke(["indexes", "validate"], cli_env)
+    assert result.exit_code == 0 and "all indexes are in place" in result.output
+
+    result = invoke(["indexes", "status"], cli_env)
+    assert "tenant_type_created" in result.output and "fake/hashing-v1" in result.output
+
+    result = invoke(["indexes", "drop", "--yes"], cli_env)
+    assert result.exit_code == 0 and "dropped" in result.output
+    assert invoke(["indexes", "validate"], cli_env).exit_code == 4
+
+
+def test_embedder_change_exits_with_a_clear_line(cli_env):
+    assert invoke(["indexes", "setup"], cli_env).exit_code == 0
+    result = invoke(["indexes", "setup"], {**cli_env, "AGENT_MEMORY_EMBEDDING_DIMENSIONS": "64"})
+    assert result.exit_code == 4
+    assert "error:" in result.output and "Traceback" not in result.output
+
+
+def test_unreachable_database_is_one_line_and_exit_3():
+    env = {
+        "MONGODB_URI": "mongodb://127.0.0.1:9/",
+        "AGENT_MEMORY_CONNECT_TIMEOUT_MS": "300",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+    result = invoke(["indexes", "status"], env)
+    assert result.exit_code == 3
+    assert "cannot be reached" in result.output and "Traceback" not in result.output
+
+
+def test_bad_configuration_exits_2():
+    result = invoke(["indexes", "status"], {"AGENT_MEMORY_EMBEDDER": "openai"})
+    assert result.exit_code == 2 and "choose one of" in result.output
+
+
+def test_demo_runs_on_the_embedded_default(tmp_path: Path):
+    env = {"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"), "AGENT_MEMORY_EMBEDDER": "fake"}
+    result = invoke(["demo"], env)
+    assert result.exit_code == 0, result.output
+    assert "search tier: plain" in result.output
+    assert "stored 8 memories for 2 users" in result.output
+    assert "Every result came from the asking user's own memories" in result.output
+    # a second run works on the same data directory (idempotent set-up, same answers)
+    again = invoke(["demo"], env)
+    assert again.exit_code == 0 and "0 created" in again.output
+
+
+@pytest.mark.slow
+def test_demo_with_the_default_local_embedder(tmp_path: Path):
+    result = invoke(["demo"], {"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")})
+    assert result.exit_code == 0, result.output
+    assert "local/multilingual-e5-small-q4 (384 dims" in result.output
+    # the multilingual model finds the Chinese memory for a Chinese question
+    section = result.output.split("谁喜欢喝茶")[1]
+    first_row = next(line for line in section.splitlines() if line.strip().startswith("1 "))
+    assert "小明" in first_row
+
+
+def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
+    data_dir = tmp_path / "served"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory", "embedded", "serve", "--data-dir", str(data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        uri = process.stdout.readline().strip()
+        assert uri.startswith("mongodb://127.0.0.1:"), process.stderr.read()
+        with MongoClient(uri, serverSelectionTimeoutMS=5_000) as client:
+            client.shared.items.insert_one({"_id": 1})
+            assert client.shared.items.count_documents({}) == 1
+        assert (data_dir / "server.json").exists()
+        # a second server for the same directory refuses and names the running one
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agent_memory",
+                "embedded",
+                "serve",
+                "--data-dir",
+                str(data_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 2 and uri in second.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        process.stdout.close()
+        process.stderr.close()
+    assert not (data_dir / "server.json").exists()

@@ -1,0 +1,179 @@
+"""connect(): every way in, what it learns about the server, and how it fails."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+from pymongo import AsyncMongoClient
+
+from agent_memory.config import load_settings
+from agent_memory.errors import (
+    AuthenticationError,
+    ConfigurationError,
+    SearchUnavailableError,
+    StorageUnavailableError,
+)
+from agent_memory.mongo.connection import connect
+from agent_memory.mongo.embedded import EmbeddedServer
+
+
+async def test_uri_connection_probes_the_embedded_server(connection):
+    caps = connection.capabilities
+    assert connection.tier == "plain"
+    assert caps.atlas_search is False and "atlas_search" in caps.notes
+    assert caps.rank_fusion is False and caps.score_fusion is False
+    assert caps.transactions is True
+    assert caps.topology == "standalone"
+    assert caps.version_tuple >= (7, 0)
+    # connecting created the meta collection and nothing else
+    assert await connection.db.list_collection_names() == ["meta"]
+
+
+async def test_database_handle_stays_the_callers(settings, embedded_server):
+    client = AsyncMongoClient(embedded_server.uri)
+    try:
+        conn = await connect(settings, database=client[settings.database])
+        await conn.collection("x").insert_one({"_id": 1})
+        await conn.close()
+        # the application's client is still usable: connect() did not close it
+        assert await client[settings.database]["x"].count_documents({}) == 1
+        await client.drop_database(settings.database)
+    finally:
+        await client.close()
+
+
+async def test_motor_database_is_accepted(settings, embedded_server):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Motor announces its deprecation
+        from motor.motor_asyncio import AsyncIOMotorClient
+
+        client = AsyncIOMotorClient(embedded_server.uri)
+    try:
+        conn = await connect(settings, database=client[settings.database])
+        assert conn.uses_motor
+        assert conn.tier == "plain" and conn.capabilities.transactions
+        await conn.collection("x").insert_many([{"_id": i, "v": i} for i in range(3)])
+        from agent_memory.mongo import _driver
+
+        rows = await _driver.aggregate(conn.collection("x"), [{"$match": {"v": {"$gte": 1}}}])
+        assert [row["_id"] for row in rows] == [1, 2]
+        await conn.close()
+        await client.drop_database(settings.database)
+    finally:
+        client.close()
+
+
+async def test_uri_and_database_together_is_an_error(settings, embedded_server):
+    client = AsyncMongoClient(embedded_server.uri)
+    try:
+        with pytest.raises(ConfigurationError, match="either uri or database"):
+            await connect(settings, uri=embedded_server.uri, database=client["x"])
+    finally:
+        await client.close()
+
+
+async def test_wrong_database_object_is_an_error(settings):
+    with pytest.raises(ConfigurationError, match="AsyncDatabase"):
+        await connect(settings, database="agent_memory")
+
+
+async def test_unreachable_server_fails_within_the_timeout():
+    settings = load_settings(mongodb_uri="mongodb://127.0.0.1:9/", connect_timeout_ms=300)
+    started = time.monotonic()
+    with pytest.raises(StorageUnavailableError, match="cannot be reached"):
+        await connect(settings)
+    assert time.monotonic() - started < 5
+
+
+async def test_wrong_credentials_fail_clearly(tmp_path):
+    """The embedded engine negotiates SCRAM only when the mechanism is named, hence the URIs."""
+    from mongoeco.engines import MemoryEngine
+    from mongoeco.wire import AsyncMongoEcoProxyServer, WireAuthUser
+
+    server = AsyncMongoEcoProxyServer(
+        engine=MemoryEngine(),
+        auth_users=(
+            WireAuthUser("app", "right-password", roles=({"role": "root", "db": "admin"},)),
+        ),
+    )
+    address = await server.start()
+    try:
+        uri = f"mongodb://app:wrong-password@127.0.0.1:{address.port}/?directConnection=true&authMechanism=SCRAM-SHA-256"
+        with pytest.raises(AuthenticationError) as caught:
+            await connect(load_settings(mongodb_uri=uri, connect_timeout_ms=2_000))
+        assert "wrong-password" not in str(caught.value)
+        good = f"mongodb://app:right-password@127.0.0.1:{address.port}/?directConnection=true&authMechanism=SCRAM-SHA-256"
+        conn = await connect(load_settings(mongodb_uri=good, connect_timeout_ms=2_000))
+        await conn.close()
+    finally:
+        await server.close()
+
+
+async def test_forcing_atlas_on_a_server_without_search_says_what_to_do(embedded_server):
+    settings = load_settings(mongodb_uri=embedded_server.uri, search_tier="atlas")
+    with pytest.raises(SearchUnavailableError, match="AGENT_MEMORY_SEARCH_TIER=plain"):
+        await connect(settings)
+
+
+async def test_embedded_default_starts_and_is_shared(tmp_path: Path):
+    settings = load_settings(data_dir=tmp_path / "data")
+    first = await connect(settings)
+    try:
+        assert first.capabilities.embedded
+        await first.collection("x").insert_one({"_id": "shared"})
+        # A second connection finds the running server through the data directory.
+        second = await connect(settings)
+        try:
+            assert await second.collection("x").find_one({"_id": "shared"}) == {"_id": "shared"}
+        finally:
+            await second.close()
+    finally:
+        await first.close()
+    # After the owner closed, the data is on disk and a new server serves it.
+    third = await connect(settings)
+    try:
+        assert await third.collection("x").count_documents({}) == 1
+    finally:
+        await third.close()
+
+
+async def test_unwritable_data_directory_is_a_clear_error(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    from agent_memory.errors import EmbeddedServerError
+
+    with pytest.raises(EmbeddedServerError, match="AGENT_MEMORY_DATA_DIR"):
+        await connect(load_settings(data_dir=blocker / "data"))
+
+
+async def test_taken_port_is_a_clear_error(tmp_path: Path, embedded_server):
+    from agent_memory.errors import EmbeddedServerError
+
+    settings = load_settings(data_dir=tmp_path / "data", embedded_port=embedded_server.info.port)
+    with pytest.raises(EmbeddedServerError, match="already in use"):
+        await connect(settings)
+    # the failed start released the data directory: a free port works right after
+    conn = await connect(load_settings(data_dir=tmp_path / "data"))
+    await conn.close()
+
+
+async def test_connection_close_is_idempotent_and_leaves_no_tasks(settings):
+    before = {task for task in asyncio.all_tasks() if not task.done()}
+    conn = await connect(settings)
+    await conn.client.drop_database(settings.database)
+    await conn.close()
+    await conn.close()
+    await asyncio.sleep(0)
+    leftover = {task for task in asyncio.all_tasks() if not task.done()} - before
+    assert not [task for task in leftover if task is not asyncio.current_task()]
+
+
+def test_non_loopback_host_is_refused(tmp_path: Path):
+    from agent_memory.errors import EmbeddedServerError
+
+    with pytest.raises(EmbeddedServerError, match="loopback"):
+        EmbeddedServer(tmp_path, host="0.0.0.0")

@@ -1,0 +1,175 @@
+"""The plain tier over the wire: hybrid ranking, explanations, tenancy, filters, bad input."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from agent_memory.errors import InvalidInputError, NotInitialisedError
+from agent_memory.mongo.catalog import IndexCatalog
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.mongo.search import SearchQuery, make_searcher
+from agent_memory.mongo.vectors import to_bson_vector
+
+MEMORIES = {
+    "alice": [
+        ("fact", "active", "Alice lives in Berlin"),
+        ("preference", "active", "Alice prefers green tea in the morning"),
+        ("fact", "superseded", "Alice lived in Hamburg"),
+        ("fact", "active", "Alice works as a nurse"),
+    ],
+    "bob": [
+        ("fact", "active", "Bob lives in Berlin too"),
+        ("preference", "active", "Bob prefers coffee"),
+    ],
+}
+
+
+@pytest.fixture
+async def memories(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    for user, items in MEMORIES.items():
+        vectors = await embedder.embed_documents([text for _, _, text in items])
+        await connection.collection("memories").insert_many(
+            [
+                {
+                    "agent_id": "agent",
+                    "user_id": user,
+                    "memory_type": memory_type,
+                    "status": status,
+                    "tags": ["demo"],
+                    "content": text,
+                    "embedding": to_bson_vector(vector),
+                    "created_at": datetime.now(UTC),
+                }
+                for (memory_type, status, text), vector in zip(items, vectors, strict=True)
+            ]
+        )
+    catalog = IndexCatalog.load(dimensions=embedder.dimensions)
+    return make_searcher(connection, dimensions=embedder.dimensions), catalog.target("memories")
+
+
+def alice(**kwargs):
+    return {"agent_id": "agent", "user_id": "alice", **kwargs}
+
+
+async def test_hybrid_search_ranks_and_explains(memories, embedder):
+    searcher, target = memories
+    query = "which city: lives in Berlin?"
+    hits = await searcher.search(
+        target,
+        SearchQuery(tenant=alice(), text=query, vector=await embedder.embed_query(query), limit=3),
+    )
+    assert searcher.tier == "plain"
+    assert hits[0].document["content"] == "Alice lives in Berlin"
+    assert set(hits[0].sources) == {"vector", "text"}
+    assert hits[0].sources["vector"].rank == 1 and hits[0].sources["text"].rank == 1
+    assert "embedding" not in hits[0].document
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert "vector #1" in hits[0].explain()
+
+
+async def test_search_never_crosses_tenants(memories, embedder):
+    searcher, target = memories
+    for user in ("alice", "bob"):
+        hits = await searcher.search(
+            target,
+            SearchQuery(
+                tenant={"agent_id": "agent", "user_id": user},
+                text="Berlin coffee tea nurse",
+                vector=await embedder.embed_query("Berlin"),
+                limit=10,
+            ),
+        )
+        assert hits and {h.document["user_id"] for h in hits} == {user}
+    hits = await searcher.search(
+        target,
+        SearchQuery(
+            tenant={"agent_id": "other-agent", "user_id": "alice"}, text="Berlin", limit=10
+        ),
+    )
+    assert hits == []
+
+
+async def test_filters_and_exclusions(memories, embedder):
+    searcher, target = memories
+    vector = await embedder.embed_query("where did Alice live")
+    everything = await searcher.search(target, SearchQuery(tenant=alice(), vector=vector, limit=10))
+    assert len(everything) == 4
+    active = await searcher.search(
+        target,
+        SearchQuery(tenant=alice(), vector=vector, exclude={"status": "superseded"}, limit=10),
+    )
+    assert "Alice lived in Hamburg" not in {h.document["content"] for h in active}
+    preferences = await searcher.search(
+        target,
+        SearchQuery(
+            tenant=alice(), vector=vector, filters={"memory_type": ["preference"]}, limit=10
+        ),
+    )
+    assert [h.document["memory_type"] for h in preferences] == ["preference"]
+
+
+async def test_text_only_and_vector_only(memories, embedder):
+    searcher, target = memories
+    text_hits = await searcher.search(target, SearchQuery(tenant=alice(), text="nurse", limit=5))
+    assert [h.document["content"] for h in text_hits] == ["Alice works as a nurse"]
+    assert set(text_hits[0].sources) == {"text"}
+    vector_hits = await searcher.search(
+        target, SearchQuery(tenant=alice(), vector=await embedder.embed_query("green tea"), limit=1)
+    )
+    assert vector_hits[0].document["content"].startswith("Alice prefers green tea")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"Berlin"', "-Berlin", "Berlin -nurse", '"unterminated', "$where", "{'$ne': null}", "?!"],
+)
+async def test_text_syntax_in_user_input_is_neutralised(memories, text):
+    searcher, target = memories
+    hits = await searcher.search(target, SearchQuery(tenant=alice(), text=text, limit=10))
+    assert all(h.document["user_id"] == "alice" for h in hits)
+    if "Berlin" in text:  # a leading '-' must not turn the term into an exclusion
+        assert "Alice lives in Berlin" in {h.document["content"] for h in hits}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"filters": {"user_id": "bob"}}, "cannot filter"),
+        ({"filters": {"content": "x"}}, "cannot filter"),
+        ({"filters": {"memory_type": {"$ne": None}}}, "values must be"),
+        ({"exclude": {"status": float("nan")}}, "NaN"),
+        ({"filters": {"tags": []}}, "empty list"),
+    ],
+)
+async def test_hostile_filters_are_rejected(memories, kwargs, message):
+    searcher, target = memories
+    with pytest.raises(InvalidInputError, match=message):
+        await searcher.search(target, SearchQuery(tenant=alice(), text="Berlin", **kwargs))
+
+
+async def test_tenant_must_be_complete(memories):
+    searcher, target = memories
+    with pytest.raises(InvalidInputError, match="scoped by"):
+        await searcher.search(target, SearchQuery(tenant={"agent_id": "agent"}, text="Berlin"))
+
+
+async def test_keyword_search_without_setup_says_run_setup(connection, embedder):
+    catalog = IndexCatalog.load(dimensions=embedder.dimensions)
+    await connection.collection("memories").insert_one(
+        {"agent_id": "agent", "user_id": "alice", "content": "x"}
+    )
+    searcher = make_searcher(connection, dimensions=embedder.dimensions)
+    with pytest.raises(NotInitialisedError, match="agent-memory indexes setup"):
+        await searcher.search(catalog.target("memories"), SearchQuery(tenant=alice(), text="x"))
+
+
+async def test_query_vector_of_wrong_dimension_is_rejected(memories):
+    searcher, target = memories
+    with pytest.raises(ValueError, match="dimensions"):
+        await searcher.search(
+            target, SearchQuery(tenant=alice(), vector=np.ones(3, dtype=np.float32))
+        )

@@ -1,0 +1,29 @@
+"""README.md keeps exactly two set-up commands, and CI runs the second one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", quick_start, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_readme_has_exactly_two_commands():
+    commands = _commands()
+    assert len(commands) == 2
+    assert commands[0].endswith("agent-memory demo")
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = _commands()[1].removeprefix("PYENV_VERSION=3.13.0 ")
+    assert "PYENV_VERSION=3.13.0" in ci
+    assert test_command in ci

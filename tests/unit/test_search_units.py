@@ -1,0 +1,97 @@
+"""Search building blocks without a server: fusion, query validation, text neutralisation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.mongo.catalog import IndexCatalog
+from agent_memory.mongo.search import SearchQuery, reciprocal_rank_fusion
+from agent_memory.mongo.search.plain import plain_filter, text_search_string
+
+TENANT = {"agent_id": "a", "user_id": "u"}
+
+
+def test_rrf_combines_ranks_with_weights():
+    fused = reciprocal_rank_fusion(
+        {"vector": [("x", 0.9), ("y", 0.8)], "text": [("y", 5.0), ("z", 1.0)]}, k=60
+    )
+    ids = [doc_id for doc_id, _, _ in fused]
+    assert ids == ["y", "x", "z"]  # y is found by both sources
+    score_y = dict((d, s) for d, s, _ in fused)["y"]
+    assert score_y == pytest.approx(1 / 62 + 1 / 61)
+    weighted = reciprocal_rank_fusion(
+        {"vector": [("x", 0.9)], "text": [("z", 1.0)]}, weights={"vector": 0.0, "text": 1.0}
+    )
+    assert [d for d, _, _ in weighted] == ["z", "x"]
+    assert fused[0][2]["text"].rank == 1 and fused[0][2]["vector"].rank == 2
+
+
+def test_rrf_is_deterministic_on_ties():
+    fused = reciprocal_rank_fusion({"vector": [("a", 1.0)], "text": [("b", 1.0)]})
+    assert [d for d, _, _ in fused] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('"exact phrase"', "exact phrase"),
+        ("-excluded term", "excluded term"),
+        ("where do I live?", "live"),
+        ("the a of", "the a of"),  # only stop words: keep them rather than search nothing
+        ("--", ""),
+    ],
+)
+def test_text_syntax_is_neutralised(text, expected):
+    assert text_search_string(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "query text, a query vector, or both"),
+        ({"text": "   "}, "empty"),
+        ({"text": "x" * 9000}, "limit is"),
+        ({"text": 42}, "must be a str"),
+        ({"vector": np.array([np.nan, 1.0])}, "finite"),
+        ({"text": "x", "limit": 0}, "between 1"),
+        ({"text": "x", "limit": True}, "must be an int"),
+        ({"text": "x", "limit": 10, "num_candidates": 5}, "num_candidates"),
+        ({"text": "x", "weights": {"vector": -1.0}}, "non-negative"),
+        ({"text": "x", "weights": {"bm25": 1.0}}, "non-negative"),
+    ],
+)
+def test_bad_queries_are_rejected(kwargs, message):
+    with pytest.raises(InvalidInputError, match=message):
+        SearchQuery(tenant=TENANT, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "tenant", [{}, {"agent_id": ""}, {"agent_id": {"$ne": None}, "user_id": "u"}]
+)
+def test_tenant_values_must_be_plain_strings(tenant):
+    with pytest.raises(InvalidInputError):
+        SearchQuery(tenant=tenant, text="x")
+
+
+def test_candidate_depth_stays_within_atlas_bounds():
+    for limit in (1, 10, 500, 10_000):
+        query = SearchQuery(tenant=TENANT, text="x", limit=limit)
+        assert limit <= query.depth <= query.ann_candidates <= 10_000
+
+
+def test_plain_filter_keeps_tenant_and_values_as_data():
+    target = IndexCatalog.load(dimensions=8).target("memories")
+    query = SearchQuery(
+        tenant=TENANT,
+        text="x",
+        filters={"memory_type": ["fact", "preference"]},
+        exclude={"status": "superseded"},
+    )
+    assert plain_filter(target, query) == {
+        "agent_id": {"$eq": "a"},
+        "user_id": {"$eq": "u"},
+        "memory_type": {"$in": ["fact", "preference"]},
+        "status": {"$ne": "superseded"},
+    }
