@@ -177,3 +177,25 @@ def test_non_loopback_host_is_refused(tmp_path: Path):
 
     with pytest.raises(EmbeddedServerError, match="loopback"):
         EmbeddedServer(tmp_path, host="0.0.0.0")
+
+
+async def test_connection_logs_never_show_the_password(tmp_path):
+    import structlog
+    from mongoeco.engines import MemoryEngine
+    from mongoeco.wire import AsyncMongoEcoProxyServer, WireAuthUser
+
+    server = AsyncMongoEcoProxyServer(
+        engine=MemoryEngine(),
+        auth_users=(WireAuthUser("app", "pa55word-xyz", roles=({"role": "root", "db": "admin"},)),),
+    )
+    address = await server.start()
+    try:
+        uri = f"mongodb://app:pa55word-xyz@127.0.0.1:{address.port}/?directConnection=true&authMechanism=SCRAM-SHA-256"
+        with structlog.testing.capture_logs() as logs:
+            conn = await connect(load_settings(mongodb_uri=uri))
+            await conn.close()
+        assert any(entry["event"] == "database_connected" for entry in logs)
+        assert "pa55word-xyz" not in repr(logs)
+        assert any("app:***@" in str(entry.get("target")) for entry in logs)
+    finally:
+        await server.close()

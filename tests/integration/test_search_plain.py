@@ -173,3 +173,19 @@ async def test_query_vector_of_wrong_dimension_is_rejected(memories):
         await searcher.search(
             target, SearchQuery(tenant=alice(), vector=np.ones(3, dtype=np.float32))
         )
+
+
+async def test_logs_carry_counts_not_content(memories, embedder):
+    import structlog
+
+    searcher, target = memories
+    secret_question = "what is the secret handshake of the night club"
+    with structlog.testing.capture_logs() as logs:
+        await searcher.search(
+            target,
+            SearchQuery(tenant=alice(), text=secret_question, vector=await embedder.embed_query(secret_question)),
+        )
+    events = [entry for entry in logs if entry["event"] == "search_completed"]
+    assert len(events) == 1
+    assert events[0]["tier"] == "plain" and events[0]["sources"] == ["vector", "text"]
+    assert "secret handshake" not in repr(logs)

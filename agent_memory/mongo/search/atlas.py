@@ -8,6 +8,7 @@ checks them against the index definitions in ``atlas_indexes/``.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import structlog
@@ -20,6 +21,7 @@ from agent_memory.mongo.search.types import (
     SearchQuery,
     SearchTarget,
     SourceScore,
+    log_search,
     resolve_filters,
 )
 
@@ -166,6 +168,12 @@ class AtlasSearcher:
         self._rank_fusion = rank_fusion
 
     async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
+        started = time.perf_counter()
+        hits = await self._search(target, query)
+        log_search(self.tier, target, query, hits, started)
+        return hits
+
+    async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
         with translate_errors(f"searching {target.collection}"):
             if query.vector is not None and query.text is not None and self._rank_fusion:

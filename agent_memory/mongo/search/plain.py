@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,13 @@ import structlog
 
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
-from agent_memory.mongo.search.types import SearchHit, SearchQuery, SearchTarget, resolve_filters
+from agent_memory.mongo.search.types import (
+    SearchHit,
+    SearchQuery,
+    SearchTarget,
+    log_search,
+    resolve_filters,
+)
 from agent_memory.mongo.vectors import stack_vectors
 
 __all__ = ["PlainSearcher", "plain_filter", "text_search_string"]
@@ -118,6 +125,12 @@ class PlainSearcher:
         return [(row["_id"], float(row.get(_TEXT_SCORE, 0.0))) for row in rows[: query.depth]]
 
     async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
+        started = time.perf_counter()
+        hits = await self._search(target, query)
+        log_search(self.tier, target, query, hits, started)
+        return hits
+
+    async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
         where = plain_filter(target, query)
         with translate_errors(f"searching {target.collection}"):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import structlog
 
 from agent_memory.errors import InvalidInputError
 
@@ -21,8 +23,11 @@ __all__ = [
     "SearchQuery",
     "SearchTarget",
     "SourceScore",
+    "log_search",
     "resolve_filters",
 ]
+
+logger = structlog.get_logger("agent_memory.mongo.search")
 
 #: Atlas Vector Search's upper bound for numCandidates and limit.
 MAX_CANDIDATES = 10_000
@@ -212,3 +217,22 @@ class SearchHit:
             for name, source in sorted(self.sources.items())
         ]
         return f"fused {self.score:.4f} = " + " + ".join(parts)
+
+
+def log_search(
+    tier: str, target: SearchTarget, query: SearchQuery, hits: list[SearchHit], started: float
+) -> None:
+    """One debug event per search: what kind of search and how it went, never the query."""
+    logger.debug(
+        "search_completed",
+        tier=tier,
+        collection=target.collection,
+        sources=[
+            name
+            for name, given in (("vector", query.vector), ("text", query.text))
+            if given is not None
+        ],
+        limit=query.limit,
+        hits=len(hits),
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
