@@ -79,15 +79,12 @@ def _compare_regular(spec: IndexSpec, existing: dict[str, Any]) -> str:
     return ""
 
 
-def _normalise(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _normalise(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return sorted(
-            (_normalise(item) for item in value),
-            key=lambda item: json.dumps(item, sort_keys=True, default=str),
-        )
-    return value
+def _entry_key(item: Any) -> str:
+    # Entries of a vector index's `fields` are identified by type and path; the server may add
+    # defaults to them (e.g. quantization), which must not change how they pair up.
+    if isinstance(item, dict) and "path" in item:
+        return json.dumps([item.get("type"), item["path"]], default=str)
+    return json.dumps(item, sort_keys=True, default=str)
 
 
 def _differences(expected: Any, actual: Any, path: str = "") -> list[str]:
@@ -101,14 +98,16 @@ def _differences(expected: Any, actual: Any, path: str = "") -> list[str]:
         return found
     if isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
-            return [
-                f"{path} has {len(actual) if isinstance(actual, list) else 'no'} entries, expected {len(expected)}"
-            ]
+            count = len(actual) if isinstance(actual, list) else "no"
+            return [f"{path} has {count} entries, expected {len(expected)}"]
+        have = {_entry_key(item): item for item in actual}
         found = []
-        for index, (want, have) in enumerate(
-            zip(_normalise(expected), _normalise(actual), strict=True)
-        ):
-            found += _differences(want, have, f"{path}[{index}]")
+        for want in expected:
+            key = _entry_key(want)
+            if key not in have:
+                found.append(f"{path} lacks {key}")
+            else:
+                found += _differences(want, have[key], f"{path}[{key}]")
         return found
     if expected != actual:
         return [f"{path} is {actual!r}, expected {expected!r}"]

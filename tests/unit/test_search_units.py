@@ -95,3 +95,33 @@ def test_plain_filter_keeps_tenant_and_values_as_data():
         "memory_type": {"$in": ["fact", "preference"]},
         "status": {"$ne": "superseded"},
     }
+
+
+def test_search_index_drift_ignores_server_defaults_and_field_order():
+    from agent_memory.mongo.indexes import _differences
+
+    expected = {
+        "fields": [
+            {"type": "vector", "path": "embedding", "numDimensions": 384, "similarity": "cosine"},
+            {"type": "filter", "path": "agent_id"},
+        ]
+    }
+    stored = {
+        "fields": [
+            {"type": "filter", "path": "agent_id"},
+            {
+                "type": "vector",
+                "path": "embedding",
+                "numDimensions": 384,
+                "similarity": "cosine",
+                "quantization": "none",
+            },
+        ]
+    }
+    assert _differences(expected, stored) == []
+    stored["fields"][1]["numDimensions"] = 1024
+    assert _differences(expected, stored) == [
+        'fields[["vector", "embedding"]].numDimensions is 1024, expected 384'
+    ]
+    stored["fields"][0]["path"] = "user_id"
+    assert any("lacks" in item for item in _differences(expected, stored))

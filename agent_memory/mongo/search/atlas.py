@@ -8,6 +8,7 @@ checks them against the index definitions in ``atlas_indexes/``.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
@@ -131,15 +132,25 @@ def rank_fusion_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[
     ]
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
     """Per-input ranks and scores from ``$rankFusion``'s ``scoreDetails``.
 
-    Servers have shaped ``details`` both as a list of ``{inputPipelineName, rank, value}`` and
-    as a mapping of pipeline name to ``{rank, value}``; both are read.
+    The documented shape is ``{value, details: [{inputPipelineName, rank, value?}]}``, where an
+    input that did not find the document has rank ``"N/A"``; a mapping of pipeline name to
+    ``{rank, value}`` is read too. Anything malformed is ignored rather than raised: scores
+    explain a ranking, they must not break a search.
     """
     if not isinstance(details, dict):
         return 0.0, {}
-    fused = float(details.get("value", 0.0))
+    fused = _number(details.get("value", 0.0))
+    if fused is None:
+        return 0.0, {}
     inner = details.get("details", [])
     items: list[tuple[str, dict[str, Any]]] = []
     if isinstance(inner, dict):
@@ -153,8 +164,11 @@ def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
     sources = {}
     for name, entry in items:
         rank = entry.get("rank")
-        if isinstance(rank, int) and rank > 0:
-            sources[name] = SourceScore(rank=rank, score=float(entry.get("value", 0.0) or 0.0))
+        score = _number(entry.get("value", 0.0))
+        if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 and score is not None:
+            sources[name] = SourceScore(rank=rank, score=score)
+    if not sources:
+        return 0.0, {}
     return fused, sources
 
 

@@ -6,7 +6,6 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,6 @@ __all__ = [
     "MAX_CANDIDATES",
     "ResolvedFilters",
     "FilterValue",
-    "Scalar",
     "SearchHit",
     "SearchQuery",
     "SearchTarget",
@@ -33,8 +31,7 @@ logger = structlog.get_logger("agent_memory.mongo.search")
 MAX_CANDIDATES = 10_000
 MAX_QUERY_CHARS = 8_000
 
-Scalar = str | int | float | bool | datetime
-FilterValue = Scalar | list[Scalar] | tuple[Scalar, ...]
+FilterValue = str | list[str] | tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,28 +57,24 @@ class SearchTarget:
             raise ValueError(f"tenant paths must be filterable: {sorted(missing)}")
 
 
-def _check_scalar(path: str, value: Any) -> Scalar:
-    # bool is an int subclass; both are fine. dicts and other objects never are: a value from
-    # a user must not become a query operator.
-    if isinstance(value, str | bool | int | datetime):
+def _check_value(path: str, value: Any) -> str:
+    # Filterable fields are indexed as `token` for Atlas Search, where `equals` and `in` match
+    # strings only; a number would silently match nothing there while $vectorSearch applied
+    # it. And a dict or other object must never reach a query: it could become an operator.
+    if isinstance(value, str):
         return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInputError(f"filter {path!r}: NaN and infinity are not allowed")
-        return value
-    raise InvalidInputError(
-        f"filter {path!r}: values must be str, int, float, bool or datetime, "
-        f"got {type(value).__name__}"
-    )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInputError(f"filter {path!r}: NaN and infinity are not allowed")
+    raise InvalidInputError(f"filter {path!r}: values must be str, got {type(value).__name__}")
 
 
 def check_filters(
     filters: Mapping[str, FilterValue], allowed: frozenset[str], *, kind: str
-) -> dict[str, Scalar | list[Scalar]]:
-    """Validate filter paths against ``allowed`` and values against the scalar types."""
+) -> dict[str, str | list[str]]:
+    """Validate filter paths against ``allowed`` and values as strings (or lists of them)."""
     if not isinstance(filters, Mapping):
         raise InvalidInputError(f"{kind} must be a mapping of field to value")
-    checked: dict[str, Scalar | list[Scalar]] = {}
+    checked: dict[str, str | list[str]] = {}
     for path, value in filters.items():
         if not isinstance(path, str) or path not in allowed:
             raise InvalidInputError(
@@ -90,9 +83,9 @@ def check_filters(
         if isinstance(value, list | tuple):
             if not value:
                 raise InvalidInputError(f"{kind} {path!r}: an empty list matches nothing")
-            checked[path] = [_check_scalar(path, item) for item in value]
+            checked[path] = [_check_value(path, item) for item in value]
         else:
-            checked[path] = _check_scalar(path, value)
+            checked[path] = _check_value(path, value)
     return checked
 
 
@@ -101,8 +94,8 @@ class ResolvedFilters:
     """Tenant, filters and exclusions of a query, checked against a target."""
 
     tenant: dict[str, str]
-    filters: dict[str, Scalar | list[Scalar]]
-    exclude: dict[str, Scalar | list[Scalar]]
+    filters: dict[str, str | list[str]]
+    exclude: dict[str, str | list[str]]
 
 
 def resolve_filters(target: SearchTarget, query: SearchQuery) -> ResolvedFilters:
@@ -162,8 +155,10 @@ class SearchQuery:
             raise InvalidInputError("limit must be an int")
         if not 1 <= self.limit <= MAX_CANDIDATES:
             raise InvalidInputError(f"limit must be between 1 and {MAX_CANDIDATES}")
-        if self.num_candidates is not None and not (
-            self.limit <= self.num_candidates <= MAX_CANDIDATES
+        if self.num_candidates is not None and (
+            isinstance(self.num_candidates, bool)
+            or not isinstance(self.num_candidates, int)
+            or not self.limit <= self.num_candidates <= MAX_CANDIDATES
         ):
             raise InvalidInputError(
                 f"num_candidates must be between limit ({self.limit}) and {MAX_CANDIDATES}"
