@@ -6,13 +6,14 @@ where the server has Atlas Search, exact search with ``$text`` everywhere else.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from agent_memory.mongo.search.atlas import AtlasSearcher
 from agent_memory.mongo.search.fusion import reciprocal_rank_fusion
 from agent_memory.mongo.search.plain import PlainSearcher
 from agent_memory.mongo.search.types import (
     MAX_CANDIDATES,
+    Searcher,
     SearchHit,
     SearchQuery,
     SearchTarget,
@@ -34,12 +35,6 @@ __all__ = [
     "make_searcher",
     "reciprocal_rank_fusion",
 ]
-
-
-class Searcher(Protocol):
-    tier: str
-
-    async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]: ...
 
 
 def make_searcher(connection: Connection, *, dimensions: int) -> Searcher:

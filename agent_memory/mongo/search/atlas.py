@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
-from typing import Any
+from typing import Any, ClassVar
 
 import structlog
 
@@ -18,11 +17,11 @@ from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
 from agent_memory.mongo.search.types import (
+    Searcher,
     SearchHit,
     SearchQuery,
     SearchTarget,
     SourceScore,
-    log_search,
     resolve_filters,
 )
 
@@ -172,20 +171,14 @@ def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
     return fused, sources
 
 
-class AtlasSearcher:
+class AtlasSearcher(Searcher):
     """Runs the Atlas pipelines; fuses with ``$rankFusion`` when ``rank_fusion`` is true."""
 
-    tier = "atlas"
+    tier: ClassVar[str] = "atlas"
 
     def __init__(self, db: Any, *, rank_fusion: bool) -> None:
         self._db = db
         self._rank_fusion = rank_fusion
-
-    async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
-        started = time.perf_counter()
-        hits = await self._search(target, query)
-        log_search(self.tier, target, query, hits, started)
-        return hits
 
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]

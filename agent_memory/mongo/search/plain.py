@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import structlog
@@ -18,10 +17,10 @@ import structlog
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
 from agent_memory.mongo.search.types import (
+    Searcher,
     SearchHit,
     SearchQuery,
     SearchTarget,
-    log_search,
     resolve_filters,
 )
 from agent_memory.mongo.vectors import stack_vectors
@@ -72,10 +71,10 @@ def text_search_string(text: str) -> str:
     return " ".join(content or terms)
 
 
-class PlainSearcher:
+class PlainSearcher(Searcher):
     """Exact search that works on every MongoDB server."""
 
-    tier = "plain"
+    tier: ClassVar[str] = "plain"
 
     def __init__(self, db: Any, *, dimensions: int) -> None:
         self._db = db
@@ -123,12 +122,6 @@ class PlainSearcher:
         rows = await cursor.to_list(None)
         rows.sort(key=lambda row: -float(row.get(_TEXT_SCORE, 0.0)))
         return [(row["_id"], float(row.get(_TEXT_SCORE, 0.0))) for row in rows[: query.depth]]
-
-    async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
-        started = time.perf_counter()
-        hits = await self._search(target, query)
-        log_search(self.tier, target, query, hits, started)
-        return hits
 
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import structlog
@@ -21,7 +22,7 @@ __all__ = [
     "SearchQuery",
     "SearchTarget",
     "SourceScore",
-    "log_search",
+    "Searcher",
     "resolve_filters",
 ]
 
@@ -214,7 +215,23 @@ class SearchHit:
         return f"fused {self.score:.4f} = " + " + ".join(parts)
 
 
-def log_search(
+class Searcher(ABC):
+    """Runs a :class:`SearchQuery` against a :class:`SearchTarget` on one tier."""
+
+    tier: ClassVar[str]
+
+    async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
+        """The fused top ``query.limit`` hits, best first."""
+        started = time.perf_counter()
+        hits = await self._search(target, query)
+        _log_search(self.tier, target, query, hits, started)
+        return hits
+
+    @abstractmethod
+    async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]: ...
+
+
+def _log_search(
     tier: str, target: SearchTarget, query: SearchQuery, hits: list[SearchHit], started: float
 ) -> None:
     """One debug event per search: what kind of search and how it went, never the query."""

@@ -166,9 +166,9 @@ def _block_param(block: Block) -> dict[str, Any]:
 
 def _message_param(message: Message) -> dict[str, Any]:
     # The API rejects empty text blocks; they only appear as padding next to tool blocks.
-    blocks = [
-        b for b in message.content if not (isinstance(b, TextBlock) and not b.text)
-    ] or list(message.content)
+    blocks = [b for b in message.content if not (isinstance(b, TextBlock) and not b.text)] or list(
+        message.content
+    )
     return {"role": message.role, "content": [_block_param(b) for b in blocks]}
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Usage",
+    "text_response",
 ]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -162,6 +163,20 @@ class ResponseComplete:
 
 
 StreamEvent = TextDelta | ResponseComplete
+
+
+def text_response(request: ChatRequest, text: str, *, model: str) -> ChatResponse:
+    """A plain-text reply to ``request`` with estimated token usage (for local models)."""
+    prompt = [request.system_text, *(message.text for message in request.messages)]
+    return ChatResponse(
+        content=(TextBlock(text),),
+        stop_reason="end_turn",
+        model=model,
+        usage=Usage(
+            input_tokens=sum(estimate_tokens(part) for part in prompt),
+            output_tokens=estimate_tokens(text),
+        ),
+    )
 
 
 def parse_structured(response: ChatResponse, schema: type[ModelT], *, provider: str) -> ModelT:

@@ -9,16 +9,14 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import ClassVar, TypeAlias
 
-from agent_memory._tokens import estimate_tokens
 from agent_memory.providers.chat.base import (
     ChatModel,
     ChatRequest,
     ChatResponse,
     ResponseComplete,
     StreamEvent,
-    TextBlock,
     TextDelta,
-    Usage,
+    text_response,
 )
 
 __all__ = ["FakeChatModel", "ScriptedReply"]
@@ -98,20 +96,8 @@ class FakeChatModel(ChatModel):
         if isinstance(reply, ChatResponse):
             return reply
         if isinstance(reply, str):
-            return self._text_response(request, reply)
+            return text_response(request, reply, model=self.model)
         raise TypeError(f"a scripted reply must give str or ChatResponse, not {type(reply)!r}")
-
-    def _text_response(self, request: ChatRequest, text: str) -> ChatResponse:
-        prompt = [request.system_text, *(m.text for m in request.messages)]
-        return ChatResponse(
-            content=(TextBlock(text),),
-            stop_reason="end_turn",
-            model=self.model,
-            usage=Usage(
-                input_tokens=sum(estimate_tokens(t) for t in prompt),
-                output_tokens=estimate_tokens(text),
-            ),
-        )
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         if self.delay:

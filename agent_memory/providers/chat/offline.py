@@ -11,14 +11,12 @@ import math
 import re
 from typing import Any, ClassVar
 
-from agent_memory._tokens import estimate_tokens
 from agent_memory.providers.chat.base import (
     ChatModel,
     ChatRequest,
     ChatResponse,
-    TextBlock,
     ToolResult,
-    Usage,
+    text_response,
 )
 
 __all__ = ["OFFLINE_LABEL", "OfflineChatModel", "empty_extraction"]
@@ -45,7 +43,7 @@ _CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 # Particles and pronouns that would make almost any two CJK sentences "overlap".
-_CJK_STOP = frozenset("的了是在吗呢吧啊和与也都就我你他她它们这那哪什么谁" "のはがをにでともかなた")
+_CJK_STOP = frozenset("的了是在吗呢吧啊和与也都就我你他她它们这那哪什么谁のはがをにでともかなた")
 
 
 def _stem(word: str) -> str:
@@ -211,7 +209,9 @@ class OfflineChatModel(ChatModel):
         if request.output_schema is not None:
             return json.dumps(empty_extraction(request.output_schema), ensure_ascii=False)
         # Messages carrying only tool results have no text; the question is in an earlier one.
-        asked = next((m.text for m in reversed(request.messages) if m.role == "user" and m.text), "")
+        asked = next(
+            (m.text for m in reversed(request.messages) if m.role == "user" and m.text), ""
+        )
         question, context = _split_question(asked)
         # Context arrives in the system prompt, around the question, or as tool results.
         tool_output = [
@@ -233,14 +233,4 @@ class OfflineChatModel(ChatModel):
         return OFFLINE_LABEL + "From memory:\n" + "\n".join(f"- {line}" for line in lines)
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
-        text = self.answer(request)
-        prompt = [request.system_text, *(m.text for m in request.messages)]
-        return ChatResponse(
-            content=(TextBlock(text),),
-            stop_reason="end_turn",
-            model=self.model,
-            usage=Usage(
-                input_tokens=sum(estimate_tokens(t) for t in prompt),
-                output_tokens=estimate_tokens(text),
-            ),
-        )
+        return text_response(request, self.answer(request), model=self.model)
