@@ -180,12 +180,20 @@ async def test_logs_carry_counts_not_content(memories, embedder):
 
     searcher, target = memories
     secret_question = "what is the secret handshake of the night club"
-    with structlog.testing.capture_logs() as logs:
+    with structlog.testing.capture_logs(
+        processors=[structlog.contextvars.merge_contextvars]
+    ) as logs:
         await searcher.search(
             target,
-            SearchQuery(tenant=alice(), text=secret_question, vector=await embedder.embed_query(secret_question)),
+            SearchQuery(
+                tenant=alice(),
+                text=secret_question,
+                vector=await embedder.embed_query(secret_question),
+            ),
         )
     events = [entry for entry in logs if entry["event"] == "search_completed"]
     assert len(events) == 1
     assert events[0]["tier"] == "plain" and events[0]["sources"] == ["vector", "text"]
+    assert (events[0]["agent_id"], events[0]["user_id"]) == ("agent", "alice")
+    assert structlog.contextvars.get_contextvars() == {}  # the tenant binding did not leak
     assert "secret handshake" not in repr(logs)

@@ -223,8 +223,10 @@ class Searcher(ABC):
     async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         """The fused top ``query.limit`` hits, best first."""
         started = time.perf_counter()
-        hits = await self._search(target, query)
-        _log_search(self.tier, target, query, hits, started)
+        # Events logged while searching (retries, warnings) carry the tenant they concern.
+        with structlog.contextvars.bound_contextvars(**query.tenant):
+            hits = await self._search(target, query)
+            _log_search(self.tier, target, query, hits, started)
         return hits
 
     @abstractmethod
