@@ -1,0 +1,457 @@
+"""Voyage AI embeddings through the official ``voyageai`` SDK (``agent-memory[voyage]``).
+
+The SDK's own retries are switched off (``max_retries=0``); every attempt goes through
+:func:`~agent_memory.providers._retry.call_with_retries` and the live-call guard.
+
+Connections: left alone, ``voyageai.AsyncClient`` opens and closes a new
+``aiohttp.ClientSession`` for every request, i.e. a fresh TCP and TLS handshake per query.
+The SDK reads a caller-supplied session from the ``voyageai.aiosession`` context variable
+instead, so this embedder keeps one session per event loop, sets the variable only around
+its own calls, and closes the session in :meth:`VoyageEmbedder.aclose` (or, failing that,
+when the loop shuts down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import os
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeVar
+
+import numpy as np
+import structlog
+
+from agent_memory._tokens import estimate_tokens
+from agent_memory.errors import (
+    BadResponseError,
+    ConfigurationError,
+    DependencyMissingError,
+    InvalidInputError,
+    MissingCredentialsError,
+    ProviderError,
+    ProviderUnavailableError,
+    RateLimitedError,
+    UnknownProviderError,
+)
+from agent_memory.providers._live import check_live_call
+from agent_memory.providers._retry import RetryPolicy, call_with_retries
+from agent_memory.providers.embedders.base import Embedder
+
+try:
+    import aiohttp
+    import voyageai
+    from voyageai import error as voyage_error
+    from voyageai.util import get_default_base_url
+except ImportError as exc:  # pragma: no cover - only without the optional extra
+    raise DependencyMissingError("voyageai", "voyage") from exc
+
+__all__ = ["VOYAGE_MODELS", "VoyageEmbedder"]
+
+logger = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+_PROVIDER = "voyage"
+_API_KEY_ENV = "VOYAGE_API_KEY"
+_DEFAULT_RETRY = RetryPolicy()
+#: The API's limit on the length of the input list.
+MAX_TEXTS_PER_REQUEST = 1_000
+#: ``estimate_tokens`` is a character heuristic; Voyage's tokenizers (not available offline)
+#: can count up to about twice as many tokens for digits, code and non-Latin alphabets.
+TOKEN_SAFETY_FACTOR = 2.0
+_FLEXIBLE_DIMENSIONS = (256, 512, 1024, 2048)
+
+
+@dataclass(frozen=True, slots=True)
+class _ModelSpec:
+    dimensions: int  # the default (flexible models) or the only (fixed models) width
+    flexible: bool
+    batch_tokens: int  # the API's limit on the total tokens of one request
+
+
+# Limits from the embeddings API reference (docs.voyageai.com/reference/embeddings-api and
+# the MongoDB copy of it): 1M tokens for the -lite models, 320K for voyage-4 / 3.5 / 3 / 2,
+# 120K for the large, code and domain models.
+VOYAGE_MODELS: dict[str, _ModelSpec] = {
+    "voyage-4-large": _ModelSpec(1024, True, 120_000),
+    "voyage-4": _ModelSpec(1024, True, 320_000),
+    "voyage-4-lite": _ModelSpec(1024, True, 1_000_000),
+    "voyage-3-large": _ModelSpec(1024, True, 120_000),
+    "voyage-3.5": _ModelSpec(1024, True, 320_000),
+    "voyage-3.5-lite": _ModelSpec(1024, True, 1_000_000),
+    "voyage-code-3": _ModelSpec(1024, True, 120_000),
+    "voyage-3": _ModelSpec(1024, False, 320_000),
+    "voyage-3-lite": _ModelSpec(512, False, 1_000_000),
+    "voyage-finance-2": _ModelSpec(1024, False, 120_000),
+    "voyage-law-2": _ModelSpec(1024, False, 120_000),
+    "voyage-multilingual-2": _ModelSpec(1024, False, 120_000),
+    "voyage-code-2": _ModelSpec(1536, False, 120_000),
+    "voyage-large-2": _ModelSpec(1536, False, 120_000),
+    "voyage-large-2-instruct": _ModelSpec(1024, False, 120_000),
+    "voyage-2": _ModelSpec(1024, False, 320_000),
+}
+
+
+def _resolve_dimensions(model: str, spec: _ModelSpec, dimensions: int | None) -> int:
+    if dimensions is None:
+        return spec.dimensions
+    allowed = _FLEXIBLE_DIMENSIONS if spec.flexible else (spec.dimensions,)
+    if dimensions not in allowed:
+        raise ConfigurationError(
+            f"voyage model {model!r} cannot produce {dimensions}-dimensional vectors; "
+            f"choose one of: {', '.join(map(str, allowed))}"
+        )
+    return dimensions
+
+
+def plan_batches(
+    texts: Sequence[str], *, token_budget: int, max_texts: int = MAX_TEXTS_PER_REQUEST
+) -> list[list[str]]:
+    """Split ``texts``, in order, into request-sized batches.
+
+    A batch holds at most ``max_texts`` texts whose estimated tokens (times
+    :data:`TOKEN_SAFETY_FACTOR`) stay within ``token_budget``; a single text over the budget
+    still gets a batch of its own, for the API to judge.
+    """
+    batches: list[list[str]] = []
+    current: list[str] = []
+    used = 0.0
+    for text in texts:
+        cost = estimate_tokens(text) * TOKEN_SAFETY_FACTOR
+        if current and (len(current) >= max_texts or used + cost > token_budget):
+            batches.append(current)
+            current, used = [], 0.0
+        current.append(text)
+        used += cost
+    if current:
+        batches.append(current)
+    return batches
+
+
+# --- error mapping ---------------------------------------------------------------------------
+
+
+class _TokenLimitError(InvalidInputError):
+    """The API counted more tokens in a batch than it accepts (our estimate fell short)."""
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds the API asked us to wait (``Retry-After`` in seconds or as an HTTP date)."""
+    # aiohttp's headers are case-insensitive; SDK paths without headers give a plain {}.
+    value = headers.get("retry-after") if hasattr(headers, "get") else None
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
+
+
+def _detail(exc: Exception) -> str:
+    message = getattr(exc, "user_message", None) or str(exc) or type(exc).__name__
+    # Unknown 4xx errors carry the whole body and headers in the message.
+    return message if len(message) <= 300 else message[:300] + "..."
+
+
+_UNAVAILABLE = (
+    voyage_error.ServiceUnavailableError,
+    voyage_error.ServerError,
+    voyage_error.Timeout,
+    voyage_error.APIConnectionError,
+    voyage_error.TryAgain,
+)
+_REJECTED = (voyage_error.InvalidRequestError, voyage_error.MalformedRequestError)
+
+
+def _map_error(exc: Exception) -> Exception:
+    """The agent_memory error for an SDK failure (the caller raises it ``from exc``)."""
+    if isinstance(exc, TimeoutError | aiohttp.ClientError):
+        # The SDK wraps these, except on a second read of a broken body.
+        return ProviderUnavailableError(
+            f"cannot reach voyage: {type(exc).__name__}", provider=_PROVIDER
+        )
+    if not isinstance(exc, voyage_error.VoyageError):
+        # KeyError, AttributeError, ValueError ... from the SDK unpacking an odd body.
+        return BadResponseError(
+            f"voyage returned a response that cannot be parsed: {type(exc).__name__}: {exc}",
+            provider=_PROVIDER,
+        )
+    status = exc.http_status
+    detail = _detail(exc)
+    # Status first: a non-JSON error body makes the SDK raise a plain APIError for any code.
+    if isinstance(exc, voyage_error.RateLimitError) or status == 429:
+        return RateLimitedError(
+            f"voyage rate limit: {detail}",
+            provider=_PROVIDER,
+            retry_after=_retry_after(exc.headers),
+        )
+    if isinstance(exc, _UNAVAILABLE) or (status is not None and (status >= 500 or status == 408)):
+        return ProviderUnavailableError(
+            f"voyage is unavailable{f' (HTTP {status})' if status else ''}: {detail}",
+            provider=_PROVIDER,
+            status_code=status,
+        )
+    if isinstance(exc, voyage_error.AuthenticationError) or status in (401, 403):
+        return ProviderError(
+            f"voyage refused the credentials (HTTP {status}): {detail}; check {_API_KEY_ENV}",
+            provider=_PROVIDER,
+            status_code=status,
+        )
+    if isinstance(exc, _REJECTED) or status in (400, 413, 422):
+        lowered = detail.lower()
+        if "token" in lowered and "batch" in lowered:
+            return _TokenLimitError(f"voyage rejected the batch as too large: {detail}")
+        if "token" in lowered or "too long" in lowered or "context length" in lowered:
+            return InvalidInputError(f"voyage rejected a text as too long: {detail}")
+        return BadResponseError(
+            f"voyage rejected the request (HTTP {status}): {detail}",
+            provider=_PROVIDER,
+            status_code=status,
+        )
+    if status is not None and 200 <= status < 300:
+        return BadResponseError(
+            f"voyage returned a body that is not JSON: {detail}", provider=_PROVIDER
+        )
+    return ProviderError(
+        f"voyage request failed (HTTP {status}): {detail}", provider=_PROVIDER, status_code=status
+    )
+
+
+# --- connections -----------------------------------------------------------------------------
+
+
+async def _session_keeper(session: aiohttp.ClientSession) -> AsyncIterator[None]:
+    """Stays suspended while ``session`` lives; closing the generator closes the session.
+
+    asyncio closes suspended async generators when their loop shuts down (``asyncio.run``,
+    pytest-asyncio) and when they are garbage-collected, so the session is closed inside its
+    own loop even if :meth:`VoyageEmbedder.aclose` is never awaited, and no "Unclosed client
+    session" warning is left for the garbage collector.
+    """
+    try:
+        yield
+    finally:
+        await session.close()
+
+
+@dataclass(slots=True)
+class _LoopState:
+    """What belongs to one event loop: aiohttp sessions and semaphores cannot cross loops."""
+
+    loop: asyncio.AbstractEventLoop
+    session: aiohttp.ClientSession
+    keeper: AsyncGenerator[None, None]
+    slots: asyncio.Semaphore
+
+    @classmethod
+    async def open(cls, max_concurrency: int) -> _LoopState:
+        session = aiohttp.ClientSession()
+        keeper = _session_keeper(session)
+        await anext(keeper)
+        return cls(asyncio.get_running_loop(), session, keeper, asyncio.Semaphore(max_concurrency))
+
+    async def close(self) -> None:
+        if self.loop is asyncio.get_running_loop():
+            await self.keeper.aclose()
+        # From another loop the session cannot be closed here; dropping the last reference
+        # lets asyncio finalise the keeper in the loop it belongs to.
+
+
+async def _gather_or_raise_first(operations: list[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run operations concurrently; on the first failure cancel the rest and raise it."""
+    if len(operations) == 1:
+        return [await operations[0]]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(operation) for operation in operations]
+    except BaseExceptionGroup as failures:
+        # Raise the failure itself, not the group, so callers can catch the agent_memory
+        # class; ``from`` keeps the SDK exception as its cause.
+        first = failures.exceptions[0]
+        raise first from first.__cause__
+    return [task.result() for task in tasks]
+
+
+# --- the embedder ----------------------------------------------------------------------------
+
+
+class VoyageEmbedder(Embedder):
+    """Voyage AI embeddings via ``voyageai.AsyncClient``.
+
+    Documents are sent with ``input_type="document"`` and queries with ``"query"``; large
+    inputs are split into batches within the API's limits (1,000 texts, and the model's
+    token budget estimated conservatively from characters) and up to ``max_concurrency``
+    batches are in flight at once. Texts over the model's context length are an error, not
+    silently truncated. Failures come out as :mod:`agent_memory.errors` classes after the
+    retries of ``retry``.
+
+    Example::
+
+        async with VoyageEmbedder("voyage-3.5", dimensions=512) as embedder:
+            vectors = await embedder.embed_documents(["I live in Berlin"])
+    """
+
+    provider: ClassVar[str] = _PROVIDER
+
+    def __init__(
+        self,
+        model: str = "voyage-3.5",
+        *,
+        dimensions: int | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 30,
+        retry: RetryPolicy = _DEFAULT_RETRY,
+        max_concurrency: int = 4,
+    ) -> None:
+        spec = VOYAGE_MODELS.get(model)
+        if spec is None:
+            raise UnknownProviderError("voyage model", model, tuple(VOYAGE_MODELS))
+        self.dimensions = _resolve_dimensions(model, spec, dimensions)
+        key = (api_key or os.environ.get(_API_KEY_ENV) or "").strip()
+        if not key:
+            raise MissingCredentialsError(
+                f"the voyage embedder needs an API key: set {_API_KEY_ENV} or pass api_key=..."
+            )
+        if timeout <= 0:
+            raise ConfigurationError("timeout must be positive")
+        if max_concurrency < 1:
+            raise ConfigurationError("max_concurrency must be at least 1")
+        self.model = model
+        #: The endpoint requests go to (keys starting "al-" default to MongoDB's endpoint).
+        self.base_url = (base_url or get_default_base_url(key)).rstrip("/")
+        self._spec = spec
+        self._retry = retry
+        self._max_concurrency = max_concurrency
+        self._state: _LoopState | None = None
+        self._closed = False
+        self._client = voyageai.AsyncClient(
+            api_key=key, max_retries=0, timeout=timeout, base_url=self.base_url
+        )
+
+    async def _loop_state(self) -> _LoopState:
+        if self._closed:
+            raise RuntimeError("this VoyageEmbedder has been closed")
+        loop = asyncio.get_running_loop()
+        state = self._state
+        if state is not None and state.loop is loop:
+            return state
+        # First use, or use from a new event loop (e.g. a second asyncio.run).
+        self._state = fresh = await _LoopState.open(self._max_concurrency)
+        if state is not None:
+            await state.close()
+        return fresh
+
+    async def _embed(self, texts: list[str], *, kind: Literal["document", "query"]) -> np.ndarray:
+        state = await self._loop_state()
+        batches = plan_batches(texts, token_budget=self._spec.batch_tokens)
+        token = voyageai.aiosession.set(state.session)
+        try:
+            # Tasks copy the context when created, so every batch sees the session.
+            parts = await _gather_or_raise_first(
+                [self._embed_batch(batch, kind, state.slots) for batch in batches]
+            )
+        finally:
+            voyageai.aiosession.reset(token)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    async def _embed_batch(
+        self, batch: list[str], kind: Literal["document", "query"], slots: asyncio.Semaphore
+    ) -> np.ndarray:
+        try:
+            async with slots:
+                return await self._call(batch, kind)
+        except _TokenLimitError:
+            if len(batch) < 2:
+                raise
+        # Our estimate undercounted this text mix; halve until the API accepts (outside the
+        # semaphore, so the halves can take slots of their own).
+        logger.warning("embedding_batch_split", provider=self.provider, texts=len(batch))
+        half = len(batch) // 2
+        first = await self._embed_batch(batch[:half], kind, slots)
+        second = await self._embed_batch(batch[half:], kind, slots)
+        return np.concatenate([first, second])
+
+    async def _call(self, batch: list[str], kind: Literal["document", "query"]) -> np.ndarray:
+        started = time.perf_counter()
+        vectors, tokens = await call_with_retries(
+            functools.partial(self._attempt, batch, kind),
+            policy=self._retry,
+            provider=self.provider,
+        )
+        logger.info(
+            "embeddings_computed",
+            provider=self.provider,
+            model=self.model,
+            kind=kind,
+            texts=len(batch),
+            tokens=tokens,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        return vectors
+
+    async def _attempt(
+        self, batch: list[str], kind: Literal["document", "query"]
+    ) -> tuple[np.ndarray, int | None]:
+        check_live_call(self.provider, self.base_url)
+        try:
+            result = await self._client.embed(
+                batch,
+                model=self.model,
+                input_type=kind,
+                # An over-long text is an error, as the base class promises, not cut silently.
+                truncation=False,
+                output_dimension=self.dimensions if self._spec.flexible else None,
+            )
+            embeddings, tokens = result.embeddings, result.total_tokens
+        except (
+            voyage_error.VoyageError,
+            aiohttp.ClientError,
+            TimeoutError,
+            # The SDK unpacking an odd body: missing keys, bad base64 ...
+            AttributeError,
+            KeyError,
+            TypeError,
+            ValueError,
+        ) as exc:
+            raise _map_error(exc) from exc
+        return self._check_vectors(embeddings, len(batch)), tokens
+
+    def _check_vectors(self, embeddings: object, expected: int) -> np.ndarray:
+        try:
+            vectors = np.asarray(embeddings, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise BadResponseError(
+                "voyage returned embeddings that are not a numeric matrix", provider=self.provider
+            ) from exc
+        if vectors.ndim != 2 or vectors.shape[0] != expected:
+            raise BadResponseError(
+                f"voyage returned {vectors.shape[0] if vectors.ndim else 0} embeddings "
+                f"for {expected} texts",
+                provider=self.provider,
+            )
+        if vectors.shape[1] != self.dimensions:
+            raise BadResponseError(
+                f"voyage returned {vectors.shape[1]}-dimensional vectors; "
+                f"expected {self.dimensions} for {self.model}",
+                provider=self.provider,
+            )
+        if not np.isfinite(vectors).all():
+            raise BadResponseError(
+                "voyage returned vectors with NaN or infinite values", provider=self.provider
+            )
+        return vectors
+
+    async def aclose(self) -> None:
+        """Close the HTTP session this embedder opened. Safe to call more than once."""
+        self._closed = True
+        state, self._state = self._state, None
+        if state is not None:
+            await state.close()

@@ -1,0 +1,94 @@
+"""The embedder benchmark on a small dataset in LoCoMo's format (the real one stays outside)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_memory.bench.embedders import load_locomo, main
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo10.json"
+
+
+def _dataset(path: Path) -> Path:
+    sample = {
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:00 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy called Rex."},
+                {
+                    "speaker": "Ben",
+                    "dia_id": "D1:2",
+                    "text": "I am training for a marathon in Oslo.",
+                },
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "My sister paints watercolours."},
+            ],
+        },
+        "qa": [
+            {
+                "question": "What is the name of Ann's puppy?",
+                "answer": "Rex",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Where is Ben's marathon?",
+                "answer": "Oslo",
+                "evidence": ["D:1:2"],
+                "category": 4,
+            },
+            {"question": "Who paints?", "answer": "Ann's sister", "evidence": [], "category": 5},
+        ],
+    }
+    path.write_text(json.dumps([sample]), encoding="utf-8")
+    return path
+
+
+def test_loader_repairs_ids_and_skips_questions_without_evidence(tmp_path):
+    conversations, report = load_locomo(_dataset(tmp_path / "d.json"))
+    assert report.questions == 3 and report.without_evidence == 1 and report.repaired_ids == 1
+    # evidence points at turn positions; "D:1:2" was repaired to the second turn
+    assert [q.evidence for q in conversations[0].questions] == [(0,), (1,)]
+
+
+def test_run_prints_tables_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "result.json"
+    assert (
+        main(
+            [
+                "--dataset",
+                str(_dataset(tmp_path / "d.json")),
+                "--embedders",
+                "fake",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "| bm25 |" in printed and "| fake |" in printed
+    result = json.loads(out.read_text())
+    assert result["questions"] == 3 and result["skipped_without_evidence"] == 1
+    by_method = {(r["method"], r["variant"]): r for r in result["results"]}
+    assert by_method[("bm25", "turn")]["overall"]["questions"] == 2
+    # Both questions share a content word only with their evidence turn.
+    assert by_method[("bm25", "turn")]["overall"]["any"]["1"] == 1.0
+    assert by_method[("fake", "turn")]["overall"]["any"]["1"] == 1.0
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="the LoCoMo data is not beside the repository")
+def test_runs_on_the_real_dataset_for_one_conversation(tmp_path):
+    out = tmp_path / "r.json"
+    assert (
+        main(["--dataset", str(SHARED), "--embedders", "fake", "--limit", "1", "--out", str(out)])
+        == 0
+    )
+    result = json.loads(out.read_text())
+    assert result["conversations"] == 1 and result["questions"] > 100
+    bm25 = next(r for r in result["results"] if r["method"] == "bm25" and r["variant"] == "turn")
+    assert 0.3 < bm25["overall"]["any"]["10"] <= 1.0
