@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import structlog
 
 from agent_memory.providers._live import set_live_calls
 
@@ -38,3 +39,10 @@ def _isolated_environment(
     for name in _ISOLATED_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)  # no stray .env, and the default data dir lands in tmp
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging_configuration():
+    """Commands under test configure structlog for the process; no test inherits that."""
+    yield
+    structlog.reset_defaults()

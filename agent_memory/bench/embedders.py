@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import structlog
 
-from agent_memory.errors import UnknownProviderError
+from agent_memory.errors import DependencyMissingError, UnknownProviderError
 from agent_memory.mongo.search.fusion import RRF_K
 from agent_memory.providers.embedders import Embedder, FakeEmbedder
 
@@ -152,7 +152,10 @@ def rrf_scores(*score_matrices: np.ndarray, k: int = RRF_K) -> np.ndarray:
 
 def bm25_scores(passages: Sequence[str], queries: Sequence[str]) -> np.ndarray:
     """Lucene-style BM25 (``bm25s``, k1=1.5, b=0.75, English stop words, no stemming)."""
-    import bm25s
+    try:
+        import bm25s
+    except ImportError as exc:
+        raise DependencyMissingError("bm25s", "bench") from exc
 
     retriever = bm25s.BM25()
     retriever.index(

@@ -10,17 +10,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-import structlog
 from pymongo import MongoClient
 from typer.testing import CliRunner
 
 from agent_memory.cli import app
-
-
-@pytest.fixture(autouse=True)
-def _reset_logging():
-    yield
-    structlog.reset_defaults()
 
 
 @pytest.fixture
