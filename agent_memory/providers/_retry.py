@@ -3,20 +3,42 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import random
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
 from agent_memory.errors import ProviderError, ProviderUnavailableError, RateLimitedError
 
-__all__ = ["RetryPolicy", "call_with_retries"]
+__all__ = ["RetryPolicy", "call_with_retries", "parse_retry_after"]
 
 logger = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds a provider asked us to wait, from ``retry-after-ms`` or ``retry-after``
+    (seconds or an HTTP date); ``None`` when it did not say. Header lookups are
+    case-insensitive in both httpx and aiohttp; anything without ``get`` counts as no headers.
+    """
+    if not hasattr(headers, "get"):
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(float(value) * scale, 0.0)
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is not None:
+                return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

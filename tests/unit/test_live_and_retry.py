@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agent_memory.errors import (
@@ -86,3 +88,16 @@ async def test_final_errors_are_not_retried():
 
 def test_retry_after_is_capped():
     assert RetryPolicy(max_delay=5.0).delay(1, retry_after=600.0) == 5.0
+
+
+def test_retry_after_headers_in_every_form():
+    from email.utils import formatdate
+
+    from agent_memory.providers._retry import parse_retry_after
+
+    assert parse_retry_after({"retry-after": "3"}) == 3.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    in_ten = parse_retry_after({"retry-after": formatdate(time.time() + 10, usegmt=True)})
+    assert in_ten is not None and 8 <= in_ten <= 10
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None and parse_retry_after(None) is None

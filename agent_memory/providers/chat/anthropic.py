@@ -8,7 +8,6 @@ and every attempt passes the live-call guard first.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,7 +25,7 @@ from agent_memory.errors import (
     RateLimitedError,
 )
 from agent_memory.providers._live import check_live_call
-from agent_memory.providers._retry import RetryPolicy, call_with_retries
+from agent_memory.providers._retry import RetryPolicy, call_with_retries, parse_retry_after
 from agent_memory.providers.chat.base import (
     Block,
     ChatModel,
@@ -79,21 +78,6 @@ def strict_output_schema(schema: dict[str, Any]) -> dict[str, Any]:
         ) from exc
 
 
-def _retry_after(headers: httpx2.Headers) -> float | None:
-    """Seconds the API asked us to wait (``retry-after-ms``, ``retry-after`` or an HTTP date)."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(float(value) * scale, 0.0)
-        except ValueError:
-            parsed = email.utils.parsedate_tz(value)
-            if parsed is not None:
-                return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
-    return None
-
-
 def _map_error(exc: Exception) -> ProviderError:
     """The agent_memory error for an SDK failure (the caller raises it ``from exc``)."""
     if isinstance(exc, anthropic.APIStatusError):
@@ -107,7 +91,7 @@ def _map_error(exc: Exception) -> ProviderError:
             return RateLimitedError(
                 f"Anthropic rate limit: {detail}",
                 provider=_PROVIDER,
-                retry_after=_retry_after(exc.response.headers),
+                retry_after=parse_retry_after(exc.response.headers),
             )
         if status in (401, 403):
             return ProviderError(

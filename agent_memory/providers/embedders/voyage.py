@@ -14,7 +14,6 @@ when the loop shuts down).
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import os
 import time
@@ -38,7 +37,7 @@ from agent_memory.errors import (
     UnknownProviderError,
 )
 from agent_memory.providers._live import check_live_call
-from agent_memory.providers._retry import RetryPolicy, call_with_retries
+from agent_memory.providers._retry import RetryPolicy, call_with_retries, parse_retry_after
 from agent_memory.providers.embedders.base import Embedder
 
 try:
@@ -139,21 +138,6 @@ class _TokenLimitError(InvalidInputError):
     """The API counted more tokens in a batch than it accepts (our estimate fell short)."""
 
 
-def _retry_after(headers: Any) -> float | None:
-    """Seconds the API asked us to wait (``Retry-After`` in seconds or as an HTTP date)."""
-    # aiohttp's headers are case-insensitive; SDK paths without headers give a plain {}.
-    value = headers.get("retry-after") if hasattr(headers, "get") else None
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_tz(value)
-        if parsed is None:
-            return None
-        return max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
-
-
 def _detail(exc: Exception) -> str:
     message = getattr(exc, "user_message", None) or str(exc) or type(exc).__name__
     # Unknown 4xx errors carry the whole body and headers in the message.
@@ -190,7 +174,7 @@ def _map_error(exc: Exception) -> Exception:
         return RateLimitedError(
             f"voyage rate limit: {detail}",
             provider=_PROVIDER,
-            retry_after=_retry_after(exc.headers),
+            retry_after=parse_retry_after(exc.headers),
         )
     if isinstance(exc, _UNAVAILABLE) or (status is not None and (status >= 500 or status == 408)):
         return ProviderUnavailableError(
