@@ -299,8 +299,12 @@ class IndexManager:
         timeout: float = 300.0,
         update: bool = False,
         on_progress: Callable[[IndexState], None] | None = None,
+        poll_interval: float = 1.0,
     ) -> list[IndexState]:
         """Create what is missing. Idempotent: existing matching indexes are left alone.
+
+        On the Atlas tier, search indexes build asynchronously; with ``wait`` their state is
+        polled (every ``poll_interval`` seconds, backing off to 10) until all are queryable.
 
         Raises :class:`EmbeddingMismatchError` when the data was embedded differently, and
         :class:`StorageError` when Atlas search indexes are not queryable within ``timeout``.
@@ -323,7 +327,7 @@ class IndexManager:
                         notify(state)
             results.append(await self._record_embedding())
             if wait and self.tier == "atlas":
-                await self._wait_queryable(timeout=timeout, notify=notify)
+                await self._wait_queryable(timeout=timeout, notify=notify, interval=poll_interval)
         created = sum(1 for state in results if state.state in ("created", "updated"))
         logger.info(
             "indexes_setup_completed",
@@ -380,10 +384,10 @@ class IndexManager:
         return states
 
     async def _wait_queryable(
-        self, *, timeout: float, notify: Callable[[IndexState], None]
+        self, *, timeout: float, notify: Callable[[IndexState], None], interval: float
     ) -> None:
         deadline = time.monotonic() + timeout
-        delay = 1.0
+        delay = interval
         while True:
             pending = []
             for spec in self.catalog.collections.values():
