@@ -181,7 +181,7 @@ async def test_a_failed_build_is_an_error_naming_the_index(atlas, embedder):
 async def test_waiting_is_bounded(atlas, embedder):
     connection, server = atlas
     server.build_polls = 10_000
-    with pytest.raises(StorageError, match="not queryable after 0 s.*indexes status"):
+    with pytest.raises(StorageError, match=r"not queryable after 0 s.*indexes status"):
         await IndexManager(connection, embedder.signature).setup(timeout=0.2, poll_interval=0.05)
     # no wait: returns at once with the indexes still building
     states = await IndexManager(connection, embedder.signature).setup(wait=False)
