@@ -99,11 +99,12 @@ class Connection:
         await self.close()
 
 
-def _new_client(uri: str, settings: Settings) -> AsyncMongoClient:
+def _new_client(uri: str, settings: Settings, options: dict[str, Any]) -> AsyncMongoClient:
     timeout = settings.connect_timeout_ms
     try:
         return AsyncMongoClient(
             uri,
+            **options,
             serverSelectionTimeoutMS=timeout,
             connectTimeoutMS=timeout,
             appname="agent-memory",
@@ -134,6 +135,7 @@ async def connect(
     *,
     uri: str | None = None,
     database: Any | None = None,
+    client_options: dict[str, Any] | None = None,
 ) -> Connection:
     """Connect to MongoDB and learn what the server supports.
 
@@ -141,6 +143,10 @@ async def connect(
     - ``uri``: a connection string; overrides ``MONGODB_URI``.
     - neither: ``MONGODB_URI`` from the settings, or, when that is unset, the embedded server
       in ``settings.data_dir`` (shared with another process that already serves it).
+
+    ``client_options`` go to ``AsyncMongoClient`` as they are (for example
+    ``event_listeners`` for command monitoring, ``maxPoolSize``); they do not apply to a
+    ``database`` handed in.
 
     Unreachable servers fail within ``connect_timeout_ms`` with
     :class:`~agent_memory.errors.StorageUnavailableError`; refused credentials with
@@ -178,7 +184,7 @@ async def connect(
                     settings.data_dir, host=settings.embedded_host, port=settings.embedded_port
                 )
                 target_uri = await embedded.astart()
-        client = _new_client(target_uri, settings)
+        client = _new_client(target_uri, settings, dict(client_options or {}))
         db = client.get_database(settings.database, codec_options=_CODEC)
         target = redact_uri(target_uri)
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from pymongo import monitoring
 
 from agent_memory.config import Settings, load_settings
 from agent_memory.mongo.connection import Connection, connect
@@ -46,3 +48,44 @@ async def connection(settings: Settings) -> AsyncIterator[Connection]:
 @pytest.fixture
 def embedder() -> FakeEmbedder:
     return FakeEmbedder()
+
+
+class CommandCounter(monitoring.CommandListener):
+    """Counts the commands a connection sends (handshakes and session ends not included)."""
+
+    IGNORED = frozenset({"hello", "ismaster", "isMaster", "ping", "endSessions", "buildInfo"})
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.command_name not in self.IGNORED:
+            self.commands.append(event.command_name)
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        pass
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+    @contextmanager
+    def count(self) -> Iterator[list[str]]:
+        """``with counter.count() as sent:`` - ``sent`` lists the commands sent inside."""
+        start = len(self.commands)
+        sent: list[str] = []
+        try:
+            yield sent
+        finally:
+            sent.extend(self.commands[start:])
+
+
+@pytest.fixture
+async def counted(settings: Settings) -> AsyncIterator[tuple[Connection, CommandCounter]]:
+    """A connection whose commands are counted: ``conn, counter = counted``."""
+    counter = CommandCounter()
+    conn = await connect(settings, client_options={"event_listeners": [counter]})
+    try:
+        yield conn, counter
+    finally:
+        await conn.client.drop_database(settings.database)
+        await conn.close()

@@ -1,0 +1,1 @@
+"""The four memories: conversation, long-term, working and episodic."""
