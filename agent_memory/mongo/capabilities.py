@@ -137,6 +137,18 @@ async def probe_capabilities(db: Any, *, probe_collection: str, embedded: bool) 
             await _driver.start_transaction(session)
             try:
                 await collection.find_one({"_id": None}, session=session)
+                # A server may run transactions exclusively (the embedded engine does): then
+                # any other session's operation fails while one is open, and using them would
+                # turn concurrency into errors. Such transactions are reported as unusable.
+                try:
+                    await collection.find_one({"_id": None})
+                except pm.OperationFailure as exc:
+                    if "active transaction" not in str(exc):
+                        raise
+                    transactions = False
+                    notes["transactions"] = (
+                        "transactions block every other session on this server; not used"
+                    )
             finally:
                 await session.abort_transaction()
     except (pm.OperationFailure, pm.ConfigurationError, pm.InvalidOperation) as exc:

@@ -1,0 +1,180 @@
+"""The shapes of long-term memories: what a caller stores, what is stored, what comes back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.memory._common import check_id, check_importance, check_mapping, check_text
+from agent_memory.memory.ranking import RankingWeights, ScoreBreakdown
+from agent_memory.mongo.search import SourceScore
+
+__all__ = [
+    "MEMORY_TYPES",
+    "LongTermConfig",
+    "Memory",
+    "NewMemory",
+    "RetrievedMemory",
+    "StoreResult",
+]
+
+MEMORY_TYPES = ("fact", "preference", "instruction", "learned")
+MemoryType = Literal["fact", "preference", "instruction", "learned"]
+
+
+@dataclass(frozen=True, slots=True)
+class LongTermConfig:
+    """Tunables of long-term memory; the defaults follow the blueprint's best practices."""
+
+    default_importance: float = 0.5
+    max_content_chars: int = 8_000
+    max_tags: int = 32
+    ranking: RankingWeights = field(default_factory=RankingWeights)
+    #: Search this many times ``k`` candidates, then re-rank them with the full score.
+    overfetch: int = 4
+    #: Cosine similarity from which a new memory without a key counts as a repeat.
+    repeat_similarity: float = 0.98
+    #: Cosine similarity from which a judge model (if any) is asked whether two memories agree.
+    judge_similarity: float = 0.85
+    #: How much a repeat raises importance (capped at 1).
+    reinforce_step: float = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A memory to store. ``key`` names a single-valued slot ("home", "seat_preference"):
+    a new memory with the key of an active one either repeats it or supersedes it."""
+
+    content: str
+    memory_type: str = "fact"
+    importance: float | None = None
+    tags: Sequence[str] = ()
+    key: str | None = None
+    source: Mapping[str, Any] | None = None
+    expires_at: datetime | None = None
+    context: str | None = None
+    schema: str | None = None
+
+    def checked(self, config: LongTermConfig) -> NewMemory:
+        """This memory with every field validated (raises :class:`InvalidInputError`)."""
+        content = check_text(self.content, "content", max_chars=config.max_content_chars).strip()
+        if self.memory_type not in MEMORY_TYPES:
+            raise InvalidInputError(
+                f"memory_type must be one of {', '.join(MEMORY_TYPES)}, got {self.memory_type!r}"
+            )
+        importance = (
+            config.default_importance
+            if self.importance is None
+            else check_importance(self.importance)
+        )
+        if isinstance(self.tags, str) or not isinstance(self.tags, Sequence):
+            raise InvalidInputError("tags must be a list of strings")
+        if len(self.tags) > config.max_tags:
+            raise InvalidInputError(f"at most {config.max_tags} tags")
+        tags = tuple(dict.fromkeys(check_id(tag, "tag") for tag in self.tags))
+        key = None if self.key is None else check_id(self.key, "key")
+        source = None if self.source is None else check_mapping(self.source, "source")
+        if self.expires_at is not None and (
+            not isinstance(self.expires_at, datetime) or self.expires_at.tzinfo is None
+        ):
+            raise InvalidInputError("expires_at must be a timezone-aware datetime")
+        context = (
+            None if self.context is None else check_text(self.context, "context", max_chars=2_000)
+        )
+        schema = None if self.schema is None else check_id(self.schema, "schema")
+        return NewMemory(
+            content,
+            self.memory_type,
+            importance,
+            tags,
+            key,
+            source,
+            self.expires_at,
+            context,
+            schema,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A stored long-term memory as read back."""
+
+    id: str
+    agent_id: str
+    user_id: str
+    memory_type: str
+    content: str
+    importance: float
+    tags: tuple[str, ...]
+    key: str | None
+    status: Literal["active", "superseded"]
+    created_at: datetime
+    valid_from: datetime
+    valid_to: datetime | None
+    supersedes: tuple[str, ...]
+    superseded_by: str | None
+    last_accessed: datetime | None
+    access_count: int
+    reinforced: int
+    feedback_count: int
+    feedback_sum: float
+    source: dict[str, Any] | None
+    expires_at: datetime | None
+    context: str | None
+    schema: str | None
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> Memory:
+        feedback = doc.get("feedback") or {}
+        return cls(
+            id=doc["_id"],
+            agent_id=doc["agent_id"],
+            user_id=doc["user_id"],
+            memory_type=doc.get("memory_type", "fact"),
+            content=doc.get("content", ""),
+            importance=float(doc.get("importance", 0.0)),
+            tags=tuple(doc.get("tags") or ()),
+            key=doc.get("key"),
+            status=doc.get("status", "active"),
+            created_at=doc["created_at"],
+            valid_from=doc.get("valid_from") or doc["created_at"],
+            valid_to=doc.get("valid_to"),
+            supersedes=tuple(doc.get("supersedes") or ()),
+            superseded_by=doc.get("superseded_by"),
+            last_accessed=doc.get("last_accessed"),
+            access_count=int(doc.get("access_count", 0)),
+            reinforced=int(doc.get("reinforced", 0)),
+            feedback_count=int(feedback.get("count", 0)),
+            feedback_sum=float(feedback.get("sum", 0.0)),
+            source=doc.get("source"),
+            expires_at=doc.get("expires_at"),
+            context=doc.get("context"),
+            schema=doc.get("schema"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreResult:
+    """What storing did: ``inserted`` a new memory, ``reinforced`` an existing one (``id`` is
+    the existing memory), or inserted one that ``superseded`` the memories listed."""
+
+    id: str
+    action: Literal["inserted", "reinforced", "superseded"]
+    superseded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedMemory:
+    """A memory found by :meth:`LongTermMemory.retrieve`, with why it ranked where it did."""
+
+    memory: Memory
+    score: float
+    breakdown: ScoreBreakdown
+    sources: Mapping[str, SourceScore]
+
+    def explain(self, weights: RankingWeights | None = None) -> str:
+        ranks = ", ".join(f"{name} #{source.rank}" for name, source in sorted(self.sources.items()))
+        return f"{self.breakdown.explain(weights or RankingWeights())} [{ranks}]"

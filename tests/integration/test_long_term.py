@@ -1,0 +1,319 @@
+"""Long-term memory on the embedded server: store, retrieve, rank, consolidate, forget."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, NotFoundError
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.consolidation import Candidate
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.ranking import RankingWeights
+from agent_memory.memory.records import LongTermConfig, NewMemory
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.chat.fake import FakeChatModel
+from agent_memory.providers.embedders.fake import FakeEmbedder
+
+ALICE = Tenant("agent", "alice")
+BOB = Tenant("agent", "bob")
+
+
+@pytest.fixture
+async def memory(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    store = LongTermMemory(connection, embedder)
+    yield store
+    await store.aclose()
+
+
+async def test_a_new_fact_is_retrievable_at_once_with_default_settings(memory):
+    result = await memory.store(ALICE, "Alice is allergic to peanuts", memory_type="fact")
+    assert result.action == "inserted"
+    hits = await memory.retrieve(ALICE, "is she allergic to anything?")
+    assert hits and hits[0].memory.id == result.id
+    assert hits[0].memory.importance == 0.5
+    assert "relevance" in hits[0].explain()
+
+
+async def test_low_importance_never_hides_a_relevant_memory(memory):
+    low = await memory.store(ALICE, "Alice keeps bees on her balcony", importance=0.0)
+    await memory.store_many(
+        ALICE, [NewMemory(f"Alice note {i} about taxes", importance=1.0) for i in range(5)]
+    )
+    hits = await memory.retrieve(ALICE, "bees balcony", k=3)
+    assert hits[0].memory.id == low.id
+
+
+async def test_store_many_uses_one_embedding_call(connection, memory, embedder):
+    embedder.calls.clear()
+    results = await memory.store_many(
+        ALICE,
+        [
+            NewMemory("likes jazz"),
+            NewMemory("owns a cat", memory_type="fact"),
+            NewMemory("answer briefly", memory_type="instruction"),
+        ],
+    )
+    assert [r.action for r in results] == ["inserted"] * 3
+    assert embedder.calls == [("document", 3)]
+
+
+async def test_ranking_combines_relevance_recency_importance_and_feedback(connection, memory):
+    old = await memory.store(ALICE, "Alice plays tennis on Sundays", importance=0.5)
+    new = await memory.store(ALICE, "Alice plays tennis with her brother", importance=0.5)
+    collection = connection.collection("memories")
+    long_ago = datetime.now(UTC) - timedelta(days=365)
+    await collection.update_one({"_id": old.id}, {"$set": {"last_accessed": long_ago}})
+    hits = await memory.retrieve(ALICE, "tennis", k=2)
+    by_id = {hit.memory.id: hit for hit in hits}
+    assert by_id[new.id].breakdown.recency > 0.99 > 0.01 > by_id[old.id].breakdown.recency
+    # strong negative feedback on the new one lowers it below the old one
+    await collection.update_one({"_id": new.id}, {"$set": {"feedback": {"count": 4, "sum": -4.0}}})
+    weights = RankingWeights(feedback=1.0)
+    strict = LongTermMemory(connection, memory.embedder, config=LongTermConfig(ranking=weights))
+    hits = await strict.retrieve(ALICE, "tennis", k=2)
+    assert hits[0].memory.id == old.id
+    assert hits[1].breakdown.utility == pytest.approx(-4.0 / 6.0)
+    await strict.aclose()
+
+
+async def test_retrieval_updates_access_statistics_without_waiting(connection, memory):
+    stored = await memory.store(ALICE, "Alice's favourite colour is teal")
+    await memory.retrieve(ALICE, "favourite colour")
+    await memory.drain()
+    doc = await connection.collection("memories").find_one({"_id": stored.id})
+    assert doc["access_count"] == 1
+
+
+async def test_filters_by_type_and_tags(memory):
+    await memory.store(
+        ALICE, "Alice prefers email over phone", memory_type="preference", tags=["contact"]
+    )
+    await memory.store(
+        ALICE, "Alice's email is alice@example.org", memory_type="fact", tags=["contact", "pii"]
+    )
+    prefs = await memory.retrieve(ALICE, "email", memory_types="preference")
+    assert [h.memory.memory_type for h in prefs] == ["preference"]
+    pii = await memory.retrieve(ALICE, "email", tags=["pii"])
+    assert [h.memory.tags for h in pii] == [("contact", "pii")]
+
+
+async def test_repeats_reinforce_instead_of_piling_up(connection, memory):
+    first = await memory.store(ALICE, "Alice likes green tea.", importance=0.4)
+    again = await memory.store(ALICE, "alice likes  green tea", importance=0.3)
+    assert (again.action, again.id) == ("reinforced", first.id)
+    doc = await connection.collection("memories").find_one({"_id": first.id})
+    assert doc["reinforced"] == 1 and doc["importance"] == pytest.approx(0.45)
+    assert await connection.collection("memories").count_documents({}) == 1
+
+
+async def test_a_contradiction_supersedes_and_history_stays_queryable(memory):
+    berlin = await memory.store(ALICE, "Alice lives in Berlin", key="home")
+    lisbon = await memory.store(ALICE, "Alice lives in Lisbon", key="home")
+    assert lisbon.action == "superseded" and lisbon.superseded == (berlin.id,)
+    current = await memory.retrieve(ALICE, "where does Alice live?")
+    assert [h.memory.content for h in current] == ["Alice lives in Lisbon"]
+    before = await memory.retrieve(ALICE, "where did Alice live before?", include_history=True)
+    old = next(h.memory for h in before if h.memory.id == berlin.id)
+    assert (
+        old.status == "superseded" and old.superseded_by == lisbon.id and old.valid_to is not None
+    )
+    history = await memory.history(ALICE, key="home")
+    assert [m.content for m in history] == ["Alice lives in Lisbon", "Alice lives in Berlin"]
+    assert history[0].supersedes == (berlin.id,)
+    same = await memory.store(ALICE, "Alice lives in Lisbon", key="home")
+    assert (same.action, same.id) == ("reinforced", lisbon.id)
+
+
+async def test_a_judge_model_can_find_contradictions_without_keys(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    judge = FakeChatModel(['{"relation": "contradicts"}'])
+    store = LongTermMemory(
+        connection, embedder, judge=judge, config=LongTermConfig(judge_similarity=0.3)
+    )
+    window = await store.store(ALICE, "Alice prefers the window seat", memory_type="preference")
+    aisle = await store.store(ALICE, "Alice prefers the aisle seat", memory_type="preference")
+    assert aisle.action == "superseded" and aisle.superseded == (window.id,)
+    assert "NEW: Alice prefers the aisle seat" in judge.requests[0].messages[0].text
+    await store.aclose()
+
+
+async def test_without_a_judge_similar_but_different_facts_are_both_kept(memory):
+    await memory.store(ALICE, "Alice prefers the window seat", memory_type="preference")
+    result = await memory.store(ALICE, "Alice prefers the aisle seat", memory_type="preference")
+    assert result.action == "inserted"
+
+
+async def test_expired_memories_are_not_returned(memory):
+    await memory.store(
+        ALICE, "Alice's door code is 4711", expires_at=datetime.now(UTC) - timedelta(seconds=1)
+    )
+    await memory.store(ALICE, "Alice's office code is 1234")
+    hits = await memory.retrieve(ALICE, "code")
+    assert [h.memory.content for h in hits] == ["Alice's office code is 1234"]
+
+
+async def test_tenants_never_see_each_other(memory):
+    await memory.store(ALICE, "Alice's secret project is called Falcon")
+    bob_fact = await memory.store(BOB, "Bob's project is called Falcon too")
+    hits = await memory.retrieve(BOB, "Falcon project", k=10)
+    assert [h.memory.id for h in hits] == [bob_fact.id]
+    with pytest.raises(NotFoundError):
+        await memory.get(ALICE, bob_fact.id)
+    with pytest.raises(NotFoundError):
+        await memory.forget(ALICE, bob_fact.id)
+    assert (await memory.get(BOB, bob_fact.id)).content.startswith("Bob")
+
+
+async def test_forget_one_and_forget_user(connection, memory):
+    keep = await memory.store(BOB, "Bob likes chess")
+    gone = await memory.store(ALICE, "Alice likes chess")
+    await memory.store(ALICE, "Alice likes go")
+    await memory.forget(ALICE, gone.id)
+    with pytest.raises(NotFoundError):
+        await memory.get(ALICE, gone.id)
+    assert await memory.forget_user(ALICE) == {"memories": 1}
+    assert await memory.retrieve(ALICE, "likes") == []
+    assert (await memory.get(BOB, keep.id)).content == "Bob likes chess"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"content": "   "}, "empty"),
+        ({"content": 42}, "must be a str"),
+        ({"content": "x", "memory_type": "rumour"}, "memory_type"),
+        ({"content": "x", "importance": 1.5}, "from 0 to 1"),
+        ({"content": "x", "importance": "high"}, "must be a number"),
+        ({"content": "x", "importance": True}, "must be a number"),
+        ({"content": "x", "importance": float("nan")}, "from 0 to 1"),
+        ({"content": "x", "tags": "single"}, "list of strings"),
+        ({"content": "x", "tags": [{"$ne": None}]}, "must be a str"),
+        ({"content": "x", "key": {"$gt": ""}}, "must be a str"),
+        ({"content": "x", "source": {"$where": "1"}}, "keys may not start"),
+        ({"content": "x", "source": {"a.b": 1}}, "keys may not start"),
+        ({"content": "x", "expires_at": datetime(2030, 1, 1)}, "timezone-aware"),
+        ({"content": "x" * 8_001}, "limit is 8000"),
+    ],
+)
+async def test_bad_input_is_refused_before_writing(connection, memory, kwargs, message):
+    content = kwargs.pop("content")
+    with pytest.raises(InvalidInputError, match=message):
+        await memory.store(ALICE, content, **kwargs)
+    assert await connection.collection("memories").count_documents({}) == 0
+
+
+async def test_one_bad_item_fails_the_whole_batch(connection, memory):
+    with pytest.raises(InvalidInputError):
+        await memory.store_many(
+            ALICE, [NewMemory("fine"), NewMemory("also fine"), NewMemory("", memory_type="fact")]
+        )
+    assert await connection.collection("memories").count_documents({}) == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"k": 0},
+        {"k": 101},
+        {"k": True},
+        {"memory_types": "rumour"},
+        {"memory_types": []},
+        {"tags": [{"$ne": 1}]},
+    ],
+)
+async def test_bad_retrieval_arguments(memory, kwargs):
+    with pytest.raises(InvalidInputError):
+        await memory.retrieve(ALICE, "anything", **kwargs)
+
+
+async def test_ids_that_are_not_strings(memory):
+    for bad in (None, 42, {"$ne": None}, "", "x\x00y"):
+        with pytest.raises(InvalidInputError):
+            await memory.get(ALICE, bad)
+    with pytest.raises(InvalidInputError):
+        Tenant({"$ne": None}, "u")
+
+
+async def test_a_changed_embedder_is_refused(connection, memory):
+    await memory.store(ALICE, "Alice likes jazz")
+    other = LongTermMemory(connection, FakeEmbedder(dimensions=64))
+    with pytest.raises(EmbeddingMismatchError):
+        await other.store(ALICE, "Alice likes blues")
+    await other.aclose()
+
+
+async def test_concurrent_stores_of_one_key_heal_without_transactions(connection, memory):
+    assert not connection.capabilities.transactions  # the embedded engine's are exclusive
+    await memory.store(ALICE, "Alice lives in Berlin", key="home")
+    results = await asyncio.gather(
+        memory.store(ALICE, "Alice lives in Rome", key="home"),
+        memory.store(ALICE, "Alice lives in Oslo", key="home"),
+    )
+    assert {r.action for r in results} == {"superseded"}
+    active = await connection.collection("memories").count_documents(
+        {"key": "home", "status": "active"}
+    )
+    assert active in (1, 2)  # racing writers without transactions may both stay active...
+    latest = await memory.store(ALICE, "Alice lives in Vienna", key="home")
+    # ...until the next memory for the key supersedes every active one.
+    assert len(latest.superseded) == active
+    assert (
+        await connection.collection("memories").count_documents({"key": "home", "status": "active"})
+        == 1
+    )
+
+
+@pytest.fixture
+async def transactional(connection, embedder):
+    """Long-term memory that uses transactions (sequential use only on the embedded engine)."""
+    await IndexManager(connection, embedder.signature).setup()
+    connection.capabilities = dataclasses.replace(connection.capabilities, transactions=True)
+    store = LongTermMemory(connection, embedder)
+    yield store
+    await store.aclose()
+
+
+async def test_supersede_in_a_transaction(connection, transactional):
+    berlin = await transactional.store(ALICE, "Alice lives in Berlin", key="home")
+    lisbon = await transactional.store(ALICE, "Alice lives in Lisbon", key="home")
+    assert lisbon.superseded == (berlin.id,)
+    old = await transactional.get(ALICE, berlin.id)
+    assert (old.status, old.superseded_by) == ("superseded", lisbon.id)
+
+
+async def test_a_stale_decision_is_made_again(connection, transactional, monkeypatch):
+    berlin = await transactional.store(ALICE, "Alice lives in Berlin", key="home")
+    rome = await transactional.store(ALICE, "Alice lives in Rome", key="home")
+    real = transactional._candidates
+    calls = []
+
+    async def stale_then_fresh(tenant, item, vector):
+        calls.append(1)
+        if len(calls) == 1:  # a decision based on what was true before Rome was stored
+            return [Candidate(berlin.id, "Alice lives in Berlin")]
+        return await real(tenant, item, vector)
+
+    monkeypatch.setattr(transactional, "_candidates", stale_then_fresh)
+    oslo = await transactional.store(ALICE, "Alice lives in Oslo", key="home")
+    assert len(calls) == 2 and oslo.superseded == (rome.id,)
+    active = (
+        await connection.collection("memories")
+        .find({"key": "home", "status": "active"})
+        .to_list(None)
+    )
+    assert [doc["_id"] for doc in active] == [oslo.id]
+
+
+async def test_query_vector_is_reused_without_a_provider_call(memory, embedder):
+    await memory.store(ALICE, "Alice collects stamps")
+    vector = await embedder.embed_query("stamps")
+    embedder.calls.clear()
+    hits = await memory.retrieve(ALICE, "stamps", query_vector=vector)
+    assert hits and embedder.calls == []
+    assert np.allclose(vector, await embedder.embed_query("stamps"))
