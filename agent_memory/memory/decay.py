@@ -1,0 +1,186 @@
+"""Importance decay of long-term memories nobody has used for a while.
+
+A memory not accessed for ``inactive_days`` loses importance: ``max(floor, importance *
+factor)``. Each memory carries the period it was last decayed in, and the update skips
+memories already stamped with the current period, so running the job twice in a period (a
+retried cron job, two overlapping runs, a run that crashed half-way and is run again) decays
+every memory at most once. One ``update_many`` covers every tenant of an agent, or all
+agents; each document is updated atomically, so many tenants need no loop or lock.
+
+Defaults follow the blueprint's best practices: factor 0.95 for memories unused for 30 days,
+floor 0.1, at most once per 30-day period.
+
+Round trips: 3 (count eligible, update, record the run); a dry run: 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.memory._common import check_id, new_id, utcnow
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.connection import Connection
+
+__all__ = ["DecayConfig", "DecayJob", "DecayReport"]
+
+logger = structlog.get_logger(__name__)
+
+RUNS_COLLECTION = "decay_runs"
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class DecayConfig:
+    factor: float = 0.95
+    inactive_days: float = 30.0
+    floor: float = 0.1
+    period_days: float = 30.0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "factor": 0 < self.factor <= 1,
+            "inactive_days": self.inactive_days >= 0,
+            "floor": 0 <= self.floor <= 1,
+            "period_days": self.period_days > 0,
+        }
+        for name, ok in checks.items():
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not ok
+            ):
+                raise InvalidInputError(f"decay {name} is out of range: {value!r}")
+
+    def period(self, now: datetime) -> str:
+        """The id of the period ``now`` falls in, e.g. ``2026-11-05/30d``."""
+        length = timedelta(days=self.period_days)
+        index = math.floor((now - _EPOCH) / length)
+        start = _EPOCH + index * length
+        return f"{start.date().isoformat()}/{self.period_days:g}d"
+
+
+@dataclass(frozen=True, slots=True)
+class DecayReport:
+    run_id: str
+    agent_id: str | None
+    period: str
+    eligible: int
+    decayed: int
+    dry_run: bool
+    started_at: datetime
+    finished_at: datetime
+
+    def summary(self) -> str:
+        scope = f"agent {self.agent_id}" if self.agent_id else "all agents"
+        verb = "would decay" if self.dry_run else "decayed"
+        return f"{scope}, period {self.period}: {verb} {self.eligible if self.dry_run else self.decayed} memories"
+
+
+class DecayJob:
+    """Apply importance decay, idempotently per period.
+
+    >>> report = await DecayJob(connection).run(agent_id="support-agent")   # doctest: +SKIP
+    >>> report.decayed                                                       # doctest: +SKIP
+    """
+
+    def __init__(self, connection: Connection, *, config: DecayConfig | None = None) -> None:
+        self.connection = connection
+        self.config = config or DecayConfig()
+        self.memories = connection.collection("memories")
+        self.runs = connection.collection(RUNS_COLLECTION)
+
+    def _filter(self, agent_id: str | None, now: datetime, period: str) -> dict[str, Any]:
+        cutoff = now - timedelta(days=self.config.inactive_days)
+        where: dict[str, Any] = {
+            "status": "active",
+            "last_accessed": {"$lt": cutoff},
+            "importance": {"$gt": self.config.floor},
+            "decay_period": {"$ne": period},
+        }
+        if agent_id is not None:
+            where["agent_id"] = agent_id
+        return where
+
+    async def run(
+        self, *, agent_id: str | None = None, now: datetime | None = None, dry_run: bool = False
+    ) -> DecayReport:
+        """Decay one agent's memories (``agent_id``) or every agent's; returns the counts."""
+        if agent_id is not None:
+            check_id(agent_id, "agent_id")
+        now = now or utcnow()
+        if now.tzinfo is None:
+            raise InvalidInputError("now must be timezone-aware")
+        started = utcnow()
+        period = self.config.period(now)
+        where = self._filter(agent_id, now, period)
+        with translate_errors("applying memory decay"):
+            eligible = await self.memories.count_documents(where)
+            decayed = 0
+            if not dry_run and eligible:
+                result = await self.memories.update_many(
+                    where,
+                    [
+                        {
+                            "$set": {
+                                "importance": {
+                                    "$max": [
+                                        self.config.floor,
+                                        {"$multiply": ["$importance", self.config.factor]},
+                                    ]
+                                },
+                                "decay_period": period,
+                            }
+                        }
+                    ],
+                )
+                decayed = result.modified_count
+            report = DecayReport(
+                run_id=new_id("decay"),
+                agent_id=agent_id,
+                period=period,
+                eligible=eligible,
+                decayed=decayed,
+                dry_run=dry_run,
+                started_at=started,
+                finished_at=utcnow(),
+            )
+            if not dry_run:
+                await self.runs.insert_one(
+                    {
+                        "_id": report.run_id,
+                        "agent_id": agent_id,
+                        "period": period,
+                        "eligible": eligible,
+                        "decayed": decayed,
+                        "factor": self.config.factor,
+                        "inactive_days": self.config.inactive_days,
+                        "floor": self.config.floor,
+                        "started_at": report.started_at,
+                        "finished_at": report.finished_at,
+                    }
+                )
+        logger.info(
+            "decay_applied",
+            agent_id=agent_id,
+            period=period,
+            eligible=eligible,
+            decayed=decayed,
+            dry_run=dry_run,
+        )
+        return report
+
+    async def runs_for(
+        self, agent_id: str | None = None, *, limit: int = 20
+    ) -> list[dict[str, Any]]:
+        """The most recent recorded runs (audit trail)."""
+        where = {} if agent_id is None else {"agent_id": check_id(agent_id, "agent_id")}
+        with translate_errors("reading decay runs"):
+            return await self.runs.find(where).sort([("started_at", -1)]).limit(limit).to_list(None)
