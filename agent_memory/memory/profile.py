@@ -1,0 +1,337 @@
+"""Memory schemas: a per-user profile updated by patches, and notes inserted as memories.
+
+A :class:`MemorySchema` has a name, a description (for an extracting model), an update mode
+and JSON-schema parameters, as in seed 001:
+
+- ``patch``: one document per user and schema (the ``User`` profile), changed by patches
+  that set, remove or add to fields; the result must validate against the schema.
+- ``insert``: every instance is a new long-term memory (the ``Note`` schema), so it is
+  searchable, consolidated and decays like any other memory.
+
+Custom schemas are passed in as configuration (``ProfileMemory(schemas=...)`` or
+:meth:`MemorySchema.from_dict`).
+
+Round trips: get 1; patch 2 (read, guarded write; one more per lost race); add 1 + store;
+render 1 per patch schema; forget_user 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import jsonschema
+import structlog
+from pymongo import errors as pm
+
+from agent_memory.errors import ConfigurationError, ConflictError, InvalidInputError
+from agent_memory.memory._common import (
+    Tenant,
+    check_document_size,
+    check_id,
+    check_mapping,
+    utcnow,
+)
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.records import NewMemory, StoreResult
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.connection import Connection
+
+__all__ = [
+    "DEFAULT_SCHEMAS",
+    "NOTE_SCHEMA",
+    "USER_SCHEMA",
+    "MemorySchema",
+    "PatchOp",
+    "Profile",
+    "ProfileMemory",
+]
+
+logger = structlog.get_logger(__name__)
+
+COLLECTION = "profiles"
+_PATCH_ATTEMPTS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySchema:
+    name: str
+    description: str
+    update_mode: Literal["patch", "insert"]
+    parameters: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        check_id(self.name, "schema name")
+        if self.update_mode not in ("patch", "insert"):
+            raise ConfigurationError(f"schema {self.name}: update_mode must be 'patch' or 'insert'")
+        if self.parameters.get("type") != "object":
+            raise ConfigurationError(f"schema {self.name}: parameters must describe an object")
+        try:
+            jsonschema.Draft202012Validator.check_schema(dict(self.parameters))
+        except jsonschema.SchemaError as exc:
+            raise ConfigurationError(
+                f"schema {self.name} is not a valid JSON schema: {exc.message}"
+            ) from exc
+        if self.update_mode == "insert" and "content" not in self.parameters.get("properties", {}):
+            raise ConfigurationError(f"insert schema {self.name} needs a 'content' property")
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> MemorySchema:
+        try:
+            return cls(
+                raw["name"], raw.get("description", ""), raw["update_mode"], raw["parameters"]
+            )
+        except KeyError as exc:
+            raise ConfigurationError(f"a memory schema needs {exc.args[0]!r}") from exc
+
+    def validate(self, data: Mapping[str, Any]) -> None:
+        validator = jsonschema.Draft202012Validator(dict(self.parameters))
+        errors = sorted(validator.iter_errors(dict(data)), key=lambda e: list(e.path))
+        if errors:
+            first = errors[0]
+            where = "/".join(str(p) for p in first.path) or "(document)"
+            raise InvalidInputError(f"{self.name} {where}: {first.message}")
+
+
+USER_SCHEMA = MemorySchema(
+    name="User",
+    description="Up-to-date information about the user in the conversation.",
+    update_mode="patch",
+    parameters={
+        "type": "object",
+        "properties": {
+            "user_name": {"type": "string", "description": "The user's preferred name"},
+            "age": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": 150,
+                "description": "The user's age",
+            },
+            "interests": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "The user's interests",
+            },
+            "home": {"type": "string", "description": "The user's home town or neighbourhood"},
+            "occupation": {"type": "string", "description": "The user's current occupation"},
+            "conversation_preferences": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Preferred conversation styles, pronouns, topics to avoid",
+            },
+            "preferences": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Named preferences, e.g. seat: window, diet: vegetarian",
+            },
+        },
+        "additionalProperties": False,
+    },
+)
+
+NOTE_SCHEMA = MemorySchema(
+    name="Note",
+    description="Notable things the user shared, for later recall.",
+    update_mode="insert",
+    parameters={
+        "type": "object",
+        "properties": {
+            "context": {"type": "string", "description": "When and where the memory applies"},
+            "content": {"type": "string", "minLength": 1, "description": "What to remember"},
+        },
+        "required": ["content"],
+        "additionalProperties": False,
+    },
+)
+
+DEFAULT_SCHEMAS = (USER_SCHEMA, NOTE_SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class PatchOp:
+    """``set`` a field, ``remove`` it, or ``add`` a value to an array field (once)."""
+
+    op: Literal["set", "remove", "add"]
+    path: str
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    schema: str
+    data: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+    updated_at: datetime | None = None
+
+
+def _ops(changes: Mapping[str, Any] | Sequence[PatchOp]) -> list[PatchOp]:
+    if isinstance(changes, Mapping):
+        check_mapping(changes, "changes")
+        return [
+            PatchOp("remove", k) if v is None else PatchOp("set", k, v) for k, v in changes.items()
+        ]
+    if isinstance(changes, str) or not isinstance(changes, Sequence):
+        raise InvalidInputError("changes must be a mapping of field to value or a list of PatchOp")
+    ops = list(changes)
+    for op in ops:
+        if not isinstance(op, PatchOp) or op.op not in ("set", "remove", "add"):
+            raise InvalidInputError(f"not a patch operation: {op!r}")
+        check_mapping({op.path: op.value}, "patch")  # the path is a plain top-level field name
+    return ops
+
+
+def _apply(data: dict[str, Any], ops: list[PatchOp]) -> dict[str, Any]:
+    result = json.loads(json.dumps(data, default=str))  # a deep copy of plain data
+    for op in ops:
+        if op.op == "set":
+            result[op.path] = op.value
+        elif op.op == "remove":
+            result.pop(op.path, None)
+        else:
+            current = result.setdefault(op.path, [])
+            if not isinstance(current, list):
+                raise InvalidInputError(f"cannot add to {op.path!r}: it is not a list")
+            if op.value not in current:
+                current.append(op.value)
+    return result
+
+
+class ProfileMemory:
+    """Profiles (patch schemas) and notes (insert schemas) for each user.
+
+    >>> profiles = ProfileMemory(connection, long_term)                       # doctest: +SKIP
+    >>> await profiles.patch(tenant, {"user_name": "小明", "home": "Shanghai"})  # doctest: +SKIP
+    >>> await profiles.add(tenant, "Note", {"content": "Wants to see cherry blossoms"})
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        long_term: LongTermMemory,
+        *,
+        schemas: Sequence[MemorySchema] = DEFAULT_SCHEMAS,
+    ) -> None:
+        self.connection = connection
+        self.long_term = long_term
+        self.collection = connection.collection(COLLECTION)
+        self.schemas = {schema.name: schema for schema in schemas}
+        if len(self.schemas) != len(schemas):
+            raise ConfigurationError("memory schema names must be unique")
+
+    def schema(self, name: str, mode: str) -> MemorySchema:
+        schema = self.schemas.get(name)
+        if schema is None:
+            raise InvalidInputError(
+                f"unknown memory schema {name!r}; known: {', '.join(self.schemas)}"
+            )
+        if schema.update_mode != mode:
+            raise InvalidInputError(
+                f"schema {name!r} is updated by {schema.update_mode}, not {mode}"
+            )
+        return schema
+
+    async def get(self, tenant: Tenant, schema: str = "User") -> Profile:
+        self.schema(schema, "patch")
+        with translate_errors("reading a profile"):
+            doc = await self.collection.find_one({**tenant.filter(), "schema": schema})
+        if doc is None:
+            return Profile(schema)
+        return Profile(
+            schema, doc.get("data", {}), int(doc.get("version", 0)), doc.get("updated_at")
+        )
+
+    async def patch(
+        self,
+        tenant: Tenant,
+        changes: Mapping[str, Any] | Sequence[PatchOp],
+        *,
+        schema: str = "User",
+    ) -> Profile:
+        """Apply ``changes`` (``{field: value}``, ``None`` removes; or a list of
+        :class:`PatchOp`) and return the profile. The result must validate against the
+        schema; a concurrent patch is not lost (the write is guarded by a version and
+        re-applied on the fresh profile)."""
+        definition = self.schema(schema, "patch")
+        ops = _ops(changes)
+        for _ in range(_PATCH_ATTEMPTS):
+            current = await self.get(tenant, schema)
+            data = _apply(current.data, ops)
+            definition.validate(data)
+            now = utcnow()
+            document = {
+                **tenant.filter(),
+                "schema": schema,
+                "data": data,
+                "version": current.version + 1,
+                "updated_at": now,
+            }
+            check_document_size(document, f"the {schema} profile")
+            with translate_errors("writing a profile"):
+                if current.version == 0:
+                    try:
+                        await self.collection.insert_one(document)
+                    except pm.DuplicateKeyError:
+                        continue  # created concurrently: patch that one
+                else:
+                    result = await self.collection.update_one(
+                        {**tenant.filter(), "schema": schema, "version": current.version},
+                        {"$set": {"data": data, "version": current.version + 1, "updated_at": now}},
+                    )
+                    if result.matched_count == 0:
+                        continue  # someone patched in between: re-apply on theirs
+            logger.info(
+                "profile_patched", schema=schema, fields=len(ops), version=current.version + 1
+            )
+            return Profile(schema, data, current.version + 1, now)
+        raise ConflictError(f"the {schema} profile kept changing; the patch was not applied")
+
+    async def add(
+        self,
+        tenant: Tenant,
+        schema: str,
+        fields: Mapping[str, Any],
+        *,
+        importance: float | None = None,
+    ) -> StoreResult:
+        """Store an instance of an insert schema (a note) as a long-term memory."""
+        definition = self.schema(schema, "insert")
+        check_mapping(fields, schema)
+        definition.validate(fields)
+        context = fields.get("context")
+        return (
+            await self.long_term.store_many(
+                tenant,
+                [
+                    NewMemory(
+                        fields["content"],
+                        memory_type="learned",
+                        importance=importance,
+                        tags=(schema,),
+                        context=context if isinstance(context, str) and context.strip() else None,
+                        schema=schema,
+                    )
+                ],
+            )
+        )[0]
+
+    async def render(self, tenant: Tenant) -> str:
+        """The user's profiles as compact lines for a system prompt ("" when empty)."""
+        lines = []
+        for name, definition in self.schemas.items():
+            if definition.update_mode != "patch":
+                continue
+            profile = await self.get(tenant, name)
+            for key, value in profile.data.items():
+                shown = (
+                    json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+                )
+                lines.append(f"- {key}: {shown}")
+        return "\n".join(lines)
+
+    async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        with translate_errors("forgetting a user's profile"):
+            result = await self.collection.delete_many(tenant.filter())
+        return {self.connection.collection_name(COLLECTION): result.deleted_count}

@@ -1,0 +1,120 @@
+"""Profiles patched per user and notes inserted as memories (seed 001's memory schemas)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent_memory.errors import ConfigurationError, InvalidInputError
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.profile import MemorySchema, PatchOp, ProfileMemory
+from agent_memory.mongo.indexes import IndexManager
+
+XIAOMING = Tenant("travel", "xiaoming")
+OTHER = Tenant("travel", "someone-else")
+
+
+@pytest.fixture
+async def profiles(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    long_term = LongTermMemory(connection, embedder)
+    yield ProfileMemory(connection, long_term)
+    await long_term.aclose()
+
+
+async def test_patches_build_a_profile(profiles):
+    assert (await profiles.get(XIAOMING)).data == {}
+    await profiles.patch(XIAOMING, {"user_name": "小明", "preferences": {"座位": "靠窗"}})
+    await profiles.patch(
+        XIAOMING, [PatchOp("add", "interests", "樱花"), PatchOp("add", "interests", "樱花")]
+    )
+    profile = await profiles.patch(XIAOMING, {"preferences": {"座位": "靠窗", "饮食": "素食"}})
+    assert profile.version == 3
+    assert profile.data == {
+        "user_name": "小明",
+        "preferences": {"座位": "靠窗", "饮食": "素食"},
+        "interests": ["樱花"],
+    }
+    await profiles.patch(XIAOMING, {"interests": None})
+    assert "interests" not in (await profiles.get(XIAOMING)).data
+    rendered = await profiles.render(XIAOMING)
+    assert "- user_name: 小明" in rendered and '"饮食": "素食"' in rendered
+
+
+async def test_patches_that_break_the_schema_are_refused(profiles):
+    await profiles.patch(XIAOMING, {"age": 30})
+    for bad in ({"age": "thirty"}, {"age": -1}, {"shoe_size": 42}, {"interests": "hiking"}):
+        with pytest.raises(InvalidInputError):
+            await profiles.patch(XIAOMING, bad)
+    assert (await profiles.get(XIAOMING)).data == {"age": 30}
+
+
+@pytest.mark.parametrize(
+    "changes", [{"$set": {"age": 1}}, {"a.b": 1}, "age=3", [("set", "age", 3)]]
+)
+async def test_hostile_patches(profiles, changes):
+    with pytest.raises(InvalidInputError):
+        await profiles.patch(XIAOMING, changes)
+
+
+async def test_concurrent_patches_are_not_lost(profiles):
+    await profiles.patch(XIAOMING, {"user_name": "小明"})
+    await asyncio.gather(
+        *(profiles.patch(XIAOMING, [PatchOp("add", "interests", f"topic {i}")]) for i in range(5))
+    )
+    profile = await profiles.get(XIAOMING)
+    assert sorted(profile.data["interests"]) == [f"topic {i}" for i in range(5)]
+    assert profile.version == 6
+
+
+async def test_profiles_are_per_tenant(profiles):
+    await profiles.patch(XIAOMING, {"home": "Shanghai"})
+    assert (await profiles.get(OTHER)).data == {}
+    assert await profiles.forget_user(OTHER) == {"profiles": 0}
+    assert await profiles.forget_user(XIAOMING) == {"profiles": 1}
+    assert (await profiles.get(XIAOMING)).data == {}
+
+
+async def test_notes_are_searchable_memories(profiles):
+    result = await profiles.add(
+        XIAOMING, "Note", {"content": "想下个月去日本看樱花", "context": "travel planning"}
+    )
+    hits = await profiles.long_term.retrieve(XIAOMING, "日本 樱花")
+    assert hits[0].memory.id == result.id
+    assert (hits[0].memory.schema, hits[0].memory.context, hits[0].memory.memory_type) == (
+        "Note",
+        "travel planning",
+        "learned",
+    )
+    with pytest.raises(InvalidInputError):
+        await profiles.add(XIAOMING, "Note", {"context": "no content"})
+    with pytest.raises(InvalidInputError):
+        await profiles.add(XIAOMING, "User", {"content": "x"})  # a patch schema
+    with pytest.raises(InvalidInputError, match="unknown memory schema"):
+        await profiles.add(XIAOMING, "Diary", {"content": "x"})
+
+
+async def test_custom_schemas_by_configuration(connection, profiles):
+    trip = MemorySchema.from_dict(
+        {
+            "name": "Trip",
+            "description": "The trip being planned",
+            "update_mode": "patch",
+            "parameters": {"type": "object", "properties": {"destination": {"type": "string"}}},
+        }
+    )
+    custom = ProfileMemory(connection, profiles.long_term, schemas=[trip])
+    await custom.patch(XIAOMING, {"destination": "Kyoto"}, schema="Trip")
+    assert (await custom.get(XIAOMING, "Trip")).data == {"destination": "Kyoto"}
+    with pytest.raises(ConfigurationError):
+        MemorySchema.from_dict(
+            {"name": "Bad", "update_mode": "append", "parameters": {"type": "object"}}
+        )
+    with pytest.raises(ConfigurationError):
+        MemorySchema(
+            "Bad", "", "patch", {"type": "object", "properties": {"x": {"type": "nonsense"}}}
+        )
+    with pytest.raises(ConfigurationError):
+        MemorySchema("NoContent", "", "insert", {"type": "object", "properties": {}})
