@@ -6,24 +6,28 @@
 >>> hits = await memory.retrieve(tenant, "how should I answer?")    # doctest: +SKIP
 >>> print(hits[0].memory.content, hits[0].explain())                # doctest: +SKIP
 
-Round trips (commands the caller waits for; provider calls separate):
+Round trips: commands sent (and how many of them the caller waits for one after another);
+measured with command monitoring and held by ``tests/integration/test_round_trips.py``.
 
-=====================================  ==========================================  ========
-operation                              commands                                    provider
-=====================================  ==========================================  ========
-store (new key or no candidates)       1 embedding check (first use) + find/search  1 embed
-                                       + 1 insert (or 1 update to reinforce, or
-                                       insert + update in one transaction)
-store_many(n, consolidate=False)       1 insert_many                               1 embed
-store_many(n)                          n x (candidate lookup + write)              1 embed
-retrieve                               plain tier: 2 sequential (scan and $text    1 embed
-                                       concurrently, then the documents);          (0 with
-                                       Atlas: 1; access statistics: 1 update       a vector)
-                                       not awaited
-get / forget                           1
-history                                1
-forget_user                            1
-=====================================  ==========================================  ========
+==================================  ====================================  ==========  =========
+operation                           commands                              sequential  provider
+==================================  ====================================  ==========  =========
+store, no key                       find vectors, find candidates,        3           1 embed
+                                    insert (+1 find of the embedder
+                                    record on an instance's first write)
+store, key: new / repeat            find by key, insert / update          2           1 embed
+store, key: supersede               find by key, insert + update          2 or 3      1 embed
+                                    (one transaction where usable)
+store_many(n, consolidate=False)    insert_many                           1           1 embed
+retrieve (plain tier)               find vectors and $text find           2           1 embed, 0
+                                    concurrently, then find documents;                with a
+                                    access statistics: 1 update, not                  vector
+                                    awaited
+retrieve (Atlas tier)               1 aggregate ($rankFusion) or 2        1
+                                    concurrent aggregates; + 1 update
+                                    not awaited
+get, history, forget, forget_user   1                                     1
+==================================  ====================================  ==========  =========
 """
 
 from __future__ import annotations

@@ -1,0 +1,72 @@
+"""Commands each long-term-memory operation sends, held to the documented numbers.
+
+The numbers are in the docstrings of ``agent_memory.memory.long_term``, ``.decay`` and
+``.profile``; a change that adds a round trip must change the documentation too.
+"""
+
+from __future__ import annotations
+
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.decay import DecayJob
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.profile import ProfileMemory
+from agent_memory.memory.records import NewMemory
+from agent_memory.mongo.indexes import IndexManager
+
+T = Tenant("agent", "user")
+
+
+async def test_long_term_round_trips(counted, embedder):
+    connection, counter = counted
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    expected = []
+
+    async def measure(name, operation, limit):
+        with counter.count() as sent:
+            result = await operation
+        expected.append((name, len(sent), limit, list(sent)))
+        return result
+
+    await measure("store on first use", memory.store(T, "first fact about tea"), 4)
+    await measure("store", memory.store(T, "second fact about coffee"), 3)
+    await measure("store new key", memory.store(T, "lives in Berlin", key="home"), 2)
+    await measure("store supersede", memory.store(T, "lives in Rome", key="home"), 3)
+    await measure("store repeat", memory.store(T, "lives in Rome", key="home"), 2)
+    await measure(
+        "store_many unconsolidated",
+        memory.store_many(T, [NewMemory(f"note {i}") for i in range(10)], consolidate=False),
+        1,
+    )
+    hits = await measure("retrieve", memory.retrieve(T, "tea"), 3)
+    await memory.drain()
+    await measure("get", memory.get(T, hits[0].memory.id), 1)
+    await measure("history", memory.history(T, key="home"), 1)
+    await measure("decay", DecayJob(connection).run(), 3)
+    profiles = ProfileMemory(connection, memory)
+    await measure("profile patch (new)", profiles.patch(T, {"home": "Rome"}), 2)
+    await measure("profile patch", profiles.patch(T, {"home": "Oslo"}), 2)
+    await measure("forget_user", memory.forget_user(T), 1)
+    await memory.aclose()
+
+    over = [(name, count, limit, sent) for name, count, limit, sent in expected if count > limit]
+    assert not over, f"more commands than documented: {over}"
+
+
+async def test_retrieve_sends_the_vector_and_keyword_queries_together(counted, embedder):
+    """The caller waits for two steps, not three: both searches start before either ends."""
+    connection, counter = counted
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    await memory.store(T, "tea")
+    events = []
+    started, succeeded = counter.started, counter.succeeded
+    counter.started = lambda event: (events.append(("start", event.command_name)), started(event))
+    counter.succeeded = lambda event: (events.append(("end", event.command_name)), succeeded(event))
+    try:
+        await memory.retrieve(T, "tea")
+        await memory.drain()
+    finally:
+        counter.started, counter.succeeded = started, succeeded
+    assert events[:2] == [("start", "find"), ("start", "find")]
+    assert [name for kind, name in events if kind == "start"] == ["find", "find", "find", "update"]
