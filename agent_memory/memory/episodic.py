@@ -1,0 +1,476 @@
+"""Episodic memory: what the agent did, how it went, and what users thought of it.
+
+Every action is a document in ``action_logs`` with its outcome, timings, tokens, the ids of
+the memories that were in that turn's prompt (the manifest) and an embedding of the text it is
+found by. Ratings land on the action and are credited to the manifest's memories
+(:mod:`~agent_memory.memory.episodic_feedback`), so they change future ranking. Logs older
+than ``retention_days`` are summarised per agent, action type and day, then deleted
+(:mod:`~agent_memory.memory.episodic_retention`).
+
+Round trips (what the caller waits for; ``[a | b]`` run concurrently and count once).
+Provider calls are separate: ``log_action`` embeds ``content`` once unless ``embedding`` is
+given, ``similar_actions`` embeds ``query`` once unless ``query_vector`` is given; nothing
+else calls a provider.
+
+=================================  =========================================================  ===
+operation                          commands                                                   RTs
+=================================  =========================================================  ===
+log_action                         insert                                                     1
+get_action                         find                                                       1
+add_feedback (transactions)        find, update action, update memories, commitTransaction    4
+add_feedback (no transactions)     find, update action (+ pending), update memories,          4
+                                   update action (clear pending)
+  ... no memories to credit        find, update action (+ commitTransaction)                  2-3
+  ... replayed idempotency key     find                                                       1
+  ... a crashed credit pending     +2 first: update memories, update action                   +2
+similar_actions (plain tier)       [find vectors | find $text], find hits                     2
+similar_actions (Atlas tier)       aggregate ($rankFusion), or [$vectorSearch | $search]      1
+success_rates                      [aggregate live logs | find summaries]                     1
+forget_user                        delete                                                     1
+repair_pending_credits             distinct agents (unless given); per agent find; per        ..
+                                   pending action update memories, update action
+apply_retention                    distinct agents (unless given); per agent distinct         ..
+                                   claimed batches; per batch find + update (claim), find,
+                                   one upsert per action type and day, delete; one find
+                                   per agent that ends it
+=================================  =========================================================  ===
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import structlog
+
+from agent_memory.errors import InvalidInputError, NotFoundError
+from agent_memory.memory._common import (
+    check_document_size,
+    check_id,
+    check_mapping,
+    check_text,
+    new_id,
+    utcnow,
+)
+from agent_memory.memory.episodic_feedback import Feedback, FeedbackLedger, FeedbackRequest
+from agent_memory.memory.episodic_records import (
+    Action,
+    EpisodicConfig,
+    SimilarAction,
+    bounded_payload,
+    check_count,
+    check_memory_ids,
+    check_now,
+    check_outcome,
+    check_rating,
+    check_tenant,
+    render_content,
+)
+from agent_memory.memory.episodic_retention import ActionRetention, RetentionReport, SuccessRates
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.catalog import IndexCatalog
+from agent_memory.mongo.search import MAX_CANDIDATES, SearchQuery, make_searcher
+from agent_memory.mongo.vectors import to_bson_vector
+
+if TYPE_CHECKING:
+    from agent_memory.memory._common import Tenant
+    from agent_memory.mongo.connection import Connection
+    from agent_memory.providers.embedders.base import Embedder
+
+__all__ = [
+    "Action",
+    "EpisodicConfig",
+    "EpisodicMemory",
+    "Feedback",
+    "RetentionReport",
+    "SimilarAction",
+    "SuccessRates",
+]
+
+logger = structlog.get_logger(__name__)
+
+LOGS = "action_logs"
+AGGREGATES = "action_aggregates"
+MEMORIES = "memories"
+#: How far in the future a caller-supplied timestamp may be (clock skew between hosts).
+_FUTURE_SKEW = timedelta(minutes=5)
+
+
+class EpisodicMemory:
+    """Action logs with outcomes and feedback, similar past actions, success rates, retention.
+
+    Uses the caller's :class:`~agent_memory.mongo.connection.Connection` and never opens one.
+
+    >>> from agent_memory.memory._common import Tenant
+    >>> async def turn(connection, embedder):                     # doctest: +SKIP
+    ...     episodic = EpisodicMemory(connection, embedder)
+    ...     tenant = Tenant("support-agent", "user-42")
+    ...     action_id = await episodic.log_action(
+    ...         tenant, session_id="s1", action_type="query_response", outcome="success",
+    ...         content="how do I reset my password?", memory_ids=["mem_1", "mem_2"],
+    ...     )
+    ...     await episodic.add_feedback(tenant, action_id, rating=5)   # credits mem_1, mem_2
+    ...     similar = await episodic.similar_actions(tenant, query="forgot my password")
+    ...     rates = await episodic.success_rates("support-agent", "query_response")
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        embedder: Embedder,
+        *,
+        config: EpisodicConfig | None = None,
+    ) -> None:
+        self._connection = connection
+        self._embedder = embedder
+        self.config = config or EpisodicConfig()
+        self._logs = connection.collection(LOGS)
+        self._target = IndexCatalog.load(
+            dimensions=embedder.dimensions,
+            similarity=embedder.similarity,
+            prefix=connection.settings.collection_prefix,
+        ).target(LOGS)
+        self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
+        self._feedback = FeedbackLedger(
+            self._logs, connection.collection(MEMORIES), connection, self.config
+        )
+        self._retention = ActionRetention(
+            self._logs, connection.collection(AGGREGATES), self.config
+        )
+
+    # --- logging ----------------------------------------------------------------------------
+
+    async def log_action(
+        self,
+        tenant: Tenant,
+        *,
+        session_id: str,
+        action_type: str,
+        outcome: str,
+        tool: str | None = None,
+        input: Any = None,
+        output: Any = None,
+        duration_ms: float | None = None,
+        tokens: int | None = None,
+        model: str | None = None,
+        task_id: str | None = None,
+        memory_ids: Sequence[str] = (),
+        content: str | None = None,
+        embedding: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: Any = None,
+    ) -> str:
+        """Log one action; returns its id (``act_...``).
+
+        ``memory_ids`` is the prompt manifest: the memories that were in the prompt, credited
+        when the action is rated. ``content`` is the text the action is found by (the user's
+        query, typically); it defaults to the action type, tool and input as words. Pass the
+        query's ``embedding`` when you already have it and no provider is called; otherwise
+        ``content`` is embedded once. ``input`` and ``output`` longer than
+        ``config.max_payload_chars`` are stored cut with a visible marker and
+        ``action.truncated: true``. ``timestamp`` back-dates a log (at most
+        ``retention_days - 1`` days, so it never lands in a day already summarised).
+
+        Everything is checked before anything is written: a bad value raises
+        :class:`~agent_memory.errors.InvalidInputError` and nothing is stored.
+        """
+        tenant = check_tenant(tenant)
+        config = self.config
+        session_id = check_id(session_id, "session_id")
+        action_type = check_id(action_type, "action_type")
+        outcome = check_outcome(outcome)
+        tool = None if tool is None else check_id(tool, "tool")
+        model = None if model is None else check_id(model, "model")
+        task_id = None if task_id is None else check_id(task_id, "task_id")
+        if duration_ms is not None:
+            duration_ms = check_count(duration_ms, "duration_ms", integer=False)
+        if tokens is not None:
+            tokens = int(check_count(tokens, "tokens", integer=True))
+        ids = check_memory_ids(memory_ids, limit=config.max_memory_ids)
+        stored_input, cut_input = bounded_payload(
+            input, "input", max_chars=config.max_payload_chars
+        )
+        stored_output, cut_output = bounded_payload(
+            output, "output", max_chars=config.max_payload_chars
+        )
+        extra = {} if metadata is None else check_mapping(metadata, "metadata")
+        if {"model", "tokens"} & set(extra):
+            raise InvalidInputError("pass model= and tokens= as arguments, not in metadata")
+        if len(repr(extra)) > config.max_payload_chars:
+            raise InvalidInputError(
+                f"metadata is longer than {config.max_payload_chars} characters; keep it small"
+            )
+        if content is None:
+            content = render_content(action_type, tool, input, max_chars=config.max_content_chars)
+        else:
+            content = check_text(content, "content", max_chars=config.max_content_chars)
+        now = utcnow()
+        when = now if timestamp is None else self._check_timestamp(timestamp, now)
+        vector = None if embedding is None else self._check_vector(embedding, "embedding")
+
+        action_id = new_id("act")
+        document: dict[str, Any] = {
+            "_id": action_id,
+            **tenant.filter(),
+            "session_id": session_id,
+            "task_id": task_id,
+            "action_type": action_type,
+            "action": {
+                "tool": tool,
+                "input": stored_input,
+                "output": stored_output,
+                "duration_ms": duration_ms,
+                "truncated": cut_input or cut_output,
+            },
+            "outcome": outcome,
+            "metadata": {"model": model, "tokens": tokens, **extra},
+            "memory_ids": ids,
+            "content": content,
+            "feedback": {},
+            "timestamp": when,
+        }
+        # Size first, so an oversized document costs no provider call.
+        check_document_size(document, "the action log")
+        if vector is None:
+            vector = (await self._embedder.embed_documents([content]))[0]
+        document["embedding"] = to_bson_vector(vector)
+        with translate_errors("logging an action"):
+            await self._logs.insert_one(document)
+        logger.info(
+            "action_logged",
+            action_id=action_id,
+            action_type=action_type,
+            outcome=outcome,
+            memories=len(ids),
+            truncated=cut_input or cut_output,
+            embedded=embedding is None,
+            **tenant.filter(),
+        )
+        return action_id
+
+    async def get_action(self, tenant: Tenant, action_id: str) -> Action:
+        """The action ``action_id`` of this tenant; :class:`NotFoundError` otherwise."""
+        tenant = check_tenant(tenant)
+        action_id = check_id(action_id, "action_id")
+        with translate_errors("reading an action"):
+            doc = await self._logs.find_one(
+                {"_id": {"$eq": action_id}, **_tenant_filter(tenant)}, {"embedding": 0}
+            )
+        if doc is None:
+            raise NotFoundError(f"no action {action_id!r} for this agent and user")
+        return Action.from_document(doc)
+
+    # --- feedback ---------------------------------------------------------------------------
+
+    async def add_feedback(
+        self,
+        tenant: Tenant,
+        action_id: str,
+        *,
+        rating: int | None = None,
+        helpful: bool | None = None,
+        correction: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Feedback:
+        """Record feedback on an action and credit it to the memories of its manifest.
+
+        ``rating`` is an int from 1 to 5 (centred to ``(rating - 3) / 2``); ``helpful`` alone
+        counts ±0.5. Feedback given again replaces what was given (fields not given stay) and
+        adjusts the memories by the difference, counting once. A request retried with the
+        same ``idempotency_key`` changes nothing and returns the same result; the same key
+        with a different body raises :class:`~agent_memory.errors.ConflictError`. An action
+        of another tenant is :class:`NotFoundError`, with nothing written.
+        """
+        tenant = check_tenant(tenant)
+        action_id = check_id(action_id, "action_id")
+        if rating is not None:
+            rating = check_rating(rating)
+        if helpful is not None and not isinstance(helpful, bool):
+            raise InvalidInputError(f"helpful must be a bool, got {type(helpful).__name__}")
+        if correction is not None:
+            correction = check_text(
+                correction, "correction", max_chars=self.config.max_correction_chars
+            )
+        if rating is None and helpful is None and correction is None:
+            raise InvalidInputError("give a rating, helpful or a correction")
+        if idempotency_key is not None:
+            idempotency_key = check_id(idempotency_key, "idempotency_key")
+        request = FeedbackRequest(rating, helpful, correction, idempotency_key)
+        return await self._feedback.record(tenant, action_id, request)
+
+    async def repair_pending_credits(
+        self, *, agent_id: str | None = None, limit: int = 1_000
+    ) -> int:
+        """Finish credits a crash left half-done (servers without transactions only; see
+        :mod:`~agent_memory.memory.episodic_feedback`). Idempotent; run it from the
+        maintenance job. Returns how many were finished."""
+        agent_id = None if agent_id is None else check_id(agent_id, "agent_id")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError("limit must be a positive int")
+        return await self._feedback.repair(agent_id=agent_id, limit=limit)
+
+    # --- recall -----------------------------------------------------------------------------
+
+    async def similar_actions(
+        self,
+        tenant: Tenant,
+        *,
+        query: str | None = None,
+        query_vector: Any = None,
+        action_type: str | None = None,
+        outcome: str | None = "success",
+        min_rating: int | None = None,
+        limit: int | None = None,
+    ) -> list[SimilarAction]:
+        """This tenant's past actions closest in meaning to ``query`` (or ``query_vector``),
+        best first, through the connection's search tier (vector and keyword, fused).
+
+        ``action_type`` and ``outcome`` (``None`` for any) filter inside the search.
+        ``min_rating`` is numeric, which search pre-filters cannot express, so it is applied
+        to ``config.similar_overfetch`` times ``limit`` candidates afterwards: with few rated
+        actions fewer than ``limit`` may come back.
+        """
+        tenant = check_tenant(tenant)
+        limit = self.config.similar_limit if limit is None else limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise InvalidInputError("limit must be an int from 1 to 100")
+        if query is None and query_vector is None:
+            raise InvalidInputError("give a query, a query_vector or both")
+        if query is not None:
+            query = check_text(query, "query", max_chars=self.config.max_content_chars)
+        filters: dict[str, str] = {}
+        if action_type is not None:
+            filters["action_type"] = check_id(action_type, "action_type")
+        if outcome is not None:
+            filters["outcome"] = check_outcome(outcome)
+        if min_rating is not None:
+            min_rating = check_rating(min_rating, "min_rating")
+        vector = None if query_vector is None else self._check_vector(query_vector, "query_vector")
+        if vector is None:
+            vector = await self._embedder.embed_query(query)  # type: ignore[arg-type]
+        fetch = (
+            limit
+            if min_rating is None
+            else min(MAX_CANDIDATES, limit * self.config.similar_overfetch)
+        )
+        started = time.perf_counter()
+        hits = await self._searcher.search(
+            self._target,
+            SearchQuery(
+                tenant=tenant.filter(), text=query, vector=vector, filters=filters, limit=fetch
+            ),
+        )
+        found = []
+        for hit in hits:
+            rating = (hit.document.get("feedback") or {}).get("rating")
+            if min_rating is not None and not (isinstance(rating, int) and rating >= min_rating):
+                continue
+            found.append(
+                SimilarAction(Action.from_document(hit.document), hit.score, hit.explain())
+            )
+            if len(found) == limit:
+                break
+        logger.info(
+            "similar_actions_found",
+            hits=len(found),
+            candidates=len(hits),
+            filtered=sorted(filters),
+            min_rating=min_rating,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            **tenant.filter(),
+        )
+        return found
+
+    # --- statistics and retention -----------------------------------------------------------
+
+    async def success_rates(
+        self,
+        agent_id: str,
+        action_type: str | None = None,
+        *,
+        days: int = 30,
+        now: Any = None,
+    ) -> SuccessRates:
+        """How ``agent_id``'s actions went over the last ``days`` days, across **all of its
+        users** (as the blueprint's ``get_success_rate``): counts by outcome, rates, average
+        rating and duration, tokens. Only counts leave the database, no user's data, but only
+        expose this to whoever may see the whole agent's statistics. Days already summarised by
+        retention are included (whole days, see
+        :mod:`~agent_memory.memory.episodic_retention`). ``action_type=None`` means all types.
+        """
+        agent_id = check_id(agent_id, "agent_id")
+        if action_type is not None:
+            action_type = check_id(action_type, "action_type")
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3_660:
+            raise InvalidInputError("days must be an int from 1 to 3660")
+        until = utcnow() if now is None else check_now(now)
+        rates = await self._retention.success_rates(
+            agent_id, action_type, since=until - timedelta(days=days), until=until
+        )
+        logger.info(
+            "success_rates_computed",
+            agent_id=agent_id,
+            action_type=action_type,
+            days=days,
+            total=rates.total,
+            summarised=rates.summarised,
+        )
+        return rates
+
+    async def apply_retention(
+        self, *, agent_id: str | None = None, now: Any = None
+    ) -> RetentionReport:
+        """Summarise logs older than ``retention_days`` (whole UTC days) into
+        ``action_aggregates`` and delete them, in bounded batches. Idempotent and safe to rerun
+        after a crash (see :mod:`~agent_memory.memory.episodic_retention`); ``more`` in the
+        report says the batch limit stopped it early. ``agent_id=None`` covers every agent."""
+        agent_id = None if agent_id is None else check_id(agent_id, "agent_id")
+        moment = utcnow() if now is None else check_now(now)
+        return await self._retention.apply(agent_id=agent_id, now=moment)
+
+    async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        """Delete every action log of this tenant; returns ``{collection: deleted}``.
+
+        Summaries in ``action_aggregates`` are per agent, action type and day and hold no user
+        data, so they stay. Credits this user's ratings gave to their memories go with those
+        memories (long-term memory's own ``forget``)."""
+        tenant = check_tenant(tenant)
+        with translate_errors("forgetting a user's action logs"):
+            result = await self._logs.delete_many(_tenant_filter(tenant))
+        name = self._connection.collection_name(LOGS)
+        logger.info("user_forgotten", deleted=result.deleted_count, **tenant.filter())
+        return {name: result.deleted_count}
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _check_vector(self, value: Any, name: str) -> np.ndarray:
+        try:
+            vector = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"{name} must be a sequence of numbers") from exc
+        if vector.shape != (self._embedder.dimensions,):
+            raise InvalidInputError(
+                f"{name} has shape {vector.shape}; the embedder makes vectors of "
+                f"{self._embedder.dimensions} dimensions"
+            )
+        if not np.isfinite(vector).all():
+            raise InvalidInputError(f"{name} contains NaN or infinity")
+        return vector
+
+    def _check_timestamp(self, value: Any, now: Any) -> Any:
+        when = check_now(value, "timestamp")
+        oldest = now - timedelta(days=self.config.retention_days - 1)
+        if not oldest <= when <= now + _FUTURE_SKEW:
+            raise InvalidInputError(
+                f"timestamp must be within the last {self.config.retention_days - 1} days "
+                "(older days are summarised) and not in the future"
+            )
+        # BSON keeps milliseconds; store what reads will return.
+        return when.replace(microsecond=when.microsecond // 1000 * 1000)
+
+
+def _tenant_filter(tenant: Tenant) -> dict[str, Any]:
+    return {"agent_id": {"$eq": tenant.agent_id}, "user_id": {"$eq": tenant.user_id}}
