@@ -1,4 +1,4 @@
-"""Store a few memories and find them again with hybrid search.
+"""Store a few memories and find them again.
 
 Runs on the embedded default with the offline embedder:
 
@@ -12,58 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from datetime import UTC, datetime
 
 import structlog
 
-from agent_memory import IndexManager, SearchQuery, connect, load_settings, make_embedder
-from agent_memory.mongo.search import make_searcher
-from agent_memory.mongo.vectors import to_bson_vector
+from agent_memory import IndexManager, connect, load_settings, make_embedder
+from agent_memory.memory import LongTermMemory, NewMemory, Tenant
 
-TENANT = {"agent_id": "quickstart", "user_id": "u1"}
-FACTS = [
-    "The user prefers a window seat on flights.",
-    "The user is allergic to peanuts.",
-    "The user's daughter plays the cello.",
-]
+USER = Tenant(agent_id="quickstart", user_id="u1")
 
 
 async def main() -> None:
     settings = load_settings()
     embedder = make_embedder(settings)
     async with await connect(settings) as conn:
-        manager = IndexManager(conn, embedder.signature)
-        await manager.setup()
-
-        memories = conn.collection("memories")
-        await memories.delete_many(TENANT)
-        vectors = await embedder.embed_documents(FACTS)
-        await memories.insert_many(
+        await IndexManager(conn, embedder.signature).setup()
+        memory = LongTermMemory(conn, embedder)
+        await memory.forget_user(USER)  # start clean on every run
+        await memory.store_many(
+            USER,
             [
-                {
-                    "_id": f"mem_{uuid.uuid4().hex}",
-                    **TENANT,
-                    "memory_type": "preference",
-                    "content": fact,
-                    "embedding": to_bson_vector(vector),
-                    "created_at": datetime.now(UTC),
-                }
-                for fact, vector in zip(FACTS, vectors, strict=True)
-            ]
+                NewMemory("The user prefers a window seat on flights.", "preference"),
+                NewMemory("The user is allergic to peanuts.", "fact", importance=0.9),
+                NewMemory("The user's daughter plays the cello.", "fact"),
+            ],
         )
-
-        searcher = make_searcher(conn, dimensions=embedder.dimensions)
-        question = "Which seat should I book?"
-        hits = await searcher.search(
-            manager.catalog.target("memories"),
-            SearchQuery(
-                tenant=TENANT, text=question, vector=await embedder.embed_query(question), limit=2
-            ),
-        )
+        hits = await memory.retrieve(USER, "Which seat should I book?", k=2)
         print(f"{conn.tier} tier, {embedder.signature.describe()}")
         for hit in hits:
-            print(f"- {hit.document['content']}  [{hit.explain()}]")
+            print(f"- {hit.memory.content}  [{hit.explain(memory.config.ranking)}]")
+        await memory.aclose()
     await embedder.aclose()
 
 

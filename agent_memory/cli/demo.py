@@ -1,38 +1,42 @@
 """``agent-memory demo``: memory at work on the embedded default, offline.
 
-Stores a few memories for two users, then retrieves them with hybrid search (vector and
-keyword, fused) and shows why each result ranked where it did, and that one user's search
-never sees the other's memories.
+Stores a few memories for two users through long-term memory, retrieves them with hybrid
+search (vector and keyword, fused) re-ranked by the full memory score, shows why each result
+ranked where it did, that a changed fact supersedes the old one while history stays
+queryable, and that one user's search never sees the other's memories.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
-from datetime import UTC, datetime
 
 import typer
 from rich.table import Table
 
 from agent_memory.cli._app import console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.records import NewMemory, RetrievedMemory
 from agent_memory.mongo.indexes import IndexManager
-from agent_memory.mongo.search import SearchQuery, make_searcher
-from agent_memory.mongo.vectors import to_bson_vector
 
 AGENT = "demo-agent"
 MEMORIES = {
     "alice": [
-        ("fact", "Alice lives in Berlin and works as a nurse at the Charité hospital."),
-        ("preference", "Alice prefers a window seat on long flights."),
-        ("preference", "Alice is vegetarian and avoids fish."),
-        ("fact", "Alice's sister Maria is getting married in Lisbon in June."),
-        ("instruction", "Keep answers to Alice short, with bullet points."),
-        ("fact", "小明是爱丽丝的同事，他喜欢喝绿茶。"),
+        NewMemory(
+            "Alice lives in Berlin and works as a nurse at the Charité hospital.", key="home"
+        ),
+        NewMemory("Alice prefers a window seat on long flights.", "preference"),
+        NewMemory("Alice is vegetarian and avoids fish.", "preference"),
+        NewMemory("Alice's sister Maria is getting married in Lisbon in June.", "fact"),
+        NewMemory(
+            "Keep answers to Alice short, with bullet points.", "instruction", importance=0.8
+        ),
+        NewMemory("小明是爱丽丝的同事，他喜欢喝绿茶。", "fact"),
     ],
     "bob": [
-        ("fact", "Bob lives in Paris and drives a red bicycle to work."),
-        ("preference", "Bob prefers an aisle seat."),
+        NewMemory("Bob lives in Paris and drives a red bicycle to work.", key="home"),
+        NewMemory("Bob prefers an aisle seat.", "preference"),
     ],
 }
 QUESTIONS = [
@@ -44,34 +48,29 @@ QUESTIONS = [
 ]
 
 
-async def _store(rt: Runtime) -> int:
-    collection = rt.connection.collection("memories")
-    # Start from a clean slate for the demo's own agent id, so reruns show the same thing.
-    await collection.delete_many({"agent_id": AGENT})
-    stored = 0
-    for user, items in MEMORIES.items():
-        vectors = await rt.embedder.embed_documents([text for _, text in items])
-        now = datetime.now(UTC)
-        await collection.insert_many(
-            [
-                {
-                    "_id": f"mem_{uuid.uuid4().hex}",
-                    "agent_id": AGENT,
-                    "user_id": user,
-                    "memory_type": memory_type,
-                    "content": text,
-                    "embedding": to_bson_vector(vector),
-                    "importance": 0.5,
-                    "status": "active",
-                    "tags": [],
-                    "created_at": now,
-                    "last_accessed": now,
-                }
-                for (memory_type, text), vector in zip(items, vectors, strict=True)
-            ]
+def _table(title: str, hits: list[RetrievedMemory]) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("memory", overflow="fold")
+    table.add_column("vector", justify="right")
+    table.add_column("keyword", justify="right")
+    table.add_column("score", justify="right")
+    for position, hit in enumerate(hits, start=1):
+        vector, text = hit.sources.get("vector"), hit.sources.get("text")
+        status = "" if hit.memory.status == "active" else f" [dim]({hit.memory.status})[/]"
+        table.add_row(
+            str(position),
+            hit.memory.content + status,
+            f"#{vector.rank} ({vector.score:.2f})" if vector else "-",
+            f"#{text.rank}" if text else "-",
+            f"{hit.score:.3f}",
         )
-        stored += len(items)
-    return stored
+    return table
+
+
+async def _reset(rt: Runtime) -> None:
+    # The demo's own agent id starts from a clean slate, so reruns show the same thing.
+    await rt.connection.collection("memories").delete_many({"agent_id": AGENT})
 
 
 async def _demo() -> None:
@@ -84,49 +83,55 @@ async def _demo() -> None:
         console.print(f"embedder: {rt.embedder.signature.describe()}")
         console.print(f"search tier: [bold]{rt.connection.tier}[/]", highlight=False)
 
-        manager = IndexManager(rt.connection, rt.embedder.signature)
-        states = await manager.setup()
+        states = await IndexManager(rt.connection, rt.embedder.signature).setup()
         created = sum(1 for state in states if state.state == "created")
         console.print(
             f"indexes: {created} created, {len(states) - created} already in place or not needed"
         )
 
-        stored = await _store(rt)
-        console.print(f"stored {stored} memories for {len(MEMORIES)} users\n")
-
-        searcher = make_searcher(rt.connection, dimensions=rt.embedder.dimensions)
-        target = manager.catalog.target("memories")
-        for user, question in QUESTIONS:
-            vector = await rt.embedder.embed_query(question)
-            hits = await searcher.search(
-                target,
-                SearchQuery(
-                    tenant={"agent_id": AGENT, "user_id": user},
-                    text=question,
-                    vector=vector,
-                    limit=3,
-                ),
+        await _reset(rt)
+        memory = LongTermMemory(rt.connection, rt.embedder)
+        try:
+            for user, items in MEMORIES.items():
+                await memory.store_many(Tenant(AGENT, user), items)
+            console.print(
+                f"stored {sum(map(len, MEMORIES.values()))} memories for {len(MEMORIES)} users\n"
             )
-            table = Table(title=f"{user}: {question}", title_justify="left", show_edge=False)
-            table.add_column("#", justify="right")
-            table.add_column("memory", overflow="fold")
-            table.add_column("vector rank", justify="right")
-            table.add_column("keyword rank", justify="right")
-            table.add_column("fused", justify="right")
-            for position, hit in enumerate(hits, start=1):
-                vector_source = hit.sources.get("vector")
-                text_source = hit.sources.get("text")
-                table.add_row(
-                    str(position),
-                    hit.document["content"],
-                    f"{vector_source.rank} ({vector_source.score:.2f})" if vector_source else "-",
-                    f"{text_source.rank}" if text_source else "-",
-                    f"{hit.score:.4f}",
+
+            # Instructions say how to answer, not what: they go with every prompt, and
+            # questions search facts and preferences.
+            answers = ("fact", "preference")
+            for user, question in QUESTIONS:
+                hits = await memory.retrieve(
+                    Tenant(AGENT, user), question, k=3, memory_types=answers
                 )
-            console.print(table)
-            others = {hit.document["user_id"] for hit in hits} - {user}
-            if others:  # never expected: it would mean a tenant leak
-                raise RuntimeError(f"search for {user} returned memories of {others}")
+                console.print(_table(f"{user}: {question}", hits))
+                others = {hit.memory.user_id for hit in hits} - {user}
+                if others:  # never expected: it would mean a tenant leak
+                    raise RuntimeError(f"search for {user} returned memories of {others}")
+
+            alice = Tenant(AGENT, "alice")
+            moved = await memory.store(
+                alice, "Alice moved to Lisbon to be near her sister.", key="home"
+            )
+            console.print(f"\nAlice moves: the new memory [bold]{moved.action}[/] the Berlin one.")
+            now = await memory.retrieve(
+                alice, "Which city does Alice live in?", k=1, memory_types=answers
+            )
+            console.print(f"where does she live now?  {now[0].memory.content}")
+            before = await memory.history(alice, key="home")
+            console.print(
+                "where did she live before?  "
+                + " <- ".join(f"{m.content} ({m.status})" for m in before)
+            )
+            console.print(f"why that answer ranked first: {now[0].explain(memory.config.ranking)}")
+            rules = await memory.retrieve(alice, "how to answer", k=3, memory_types="instruction")
+            console.print(
+                "instructions applied to every answer: "
+                + "; ".join(r.memory.content for r in rules)
+            )
+        finally:
+            await memory.aclose()
         console.print(
             f"\nEvery result came from the asking user's own memories. "
             f"Done in {time.perf_counter() - started:.1f} s."

@@ -50,7 +50,7 @@ from agent_memory.memory._common import (
     utcnow,
 )
 from agent_memory.memory.consolidation import Candidate, Decision, decide
-from agent_memory.memory.ranking import best_fused_score, score_memory
+from agent_memory.memory.ranking import SourceScaler, score_memory
 from agent_memory.memory.records import (
     MEMORY_TYPES,
     LongTermConfig,
@@ -405,7 +405,7 @@ class LongTermMemory:
                 limit=min(k * self.config.overfetch, 10_000),
             )
             hits = await self._searcher.search(self.target, search)
-        best = best_fused_score(search.weights, 2)
+        scaler = SourceScaler([hit.sources for hit in hits], search.weights)
         ranked = []
         for hit in hits:
             doc = hit.document
@@ -415,7 +415,7 @@ class LongTermMemory:
             if min_importance is not None and float(doc.get("importance", 0.0)) < min_importance:
                 continue
             breakdown = score_memory(
-                doc, fused=hit.score, best_fused=best, now=now, weights=self.config.ranking
+                doc, relevance=scaler.relevance(hit.sources), now=now, weights=self.config.ranking
             )
             ranked.append(
                 RetrievedMemory(Memory.from_document(doc), breakdown.total, breakdown, hit.sources)

@@ -3,8 +3,11 @@
     score = w_relevance * relevance + w_recency * recency + w_importance * importance
             + w_feedback * utility
 
-- relevance: the fused search score (vector and keyword, reciprocal rank fusion) divided by
-  the best score fusion can give, so 1.0 means "first in every source".
+- relevance: how well each search source (vector, keyword) scored the memory, each scaled to
+  0-1 over the candidates it returned (best 1, worst 0), averaged with the source weights; a
+  source that did not find the memory adds 0. Reciprocal rank fusion picks the candidates,
+  but its scores are nearly flat across the top ranks (1/61 against 1/62), too flat to weigh
+  against importance or recency, so the re-ranking uses the sources' own scores.
 - recency: ``0.5 ** (days since last access / half_life_days)``, computed at query time, so
   nothing has to be rewritten for a memory to age.
 - importance: the stored 0-1 value (lowered over time by the decay job).
@@ -17,22 +20,28 @@ Importance never filters: a new fact with modest importance is still found when 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_memory.mongo.search.fusion import RRF_K
+from agent_memory.mongo.search import SourceScore
 
-__all__ = ["RankingWeights", "ScoreBreakdown", "feedback_utility", "score_memory"]
+__all__ = [
+    "RankingWeights",
+    "ScoreBreakdown",
+    "SourceScaler",
+    "feedback_utility",
+    "score_memory",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class RankingWeights:
     relevance: float = 1.0
-    recency: float = 0.15
-    importance: float = 0.2
-    feedback: float = 0.25
+    recency: float = 0.1
+    importance: float = 0.1
+    feedback: float = 0.2
     recency_half_life_days: float = 30.0
     #: Pseudo-count of neutral ratings: utility = sum / (count + prior).
     feedback_prior: float = 2.0
@@ -76,21 +85,41 @@ def feedback_utility(feedback: Mapping[str, Any] | None, prior: float) -> float:
     return max(-1.0, min(1.0, float(total) / (float(count) + prior)))
 
 
-def best_fused_score(weights: Mapping[str, float], sources: int) -> float:
-    """The highest reciprocal-rank-fusion score: first place in every source used."""
-    used = sorted(weights.values(), reverse=True)[:sources] if weights else [1.0] * sources
-    return sum(weight / (RRF_K + 1) for weight in used) or 1.0
+class SourceScaler:
+    """Min-max scaling of each source's raw scores over one result set."""
+
+    def __init__(
+        self, sources: Sequence[Mapping[str, SourceScore]], weights: Mapping[str, float]
+    ) -> None:
+        self._weights = dict(weights)
+        self._bounds: dict[str, tuple[float, float]] = {}
+        for name in {name for found in sources for name in found}:
+            values = [found[name].score for found in sources if name in found]
+            self._bounds[name] = (min(values), max(values))
+
+    def relevance(self, found: Mapping[str, SourceScore]) -> float:
+        used = {name: weight for name, weight in self._weights.items() if name in self._bounds}
+        total = sum(used.values())
+        if total <= 0:
+            return 0.0
+        value = 0.0
+        for name, weight in used.items():
+            if name not in found:
+                continue
+            low, high = self._bounds[name]
+            scaled = 1.0 if high <= low else (found[name].score - low) / (high - low)
+            value += weight * scaled
+        return value / total
 
 
 def score_memory(
     document: Mapping[str, Any],
     *,
-    fused: float,
-    best_fused: float,
+    relevance: float,
     now: datetime,
     weights: RankingWeights,
 ) -> ScoreBreakdown:
-    relevance = max(0.0, min(1.0, fused / best_fused)) if best_fused > 0 else 0.0
+    relevance = max(0.0, min(1.0, relevance))
     last = document.get("last_accessed") or document.get("created_at")
     if isinstance(last, datetime):
         age_days = max(0.0, (now - last).total_seconds() / 86_400)
