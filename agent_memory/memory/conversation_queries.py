@@ -1,0 +1,147 @@
+"""The filters, updates and pipelines conversation memory sends, built in one place.
+
+Every filter that touches one tenant's data starts from :func:`owned` (a session) or
+:func:`scope` (a session's messages), so ``agent_id``, ``user_id`` and the session id are in
+each of them; caller values only ever appear as plain equality values, never inside ``$expr``
+(where a string starting with ``$`` would be read as a field path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from agent_memory.memory._common import Tenant
+
+__all__ = [
+    "activity_update",
+    "after_summary_lookup",
+    "clear_update",
+    "new_session_fields",
+    "newest_lookup",
+    "owned",
+    "owners",
+    "scope",
+    "session_scopes",
+    "stale_sessions",
+    "summary_guard",
+    "summary_update",
+]
+
+
+def owned(tenant: Tenant, session_id: str) -> dict[str, Any]:
+    """The tenant's session ``session_id``."""
+    return {"_id": session_id, **tenant.filter()}
+
+
+def scope(tenant: Tenant, session_id: str) -> dict[str, Any]:
+    """The messages of the tenant's session ``session_id``."""
+    return {**tenant.filter(), "session_id": session_id}
+
+
+def newest_lookup(
+    messages: str, tenant: Tenant, session_id: str, count: int, *, into: str
+) -> dict[str, Any]:
+    """A ``$lookup`` of the session's newest ``count`` messages, newest first."""
+    pipeline = [{"$match": scope(tenant, session_id)}, {"$sort": {"seq": -1}}, {"$limit": count}]
+    return {"$lookup": {"from": messages, "pipeline": pipeline, "as": into}}
+
+
+def after_summary_lookup(
+    messages: str, tenant: Tenant, session_id: str, tail: list[dict[str, Any]], *, into: str
+) -> dict[str, Any]:
+    """A ``$lookup`` of the messages newer than the session's ``summary_through``, then
+    ``tail`` (sort, limit, count)."""
+    pipeline = [
+        {"$match": scope(tenant, session_id)},
+        # A null or missing summary_through sorts below every string: then all messages.
+        {"$match": {"$expr": {"$gt": ["$seq", "$$through"]}}},
+        *tail,
+    ]
+    return {
+        "$lookup": {
+            "from": messages,
+            "let": {"through": "$summary_through"},
+            "pipeline": pipeline,
+            "as": into,
+        }
+    }
+
+
+def new_session_fields(metadata: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """A new session's fields, beside ``_id``, ``agent_id`` and ``user_id``."""
+    return {
+        "status": "active",
+        "metadata": metadata,
+        "summary": "",
+        "summary_through": None,
+        "summary_version": 0,
+        "message_count": 0,
+        "created_at": now,
+        "updated_at": now,
+        "last_active_at": now,
+    }
+
+
+def activity_update(count: int, at: datetime) -> dict[str, Any]:
+    """Record a turn of ``count`` messages at ``at``: creates a missing session (with the
+    upsert), un-archives an archived one."""
+    return {
+        "$setOnInsert": {
+            "metadata": {},
+            "summary": "",
+            "summary_through": None,
+            "summary_version": 0,
+            "created_at": at,
+        },
+        "$set": {"status": "active"},
+        # $max: activity writes that are not awaited may land out of order.
+        "$max": {"last_active_at": at, "updated_at": at},
+        "$inc": {"message_count": count},
+    }
+
+
+def summary_guard(
+    tenant: Tenant, session_id: str, through: str | None, version: int
+) -> dict[str, Any]:
+    """The session as a refresh read it: no other summary stored and no clear since."""
+    return {**owned(tenant, session_id), "summary_through": through, "summary_version": version}
+
+
+def summary_update(text: str, through: str, now: datetime) -> dict[str, Any]:
+    return {
+        "$set": {"summary": text, "summary_through": through, "summarised_at": now},
+        "$inc": {"summary_version": 1},
+        "$max": {"updated_at": now},
+    }
+
+
+def clear_update(now: datetime) -> dict[str, Any]:
+    return {
+        "$set": {"summary": "", "summary_through": None, "message_count": 0},
+        # A refresh that read the summary before the clear must not store it after.
+        "$inc": {"summary_version": 1},
+        "$max": {"updated_at": now},
+    }
+
+
+def stale_sessions(*, archive: bool, cutoff: datetime, agent_id: str | None) -> dict[str, Any]:
+    """Sessions retention acts on: inactive since before ``cutoff`` (active ones when
+    archiving; active and archived ones when deleting)."""
+    query: dict[str, Any] = {} if agent_id is None else {"agent_id": agent_id}
+    query["status"] = {"$in": ["active"] if archive else ["active", "archived"]}
+    query["last_active_at"] = {"$lt": cutoff}
+    return query
+
+
+def owners(found: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each found session by ``_id`` and its tenant (for an ``$or``)."""
+    return [{"_id": s["_id"], "agent_id": s["agent_id"], "user_id": s["user_id"]} for s in found]
+
+
+def session_scopes(found: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of each found session, with its tenant (for an ``$or``)."""
+    return [
+        {"agent_id": s["agent_id"], "user_id": s["user_id"], "session_id": s["_id"]} for s in found
+    ]

@@ -1,0 +1,174 @@
+"""The database side of conversation memory.
+
+Which sessions this process has seen belong to which tenant (so appends to them need one
+round trip), claiming a session id (creating the session, refusing another tenant's id),
+recording a turn's activity with a write that is not awaited, the one-aggregate reads, and the
+retention batches. :class:`~agent_memory.memory.conversation.ConversationMemory` is the API
+on top; the filters and updates come from :mod:`~agent_memory.memory.conversation_queries`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable
+from datetime import datetime
+from typing import Any
+
+import structlog
+from pymongo import errors as pm
+
+from agent_memory.errors import ConflictError, NotFoundError
+from agent_memory.memory import conversation_queries as q
+from agent_memory.memory._common import BackgroundWrites, Tenant
+from agent_memory.mongo import _driver
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.connection import Connection
+
+__all__ = ["MESSAGES", "SESSIONS", "SessionStore", "not_found", "taken", "together"]
+
+logger = structlog.get_logger(__name__)
+
+SESSIONS = "sessions"
+MESSAGES = "messages"
+_KNOWN_SESSIONS = 10_000
+
+
+async def together(*operations: Awaitable[Any]) -> list[Any]:
+    """Independent commands concurrently (one round trip); all finish before an error rises."""
+    results = await asyncio.gather(*operations, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
+def not_found(session_id: str) -> NotFoundError:
+    # The same for an id that does not exist and one another tenant holds: nothing leaks.
+    return NotFoundError(f"no session {session_id!r} for this agent and user")
+
+
+def taken(session_id: str) -> ConflictError:
+    return ConflictError(
+        f"the session id {session_id!r} is used by another agent or user; choose another id "
+        "(start_session without an id makes a unique one)"
+    )
+
+
+class SessionStore:
+    """The ``sessions`` and ``messages`` collections and what this process knows of them."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.sessions = connection.collection(SESSIONS)
+        self.messages = connection.collection(MESSAGES)
+        self.names = (connection.collection_name(SESSIONS), connection.collection_name(MESSAGES))
+        self.background = BackgroundWrites()
+        # Sessions seen to belong to their tenant (bounded, least recently used out first).
+        self._known: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+
+    # --- sessions known to be a tenant's ----------------------------------------------------
+
+    def knows(self, tenant: Tenant, session_id: str) -> bool:
+        return (tenant.agent_id, tenant.user_id, session_id) in self._known
+
+    def remember(self, tenant: Tenant, session_id: str) -> None:
+        key = (tenant.agent_id, tenant.user_id, session_id)
+        self._known[key] = None
+        self._known.move_to_end(key)
+        if len(self._known) > _KNOWN_SESSIONS:
+            self._known.popitem(last=False)
+
+    def forget(self, tenant: Tenant, session_id: str | None = None) -> None:
+        for key in [k for k in self._known if k[:2] == (tenant.agent_id, tenant.user_id)]:
+            if session_id is None or key[2] == session_id:
+                del self._known[key]
+
+    def counts(self, sessions: int, messages: int) -> dict[str, int]:
+        """``{collection name: count}`` for results of deletes."""
+        return {self.names[0]: sessions, self.names[1]: messages}
+
+    # --- reads and writes -------------------------------------------------------------------
+
+    async def read(
+        self, tenant: Tenant, session_id: str, lookups: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The tenant's session with ``lookups`` of its messages, in one aggregate."""
+        pipeline = [{"$match": q.owned(tenant, session_id)}, *lookups]
+        with translate_errors("reading a conversation"):
+            rows = await _driver.aggregate(self.sessions, pipeline)
+        if not rows:
+            raise not_found(session_id)
+        self.remember(tenant, session_id)
+        return rows[0]
+
+    async def claim(self, tenant: Tenant, session_id: str, update: dict[str, Any]) -> bool:
+        """Apply ``update`` to the tenant's session, creating it if missing; ``False`` when
+        the id is another tenant's (the upsert then fails on the unique ``_id``)."""
+        owned = q.owned(tenant, session_id)
+        try:
+            await self.sessions.update_one(owned, update, upsert=True)
+        except pm.DuplicateKeyError:
+            # Or this tenant created it a moment ago, concurrently: then it matches now.
+            again = {key: value for key, value in update.items() if key != "$setOnInsert"}
+            return bool((await self.sessions.update_one(owned, again)).matched_count)
+        return True
+
+    def record_later(self, tenant: Tenant, session_id: str, documents: list[dict]) -> None:
+        """Record an appended turn on the session with a write nobody waits for."""
+        self.background.schedule(
+            self._record(tenant, session_id, documents), "conversation session activity"
+        )
+
+    async def _record(self, tenant: Tenant, session_id: str, documents: list[dict]) -> None:
+        update = q.activity_update(len(documents), documents[-1]["created_at"])
+        if await self.claim(tenant, session_id, update):
+            return
+        # Deleted and re-created by another tenant since we saw it: take the turn back out.
+        ids = [document["_id"] for document in documents]
+        await self.messages.delete_many({**tenant.filter(), "_id": {"$in": ids}})
+        self.forget(tenant, session_id)
+        logger.warning(
+            "conversation_append_conflicted", agent_id=tenant.agent_id, session_id=session_id
+        )
+
+    async def retention_batches(
+        self,
+        *,
+        stale: dict[str, Any],
+        guard: dict[str, Any],
+        archive: bool,
+        now: datetime,
+        size: int,
+    ) -> dict[str, int]:
+        """Archive or delete the ``stale`` sessions, ``size`` at a time, until none are left.
+
+        ``guard`` is checked again in each write, so a session active again since the find
+        is spared. Deleting removes a batch's messages before its sessions: an interrupted run
+        leaves nothing unreachable, and the next run finishes it.
+        """
+        counts = {"archived": 0, "sessions_deleted": 0, "messages_deleted": 0, "batches": 0}
+        fields = {"_id": 1, "agent_id": 1, "user_id": 1}
+        with translate_errors("applying conversation retention"):
+            while True:
+                cursor = self.sessions.find(stale, fields, batch_size=size)
+                found = await cursor.sort("last_active_at", 1).limit(size).to_list(None)
+                if not found:
+                    break
+                counts["batches"] += 1
+                match = {"$or": q.owners(found), **guard}
+                if archive:
+                    result = await self.sessions.update_many(
+                        match, {"$set": {"status": "archived", "archived_at": now}}
+                    )
+                    progress = result.modified_count
+                    counts["archived"] += progress
+                else:
+                    gone = await self.messages.delete_many({"$or": q.session_scopes(found)})
+                    progress = (await self.sessions.delete_many(match)).deleted_count
+                    counts["messages_deleted"] += gone.deleted_count
+                    counts["sessions_deleted"] += progress
+                    for s in found:
+                        self._known.pop((s["agent_id"], s["user_id"], s["_id"]), None)
+                if len(found) < size or not progress:
+                    break
+        return counts
