@@ -22,6 +22,7 @@
     │   ├── BadResponseError            a response we cannot use (malformed, empty structured output)
     │   └── LiveCallBlockedError        a network call attempted while live calls are switched off
     └── InvalidInputError (ValueError)  a value from a caller that cannot be accepted as given
+        └── InvalidTransitionError      a task or step moved along an edge its table lacks
 
 Foreign exceptions (pymongo, anthropic, voyageai) are mapped to the most specific class here
 with ``raise ... from exc``, so the original stays available as ``__cause__``.
@@ -39,6 +40,7 @@ __all__ = [
     "EmbeddedServerError",
     "EmbeddingMismatchError",
     "InvalidInputError",
+    "InvalidTransitionError",
     "LiveCallBlockedError",
     "MissingCredentialsError",
     "NotFoundError",
@@ -175,3 +177,18 @@ class LiveCallBlockedError(ProviderError):
 
 class InvalidInputError(AgentMemoryError, ValueError):
     """A caller passed a value that cannot be accepted as given."""
+
+
+class InvalidTransitionError(InvalidInputError):
+    """A task or step was asked to move along an edge its transition table does not have.
+
+    ``subject`` names what was moved ("task task_...", "step 2 of task task_..."), ``current``
+    its status, ``target`` the status (or operation) asked for.
+    """
+
+    def __init__(self, subject: str, current: str, target: str, *, detail: str = "") -> None:
+        self.subject = subject
+        self.current = current
+        self.target = target
+        message = f"{subject} cannot go from {current} to {target}"
+        super().__init__(f"{message}: {detail}" if detail else message)
