@@ -405,7 +405,11 @@ class LongTermMemory:
                 limit=min(k * self.config.overfetch, 10_000),
             )
             hits = await self._searcher.search(self.target, search)
-        scaler = SourceScaler([hit.sources for hit in hits], search.weights)
+        scaler = SourceScaler(
+            [hit.sources for hit in hits],
+            search.weights,
+            min_spread=self.config.ranking.relevance_spread,
+        )
         ranked = []
         for hit in hits:
             doc = hit.document

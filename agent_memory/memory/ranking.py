@@ -4,8 +4,10 @@
             + w_feedback * utility
 
 - relevance: how well each search source (vector, keyword) scored the memory, each scaled to
-  0-1 over the candidates it returned (best 1, worst 0), averaged with the source weights; a
-  source that did not find the memory adds 0. Reciprocal rank fusion picks the candidates,
+  0-1 over the candidates it returned (best 1), averaged with the source weights; a source
+  that did not find the memory adds 0. The scale spans at least ``relevance_spread`` of the
+  best score, so a near-tie (cosine 0.80 against 0.79) stays a near-tie that feedback,
+  importance or recency can decide, instead of being stretched to 1 against 0. Reciprocal rank fusion picks the candidates,
   but its scores are nearly flat across the top ranks (1/61 against 1/62), too flat to weigh
   against importance or recency, so the re-ranking uses the sources' own scores.
 - recency: ``0.5 ** (days since last access / half_life_days)``, computed at query time, so
@@ -45,6 +47,8 @@ class RankingWeights:
     recency_half_life_days: float = 30.0
     #: Pseudo-count of neutral ratings: utility = sum / (count + prior).
     feedback_prior: float = 2.0
+    #: Score gaps below this fraction of a source's best score are not stretched.
+    relevance_spread: float = 0.15
 
     def __post_init__(self) -> None:
         for name in ("relevance", "recency", "importance", "feedback"):
@@ -53,6 +57,8 @@ class RankingWeights:
                 raise ValueError(f"ranking weight {name} must be a non-negative number")
         if self.recency_half_life_days <= 0 or self.feedback_prior < 0:
             raise ValueError("recency_half_life_days must be positive and feedback_prior >= 0")
+        if not 0 <= self.relevance_spread <= 1:
+            raise ValueError("relevance_spread must be from 0 to 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +92,18 @@ def feedback_utility(feedback: Mapping[str, Any] | None, prior: float) -> float:
 
 
 class SourceScaler:
-    """Min-max scaling of each source's raw scores over one result set."""
+    """Scaling of each source's raw scores over one result set: the best is 1, and the
+    scale spans the set's range or ``min_spread`` of the best score, whichever is wider."""
 
     def __init__(
-        self, sources: Sequence[Mapping[str, SourceScore]], weights: Mapping[str, float]
+        self,
+        sources: Sequence[Mapping[str, SourceScore]],
+        weights: Mapping[str, float],
+        *,
+        min_spread: float = 0.15,
     ) -> None:
         self._weights = dict(weights)
+        self._min_spread = min_spread
         self._bounds: dict[str, tuple[float, float]] = {}
         for name in {name for found in sources for name in found}:
             values = [found[name].score for found in sources if name in found]
@@ -107,8 +119,9 @@ class SourceScaler:
             if name not in found:
                 continue
             low, high = self._bounds[name]
-            scaled = 1.0 if high <= low else (found[name].score - low) / (high - low)
-            value += weight * scaled
+            spread = max(high - low, self._min_spread * abs(high))
+            scaled = 1.0 if spread <= 0 else 1.0 - (high - found[name].score) / spread
+            value += weight * max(0.0, scaled)
         return value / total
 
 

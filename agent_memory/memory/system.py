@@ -1,0 +1,91 @@
+"""All four memories over one connection, and forgetting a user everywhere at once.
+
+>>> memories = MemorySystem(connection, embedder, chat_model=chat)      # doctest: +SKIP
+>>> await memories.long_term.store(tenant, "Prefers short answers")      # doctest: +SKIP
+>>> erased = await memories.forget_user(tenant)                          # doctest: +SKIP
+>>> erased                                                               # doctest: +SKIP
+{'memories': 12, 'profiles': 1, 'sessions': 3, 'messages': 40, ...}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.conversation import ConversationMemory
+from agent_memory.memory.decay import DecayConfig, DecayJob
+from agent_memory.memory.episodic import EpisodicMemory
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema, ProfileMemory
+from agent_memory.memory.records import LongTermConfig
+from agent_memory.memory.working import WorkingMemory
+from agent_memory.mongo.connection import Connection
+from agent_memory.providers.chat.base import ChatModel
+from agent_memory.providers.embedders.base import Embedder
+
+__all__ = ["Forgetter", "MemorySystem"]
+
+logger = structlog.get_logger(__name__)
+
+#: Something else that holds a user's data (agent state, queues) and can erase it.
+Forgetter = Callable[[Tenant], Awaitable[dict[str, int]]]
+
+
+class MemorySystem:
+    """The conversation, long-term (with profiles), working and episodic memories.
+
+    None of them opens a connection; they share ``connection`` and the providers. Other
+    holders of user data (the agent's checkpointer, job queues) register a forgetter so
+    :meth:`forget_user` erases everything of a user in one call.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        embedder: Embedder,
+        *,
+        chat_model: ChatModel | None = None,
+        long_term_config: LongTermConfig | None = None,
+        schemas: tuple[MemorySchema, ...] = DEFAULT_SCHEMAS,
+        decay_config: DecayConfig | None = None,
+    ) -> None:
+        self.connection = connection
+        self.conversation = ConversationMemory(connection, chat_model=chat_model)
+        self.long_term = LongTermMemory(
+            connection, embedder, config=long_term_config, judge=chat_model
+        )
+        self.profiles = ProfileMemory(connection, self.long_term, schemas=schemas)
+        self.working = WorkingMemory(connection)
+        self.episodic = EpisodicMemory(connection, embedder)
+        self.decay = DecayJob(connection, config=decay_config)
+        self._forgetters: list[Forgetter] = [
+            self.long_term.forget_user,
+            self.profiles.forget_user,
+            self.conversation.forget_user,
+            self.working.forget_user,
+            self.episodic.forget_user,
+        ]
+
+    def register_forgetter(self, forgetter: Forgetter) -> None:
+        """Include another store of user data in :meth:`forget_user`."""
+        self._forgetters.append(forgetter)
+
+    async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        """Erase everything of ``tenant`` in every memory; returns what was erased, per
+        collection. Stores are erased one after another, so an error names the one that
+        failed and a rerun finishes the job (erasing what is already gone is a no-op)."""
+        erased: dict[str, int] = {}
+        for forgetter in self._forgetters:
+            for collection, count in (await forgetter(tenant)).items():
+                erased[collection] = erased.get(collection, 0) + count
+        logger.info("user_forgotten", agent_id=tenant.agent_id, erased=sum(erased.values()))
+        return erased
+
+    async def aclose(self) -> None:
+        """Wait for writes the memories did not make their callers wait for."""
+        for store in (self.long_term, self.conversation, self.episodic):
+            close = getattr(store, "aclose", None)
+            if close is not None:
+                await close()
