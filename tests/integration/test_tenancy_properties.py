@@ -120,3 +120,31 @@ async def test_a_tenant_ranked_far_below_another_still_gets_k_results(
     history = await memory.retrieve(loser, query, k=k, include_history=True)
     assert {hit.memory.user_id for hit in history} == {loser.user_id}
     await memory.aclose()
+
+
+@PROPERTY_SETTINGS
+@given(
+    data=st.lists(st.lists(sentence, min_size=1, max_size=5), min_size=2, max_size=3),
+    query=sentence,
+)
+async def test_similar_actions_never_cross_tenants(connection, embedder, data, query):
+    from agent_memory.memory.episodic import EpisodicMemory
+
+    await IndexManager(connection, embedder.signature).setup()
+    episodic = EpisodicMemory(connection, embedder)
+    tenants = fresh_tenants(len(data))
+    for tenant, texts in zip(tenants, data, strict=True):
+        for text in texts:
+            await episodic.log_action(
+                tenant,
+                session_id="s",
+                action_type="query_response",
+                outcome="success",
+                content=text,
+            )
+    for tenant in tenants:
+        for outcome in ("success", None):
+            found = await episodic.similar_actions(tenant, query=query, outcome=outcome, limit=20)
+            assert found and {(item.action.agent_id, item.action.user_id) for item in found} == {
+                (tenant.agent_id, tenant.user_id)
+            }
