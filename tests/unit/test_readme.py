@@ -27,3 +27,29 @@ def test_ci_runs_the_readme_test_command():
     test_command = _commands()[1].removeprefix("PYENV_VERSION=3.13.0 ")
     assert "PYENV_VERSION=3.13.0" in ci
     assert test_command in ci
+
+
+def test_the_python_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = readme.split("## Using it from Python", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
+        "AGENT_MEMORY_EMBEDDER": "fake",
+        "AGENT_MEMORY_BLOCK_LIVE_CALLS": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [line for line in result.stdout.splitlines() if not line.startswith("20")]
+    assert lines[0].startswith("Prefers a window seat")
+    assert lines[-1] == "['Lives in Lisbon', 'Lives in Berlin']"
