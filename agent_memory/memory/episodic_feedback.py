@@ -46,8 +46,8 @@ from pymongo import errors as pm
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory._common import Tenant, new_id, utcnow
 from agent_memory.memory.episodic_records import EpisodicConfig
-from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.transactions import run_in_transaction
 
 __all__ = ["Credit", "Feedback", "FeedbackLedger", "FeedbackRequest", "centred_value"]
 
@@ -247,21 +247,17 @@ class FeedbackLedger:
         update: dict[str, Any],
         credit: Credit | None,
     ) -> bool:
-        session = await _driver.start_session(self._connection.client)
-        async with session:
-            await _driver.start_transaction(session)
-            try:
-                written = await self._logs.update_one(guard, update, session=session)
-                if written.matched_count == 0:
-                    await session.abort_transaction()
-                    return False
-                if credit is not None:
-                    await self._apply(tenant, doc["memory_ids"], credit, session=session)
-                await _commit(session)
-            except BaseException:
-                if session.in_transaction:
-                    await session.abort_transaction()
-                raise
+        async def work(session: Any) -> None:
+            written = await self._logs.update_one(guard, update, session=session)
+            if written.matched_count == 0:
+                raise _GuardMissed  # aborts: the caller re-reads and tries again
+            if credit is not None:
+                await self._apply(tenant, doc["memory_ids"], credit, session=session)
+
+        try:
+            await run_in_transaction(self._connection.client, work)
+        except _GuardMissed:
+            return False
         return True
 
     async def _write_in_order(
@@ -342,16 +338,8 @@ class FeedbackLedger:
         return finished
 
 
-async def _commit(session: Any) -> None:
-    # A commit whose result is unknown (a network blip) is safe to retry: MongoDB makes the
-    # retried commit idempotent.
-    for attempt in range(3):
-        try:
-            await session.commit_transaction()
-            return
-        except pm.PyMongoError as exc:
-            if attempt == 2 or not exc.has_error_label("UnknownTransactionCommitResult"):
-                raise
+class _GuardMissed(Exception):
+    """The action changed since it was read; nothing was written."""
 
 
 def _tenant_filter(tenant: Tenant) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """Run a unit of work in a transaction, retrying the failures MongoDB says are transient.
 
-MongoDB labels write conflicts between concurrent transactions ``TransientTransactionError``
-and an unknown commit outcome ``UnknownTransactionCommitResult``; both are safe to retry. The
-embedded engine runs one transaction at a time and refuses a second instead of waiting, which
-is retried the same way.
+MongoDB labels write conflicts between concurrent transactions ``TransientTransactionError``:
+the whole transaction may be run again. A commit whose outcome is unknown
+(``UnknownTransactionCommitResult``) may already have succeeded, so only the commit is
+retried (MongoDB makes a retried commit idempotent); running the work again could apply it
+twice. The embedded engine runs one transaction at a time and refuses a second instead of
+waiting, which is retried like a transient error.
 """
 
 from __future__ import annotations
@@ -28,13 +30,20 @@ _EMBEDDED_BUSY = "already has an active transaction"
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether retrying the whole transaction may succeed."""
-    if isinstance(exc, pm.PyMongoError) and (
-        exc.has_error_label("TransientTransactionError")
-        or exc.has_error_label("UnknownTransactionCommitResult")
-    ):
+    """Whether running the whole transaction again may succeed."""
+    if isinstance(exc, pm.PyMongoError) and exc.has_error_label("TransientTransactionError"):
         return True
     return isinstance(exc, pm.OperationFailure) and _EMBEDDED_BUSY in str(exc)
+
+
+async def _commit(session: Any, attempts: int) -> None:
+    for attempt in range(1, attempts + 1):
+        try:
+            await session.commit_transaction()
+            return
+        except pm.PyMongoError as exc:
+            if attempt == attempts or not exc.has_error_label("UnknownTransactionCommitResult"):
+                raise
 
 
 async def run_in_transaction(
@@ -56,7 +65,7 @@ async def run_in_transaction(
             try:
                 await _driver.start_transaction(session)
                 result = await work(session)
-                await session.commit_transaction()
+                await _commit(session, attempts)
                 return result
             except BaseException as exc:
                 if session.in_transaction:

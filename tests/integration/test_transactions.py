@@ -61,7 +61,8 @@ async def test_retries_are_bounded(connection):
 
 def test_what_counts_as_transient():
     assert is_transient(transient())
-    assert is_transient(
+    # an unknown commit outcome may have committed: only the commit is retried, not the work
+    assert not is_transient(
         pm.OperationFailure("x", 50, {"errorLabels": ["UnknownTransactionCommitResult"]})
     )
     assert is_transient(
@@ -71,3 +72,28 @@ def test_what_counts_as_transient():
     )
     assert not is_transient(pm.OperationFailure("duplicate", 11000))
     assert not is_transient(ValueError("x"))
+
+
+async def test_an_unknown_commit_result_retries_the_commit_not_the_work(connection, monkeypatch):
+    collection = connection.collection("t")
+    runs = []
+    commits = []
+
+    async def work(session):
+        runs.append(1)
+        await collection.insert_one({"_id": len(runs)}, session=session)
+        real_commit = session.commit_transaction
+
+        async def flaky_commit():
+            commits.append(1)
+            if len(commits) == 1:
+                raise pm.OperationFailure(
+                    "reply lost", 91, {"errorLabels": ["UnknownTransactionCommitResult"]}
+                )
+            await real_commit()
+
+        monkeypatch.setattr(session, "commit_transaction", flaky_commit)
+
+    await run_in_transaction(connection.client, work)
+    assert (len(runs), len(commits)) == (1, 2)
+    assert await collection.count_documents({}) == 1
