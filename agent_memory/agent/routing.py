@@ -1,0 +1,121 @@
+"""Hierarchical routing (seed 002): recent context, then memory, then knowledge, then the model.
+
+Recall runs every source in parallel first (so routing adds no round trip); routing then decides
+which sources the prompt leans on, in the seed's order:
+
+1. recent context, when the recent window already covers the question;
+2. long-term memory, when a memory is a strong match or the question points to the past;
+3. the knowledge base, when a document chunk is a strong match;
+4. the model's own knowledge, when nothing stored is relevant.
+
+Strong matches are judged on the vector source's similarity (cosine), which unlike fused scores
+is comparable between queries. The decision and its reasons are recorded with the turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Route", "RoutingConfig", "RoutingInput", "route"]
+
+Level = Literal["recent", "memory", "knowledge", "model"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be but by can could did do does for from had has have how i if in is it "
+    "its me my of on or our so that the their them then there they this to was we were what when "
+    "where which who why will with would you your".split()
+)
+# Questions about the past need memory even when the window looks related.
+_PAST = re.compile(
+    r"\b(before|earlier|last time|previously|remember|used to|again|ago|yesterday)\b|"
+    r"(之前|以前|上次|记得|刚才)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingConfig:
+    #: Cosine similarity from which a memory or a chunk counts as a strong match.
+    memory_similarity: float = 0.5
+    knowledge_similarity: float = 0.5
+    #: Share of the question's content words found in the recent window to answer from it.
+    recent_overlap: float = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingInput:
+    query: str
+    recent_texts: Sequence[str] = ()
+    memory_similarities: Sequence[float] = ()
+    knowledge_similarities: Sequence[float] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where the answer should come from, with the levels to include in order of weight."""
+
+    level: Level
+    levels: tuple[Level, ...]
+    reasons: tuple[str, ...] = field(default=())
+
+
+def _content_words(text: str) -> set[str]:
+    words = set()
+    for word in _WORD.findall(text.lower()):
+        if any("\u3400" <= ch <= "\u9fff" for ch in word):
+            words.update(ch for ch in word if "\u3400" <= ch <= "\u9fff")
+        elif word not in _STOP and len(word) > 1:
+            words.add(word)
+    return words
+
+
+def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
+    """Choose the level that answers ``data.query`` and the levels worth including."""
+    config = config or RoutingConfig()
+    reasons: list[str] = []
+    query_words = _content_words(data.query)
+    recent_words = (
+        set().union(*(_content_words(t) for t in data.recent_texts)) if data.recent_texts else set()
+    )
+    overlap = len(query_words & recent_words) / len(query_words) if query_words else 0.0
+    asks_past = bool(_PAST.search(data.query))
+    best_memory = max(data.memory_similarities, default=0.0)
+    best_knowledge = max(data.knowledge_similarities, default=0.0)
+
+    strong_memory = best_memory >= config.memory_similarity
+    strong_knowledge = best_knowledge >= config.knowledge_similarity
+    levels: list[Level] = []
+    if data.recent_texts:
+        levels.append("recent")
+    if strong_memory or asks_past:
+        levels.append("memory")
+    if strong_knowledge:
+        levels.append("knowledge")
+
+    if overlap >= config.recent_overlap and not asks_past:
+        level: Level = "recent"
+        reasons.append(f"recent window covers {overlap:.0%} of the question's words")
+    elif strong_memory or (asks_past and data.memory_similarities):
+        level = "memory"
+        reasons.append(
+            f"best memory similarity {best_memory:.2f}"
+            + (" and the question refers to the past" if asks_past else "")
+        )
+    elif strong_knowledge:
+        level = "knowledge"
+        reasons.append(f"best knowledge similarity {best_knowledge:.2f}")
+    else:
+        level = "model"
+        reasons.append(
+            f"nothing stored is a strong match (memory {best_memory:.2f}, knowledge {best_knowledge:.2f})"
+        )
+    if level not in levels:
+        levels.insert(0, level)
+    else:
+        levels.remove(level)
+        levels.insert(0, level)
+    return Route(level, tuple(levels), tuple(reasons))

@@ -1,0 +1,215 @@
+"""Routing choices and prompt assembly: budgets, shares, manifest, message shape."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_memory._tokens import estimate_tokens
+from agent_memory.agent.prompt import (
+    DATA_NOTE,
+    Budget,
+    PromptInputs,
+    RecalledItem,
+    WindowMessage,
+    assemble,
+)
+from agent_memory.agent.routing import RoutingInput, route
+from agent_memory.errors import InvalidInputError
+
+# --- routing ----------------------------------------------------------------------------
+
+
+def test_recent_context_answers_when_it_covers_the_question():
+    decision = route(
+        RoutingInput(
+            "what time is the flight to Lisbon?",
+            recent_texts=["Your flight to Lisbon leaves at 9, time ok?"],
+        )
+    )
+    assert decision.level == "recent" and decision.levels[0] == "recent"
+
+
+def test_memory_when_a_memory_matches_strongly():
+    decision = route(
+        RoutingInput(
+            "which seat do I like?", recent_texts=["hello"], memory_similarities=[0.82, 0.4]
+        )
+    )
+    assert (
+        decision.level == "memory" and "memory" in decision.levels and "0.82" in decision.reasons[0]
+    )
+
+
+def test_questions_about_the_past_go_to_memory_even_if_the_window_overlaps():
+    decision = route(
+        RoutingInput(
+            "where did I live before?", recent_texts=["where did I live"], memory_similarities=[0.3]
+        )
+    )
+    assert decision.level == "memory"
+    assert route(RoutingInput("我之前住在哪里？", memory_similarities=[0.2])).level == "memory"
+
+
+def test_knowledge_then_model():
+    assert (
+        route(
+            RoutingInput(
+                "how do refunds work?", knowledge_similarities=[0.7], memory_similarities=[0.1]
+            )
+        ).level
+        == "knowledge"
+    )
+    model = route(
+        RoutingInput(
+            "what is the capital of France?",
+            memory_similarities=[0.1],
+            knowledge_similarities=[0.2],
+        )
+    )
+    assert model.level == "model" and model.levels == ("model",)
+    assert "nothing stored" in model.reasons[0]
+
+
+# --- prompt -------------------------------------------------------------------------------
+
+
+def items(prefix, count, words=12):
+    # each item's text repeats a marker unique to it ("mem1x" is not inside "mem10x")
+    return [RecalledItem(f"{prefix}{i}", " ".join([f"{prefix}{i}x"] * words)) for i in range(count)]
+
+
+def window(count, words=10):
+    return [
+        WindowMessage(
+            f"m{i}", "user" if i % 2 == 0 else "assistant", " ".join(["chat"] * words) + f" {i}"
+        )
+        for i in range(count)
+    ]
+
+
+def total_tokens(prompt):
+    return sum(estimate_tokens(p.text) for p in prompt.system) + sum(
+        estimate_tokens(m.text) for m in prompt.messages
+    )
+
+
+def test_everything_fits_when_the_budget_is_large():
+    inputs = PromptInputs(
+        "You are a helpful assistant.",
+        "What seat?",
+        profile="- user_name: Ann",
+        task="book a flight",
+        summary="Earlier they discussed Lisbon.",
+        window=window(4),
+        memories=items("mem", 3),
+        documents=items("doc", 3),
+        instructions=[RecalledItem("ins0", "Answer briefly.")],
+    )
+    prompt = assemble(inputs, Budget(total_tokens=8000))
+    m = prompt.manifest
+    assert m.memory_ids == ("mem0", "mem1", "mem2") and m.document_ids == ("doc0", "doc1", "doc2")
+    assert (
+        m.instruction_ids == ("ins0",) and m.message_ids == ("m0", "m1", "m2", "m3") and m.summary
+    )
+    assert prompt.system[0].cache and "Answer briefly." in prompt.system[0].text
+    dynamic = prompt.system[1].text
+    assert "user_name: Ann" in dynamic and DATA_NOTE in dynamic and "<memories>" in dynamic
+    assert [msg.role for msg in prompt.messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert prompt.messages[-1].text.endswith("What seat?")
+
+
+def test_shares_cut_lowest_ranked_items_and_the_oldest_messages():
+    inputs = PromptInputs(
+        "sys", "q", window=window(40), memories=items("mem", 40), documents=items("doc", 40)
+    )
+    budget = Budget(total_tokens=1500, answer_tokens=300)
+    prompt = assemble(inputs, budget)
+    m = prompt.manifest
+    assert prompt.tokens <= budget.prompt_tokens
+    assert m.memory_ids == tuple(f"mem{i}" for i in range(len(m.memory_ids)))  # best first kept
+    assert m.message_ids[-1] == "m39"  # the newest messages are kept
+    assert 0 < m.tokens["memory"] <= m.tokens["knowledge"]  # about a quarter vs about a half
+    assert m.dropped["memories"] > 0 and m.dropped["documents"] > 0 and m.dropped["messages"] > 0
+
+
+def test_unused_share_flows_to_the_others():
+    inputs = PromptInputs("sys", "q", memories=items("mem", 60), documents=[])
+    prompt = assemble(inputs, Budget(total_tokens=1200, answer_tokens=200))
+    assert len(prompt.manifest.memory_ids) > 10  # more than its quarter: knowledge gave its share
+
+
+def test_fixed_parts_over_the_budget_are_refused():
+    with pytest.raises(InvalidInputError, match="budget"):
+        assemble(PromptInputs("x " * 4000, "q"), Budget(total_tokens=1000, answer_tokens=100))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"total_tokens": 100, "answer_tokens": 100},
+        {"documents_share": 0.8, "memory_share": 0.5},
+        {"memory_share": -0.1},
+    ],
+)
+def test_bad_budgets(kwargs):
+    with pytest.raises(InvalidInputError):
+        Budget(**kwargs)
+
+
+def test_conversation_starts_with_the_user_and_tool_output_is_folded_in():
+    w = [
+        WindowMessage("a", "assistant", "hello"),
+        WindowMessage("b", "user", "search"),
+        WindowMessage("c", "tool", "3 results"),
+        WindowMessage("d", "assistant", "found 3"),
+    ]
+    prompt = assemble(PromptInputs("sys", "thanks", window=w), Budget())
+    assert [m.role for m in prompt.messages] == ["user", "assistant", "user"]
+    assert "[tool result] 3 results" in prompt.messages[1].text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    total=st.integers(min_value=400, max_value=6000),
+    n_mem=st.integers(0, 30),
+    n_doc=st.integers(0, 30),
+    n_win=st.integers(0, 30),
+    words=st.integers(1, 60),
+    summary_words=st.integers(0, 200),
+    doc_share=st.floats(0, 0.7),
+    cjk=st.booleans(),
+)
+def test_the_budget_is_never_exceeded_and_the_manifest_matches_the_prompt(
+    total, n_mem, n_doc, n_win, words, summary_words, doc_share, cjk
+):
+    word = "记忆" if cjk else "memory"
+    inputs = PromptInputs(
+        "You are helpful.",
+        "the question",
+        summary=" ".join(["said"] * summary_words),
+        window=window(n_win, words),
+        memories=items("mem", n_mem, words),
+        documents=items("doc", n_doc, words),
+        profile=f"- name: {word}",
+    )
+    budget = Budget(
+        total_tokens=total, answer_tokens=200, documents_share=doc_share, memory_share=0.25
+    )
+    prompt = assemble(inputs, budget)
+    assert total_tokens(prompt) <= budget.prompt_tokens
+    text = "\n".join(p.text for p in prompt.system) + "\n".join(m.text for m in prompt.messages)
+    for memory_id in prompt.manifest.memory_ids:
+        assert f"{memory_id}x" in text
+    for memory in inputs.memories:
+        if memory.id not in prompt.manifest.memory_ids:
+            assert f"{memory.id}x" not in text
+    for document in inputs.documents:
+        assert (f"{document.id}x" in text) == (document.id in prompt.manifest.document_ids)
