@@ -1,0 +1,494 @@
+"""A LangGraph checkpointer on MongoDB, built on pymongo's async API (none exists upstream).
+
+One document per checkpoint in ``lg_checkpoints`` and one per pending write in
+``lg_checkpoint_writes`` (the configured prefix applies), so no document grows with a thread.
+The checkpoint, its metadata and every write value are stored as the saver's serde makes them
+(``serde.dumps_typed`` -> ``(type, bytes)``, the bytes as BSON binary), so anything LangGraph
+can serialise round-trips. Metadata is kept twice: serialised (the truth, returned to
+LangGraph) and as a plain copy of its JSON-safe keys, which ``list(filter=...)`` queries.
+
+Filters never become operators: only string, integer and float values under safe keys are
+sent to the server, each as ``{"$eq": value}``; every other item (``None``, booleans, lists,
+mappings such as ``{"$ne": None}``, keys with ``$`` or ``.``) is compared literally, in
+Python, against the deserialised metadata, as LangGraph's in-memory saver does.
+
+Forgetting a user: when a run's ``config["configurable"]`` carries ``agent_id`` and
+``user_id``, both are stored on its checkpoints and writes, and :meth:`forget_user` erases
+those threads. Threads run without both keys cannot be attributed to anyone and are left.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import structlog
+from bson.binary import Binary
+from pymongo import IndexModel, ReplaceOne, UpdateOne
+from pymongo import errors as pm
+
+from agent_memory.config import Settings
+from agent_memory.errors import DependencyMissingError, InvalidInputError
+from agent_memory.memory._common import Tenant, check_document_size, check_id, utcnow
+from agent_memory.mongo._errors import map_error, translate_errors
+from agent_memory.mongo.catalog import IndexCatalog
+from agent_memory.mongo.connection import Connection, connect
+
+try:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import (
+        WRITES_IDX_MAP,
+        BaseCheckpointSaver,
+        ChannelVersions,
+        Checkpoint,
+        CheckpointMetadata,
+        CheckpointTuple,
+        get_checkpoint_id,
+        get_serializable_checkpoint_metadata,
+        writes_sort_key,
+    )
+    from langgraph.checkpoint.serde.base import SerializerProtocol
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise DependencyMissingError(
+        "langgraph", "all", detail="langgraph is a dependency of agent-memory; reinstall it"
+    ) from exc
+
+__all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer"]
+
+logger = structlog.get_logger(__name__)
+
+CHECKPOINTS = "lg_checkpoints"
+WRITES = "lg_checkpoint_writes"
+_INT64 = 2**63
+_MAX_DEPTH = 32
+_OMIT = object()
+_BATCH = 100
+
+
+def _async_only(name: str) -> Any:
+    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "MongoCheckpointer is async-only: use the graph's async API (ainvoke, astream, "
+            f"aget_state) or call {name} instead"
+        )
+
+    refuse.__name__ = name[1:]
+    refuse.__doc__ = f"Not offered: the checkpointer is async-only; use ``{name}``."
+    return refuse
+
+
+def _safe_key(key: Any) -> bool:
+    return (
+        isinstance(key, str)
+        and bool(key)
+        and key[0] != "$"
+        and "." not in key
+        and "\x00" not in key
+    )
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain BSON-safe JSON data, or ``_OMIT`` if it has no such form."""
+    if depth > _MAX_DEPTH:
+        return _OMIT
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value if -_INT64 <= value < _INT64 else _OMIT
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _OMIT
+    if isinstance(value, list | tuple):
+        items = [_plain(item, depth + 1) for item in value]
+        return _OMIT if any(item is _OMIT for item in items) else items
+    if isinstance(value, Mapping):
+        if not all(_safe_key(key) for key in value):
+            return _OMIT
+        pairs = {key: _plain(item, depth + 1) for key, item in value.items()}
+        return _OMIT if any(item is _OMIT for item in pairs.values()) else pairs
+    return _OMIT
+
+
+def _queryable(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata keys a filter can match on the server (safe keys, JSON-safe values)."""
+    plain = {}
+    for key, value in metadata.items():
+        if _safe_key(key) and (copy := _plain(value)) is not _OMIT:
+            plain[key] = copy
+    return plain
+
+
+def _pushable(key: Any, value: Any) -> bool:
+    # Only scalars whose server comparison agrees with Python's ==; everything else is
+    # checked in Python (bools: True == 1 in Python but not in BSON).
+    if not _safe_key(key) or isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -_INT64 <= value < _INT64
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str)
+
+
+def _id_text(value: Any, name: str) -> str:
+    # LangGraph allows ints and UUIDs as thread ids; they are stored as their text.
+    if isinstance(value, int | uuid.UUID) and not isinstance(value, bool):
+        value = str(value)
+    return check_id(value, name)
+
+
+def _namespace(value: Any) -> str:
+    if not isinstance(value, str) or "\x00" in value or len(value) > 1024:
+        raise InvalidInputError("checkpoint_ns must be a str of at most 1024 characters")
+    return value
+
+
+def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """``(thread_id, checkpoint_ns, checkpoint_id or None)`` of a config, validated."""
+    configurable = config.get("configurable") or {}
+    if "thread_id" not in configurable:
+        raise InvalidInputError('the config has no configurable["thread_id"]')
+    thread_id = _id_text(configurable["thread_id"], "thread_id")
+    namespace = _namespace(configurable.get("checkpoint_ns", ""))
+    checkpoint_id = get_checkpoint_id(config)
+    if checkpoint_id is not None:
+        checkpoint_id = check_id(checkpoint_id, "checkpoint_id")
+    return thread_id, namespace, checkpoint_id
+
+
+def _attribution(config: RunnableConfig) -> dict[str, str]:
+    """``agent_id`` and ``user_id`` of the run, when its configurable carries both."""
+    configurable = config.get("configurable") or {}
+    if "agent_id" not in configurable or "user_id" not in configurable:
+        return {}
+    # Refused rather than skipped: state that cannot be attributed could not be forgotten.
+    return Tenant(configurable["agent_id"], configurable["user_id"]).filter()
+
+
+def _config(thread_id: str, namespace: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": namespace,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+class MongoCheckpointer(BaseCheckpointSaver[int]):
+    """LangGraph thread state in MongoDB, through an agent_memory :class:`Connection`.
+
+    The connection passed in stays the caller's; :meth:`from_settings` and :meth:`from_uri`
+    open their own and close it on exit. Call :meth:`setup` once (it is idempotent) to
+    create the indexes, or run ``agent-memory indexes setup``. Async only.
+
+    >>> from langgraph.graph import StateGraph                          # doctest: +SKIP
+    >>> async with MongoCheckpointer.from_settings() as saver:          # doctest: +SKIP
+    ...     await saver.setup()
+    ...     graph = builder.compile(checkpointer=saver)
+    ...     config = {"configurable": {"thread_id": "t1", "agent_id": "a", "user_id": "u"}}
+    ...     await graph.ainvoke({"messages": ["hi"]}, config)
+    ...     await saver.forget_user(Tenant("a", "u"))                   # erases thread t1
+    """
+
+    def __init__(self, connection: Connection, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        self.connection = connection
+        self._checkpoints = connection.collection(CHECKPOINTS)
+        self._writes = connection.collection(WRITES)
+
+    @classmethod
+    @asynccontextmanager
+    async def from_settings(
+        cls, settings: Settings | None = None, *, serde: SerializerProtocol | None = None
+    ) -> AsyncIterator[MongoCheckpointer]:
+        """A checkpointer on a connection of its own, closed on exit."""
+        connection = await connect(settings)
+        try:
+            yield cls(connection, serde=serde)
+        finally:
+            await connection.close()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_uri(
+        cls,
+        uri: str,
+        *,
+        settings: Settings | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> AsyncIterator[MongoCheckpointer]:
+        """A checkpointer on its own connection to ``uri``, closed on exit."""
+        connection = await connect(settings, uri=uri)
+        try:
+            yield cls(connection, serde=serde)
+        finally:
+            await connection.close()
+
+    async def setup(self) -> None:
+        """Create the indexes in ``atlas_indexes/lg_*.json``. Idempotent; drops nothing."""
+        # These collections have no vector fields, so the dimensions do not matter here.
+        catalog = IndexCatalog.load(dimensions=1)
+        with translate_errors("creating the LangGraph checkpoint indexes"):
+            for name, collection in ((CHECKPOINTS, self._checkpoints), (WRITES, self._writes)):
+                models = [
+                    IndexModel([*spec.key], name=spec.name, **spec.options)
+                    for spec in catalog[name].indexes
+                ]
+                await collection.create_indexes(models)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names, or the thread's newest in its namespace."""
+        thread_id, namespace, checkpoint_id = _target(config)
+        query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": namespace}
+        if checkpoint_id is not None:
+            query["checkpoint_id"] = checkpoint_id
+        with translate_errors("reading a LangGraph checkpoint"):
+            cursor = self._checkpoints.find(query).sort("checkpoint_id", -1).limit(1)
+            found = await cursor.to_list(1)
+            if not found:
+                return None
+            writes = await self._writes_of(found)
+        return self._tuple(found[0], writes)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
+        names them; every thread when ``config`` is ``None``), whose metadata equals every
+        item of ``filter``, older than ``before``'s checkpoint, at most ``limit``."""
+        query: dict[str, Any] = {}
+        if config is not None:
+            thread_id, namespace, checkpoint_id = _target(config)
+            query["thread_id"] = thread_id
+            if "checkpoint_ns" in (config.get("configurable") or {}):
+                query["checkpoint_ns"] = namespace
+            if checkpoint_id is not None:
+                query["checkpoint_id"] = checkpoint_id
+        if before is not None and (before_id := get_checkpoint_id(before)) is not None:
+            bound = {"$lt": check_id(before_id, "before checkpoint_id")}
+            if "checkpoint_id" in query:
+                bound["$eq"] = query["checkpoint_id"]
+            query["checkpoint_id"] = bound
+        if filter is not None and not isinstance(filter, Mapping):
+            raise InvalidInputError("filter must be a mapping of metadata keys to values")
+        checked_in_python = False
+        for key, value in (filter or {}).items():
+            if _pushable(key, value):
+                query[f"metadata.{key}"] = {"$eq": value}
+            else:
+                checked_in_python = True
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise InvalidInputError("limit must be an int")
+        if limit is not None and limit <= 0:
+            return
+
+        cursor = self._checkpoints.find(query).sort("checkpoint_id", -1)
+        if limit is not None and not checked_in_python:
+            cursor = cursor.limit(limit)
+        yielded = 0
+        try:
+            while True:
+                # A batch at a time, so the writes of a batch come in one query.
+                with translate_errors("listing LangGraph checkpoints"):
+                    batch = await cursor.to_list(_BATCH)
+                    if not batch:
+                        return
+                    writes = await self._writes_of(batch)
+                for document in batch:
+                    result = self._tuple(document, writes)
+                    # The server narrowed by the pushable items; equality is decided here.
+                    if filter and any(result.metadata.get(k) != v for k, v in filter.items()):
+                        continue
+                    yield result
+                    yielded += 1
+                    if limit is not None and yielded >= limit:
+                        return
+        finally:
+            await cursor.close()
+
+    async def _writes_of(
+        self, documents: list[dict[str, Any]]
+    ) -> dict[tuple[str, str, str], list[tuple[str, str, Any]]]:
+        """The pending writes of ``documents``, per checkpoint, in ``writes_sort_key`` order."""
+        threads = sorted({d["thread_id"] for d in documents})
+        ids = sorted({d["checkpoint_id"] for d in documents})
+        query = {"thread_id": {"$in": threads}, "checkpoint_id": {"$in": ids}}
+        rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        async for row in self._writes.find(query):
+            rows.setdefault(
+                (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]), []
+            ).append(row)
+        ordered = {}
+        for key, found in rows.items():
+            found.sort(
+                key=lambda r: writes_sort_key(r.get("task_path", ""), r["task_id"], r["idx"])
+            )
+            ordered[key] = [
+                (r["task_id"], r["channel"], self.serde.loads_typed((r["type"], r["value"])))
+                for r in found
+            ]
+        return ordered
+
+    def _tuple(
+        self, document: dict[str, Any], writes: dict[tuple[str, str, str], list[Any]]
+    ) -> CheckpointTuple:
+        thread_id, namespace = document["thread_id"], document["checkpoint_ns"]
+        checkpoint_id, parent = document["checkpoint_id"], document.get("parent_checkpoint_id")
+        serialized, metadata = document["checkpoint"], document["metadata_serialized"]
+        return CheckpointTuple(
+            config=_config(thread_id, namespace, checkpoint_id),
+            checkpoint=self.serde.loads_typed((serialized["type"], serialized["data"])),
+            metadata=self.serde.loads_typed((metadata["type"], metadata["data"])),
+            parent_config=_config(thread_id, namespace, parent) if parent else None,
+            pending_writes=writes.get((thread_id, namespace, checkpoint_id), []),
+        )
+
+    # --- writing ------------------------------------------------------------------------------
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store ``checkpoint`` (replacing one with the same id) and return its config."""
+        thread_id, namespace, parent_id = _target(config)
+        checkpoint_id = check_id(checkpoint["id"], "checkpoint id")
+        metadata = get_serializable_checkpoint_metadata(config, metadata)
+        checkpoint_type, checkpoint_data = self.serde.dumps_typed(checkpoint)
+        metadata_type, metadata_data = self.serde.dumps_typed(metadata)
+        key = {"thread_id": thread_id, "checkpoint_ns": namespace, "checkpoint_id": checkpoint_id}
+        document = {
+            **key,
+            **_attribution(config),
+            "parent_checkpoint_id": parent_id,
+            "checkpoint": {"type": checkpoint_type, "data": Binary(checkpoint_data)},
+            "metadata_serialized": {"type": metadata_type, "data": Binary(metadata_data)},
+            "metadata": _queryable(metadata),
+            "created_at": utcnow(),
+        }
+        check_document_size(document, "the LangGraph checkpoint")
+        with translate_errors("storing a LangGraph checkpoint"):
+            try:
+                await self._checkpoints.replace_one(key, document, upsert=True)
+            except pm.DuplicateKeyError:
+                # Two upserts of the same new checkpoint raced; the second now replaces.
+                await self._checkpoints.replace_one(key, document, upsert=True)
+        return _config(thread_id, namespace, checkpoint_id)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes against ``config``'s checkpoint.
+
+        Regular writes are inserted once per ``(task_id, idx)``: a retried task does not
+        duplicate or change them. Special channels (errors, interrupts, resume values,
+        scheduled) have fixed negative indexes from ``WRITES_IDX_MAP`` and are replaced, so the
+        latest one wins - the rule of LangGraph's own savers.
+        """
+        thread_id, namespace, checkpoint_id = _target(config)
+        if checkpoint_id is None:
+            raise InvalidInputError('writes need a config with configurable["checkpoint_id"]')
+        task_id = check_id(task_id, "task_id")
+        attribution = _attribution(config)
+        operations: list[Any] = []
+        for position, (channel, value) in enumerate(writes):
+            idx = WRITES_IDX_MAP.get(channel, position)
+            key = {
+                "thread_id": thread_id,
+                "checkpoint_ns": namespace,
+                "checkpoint_id": checkpoint_id,
+                "task_id": task_id,
+                "idx": idx,
+            }
+            value_type, value_data = self.serde.dumps_typed(value)
+            document = {
+                **key,
+                **attribution,
+                "channel": channel,
+                "type": value_type,
+                "value": Binary(value_data),
+                "task_path": task_path,
+                "created_at": utcnow(),
+            }
+            check_document_size(document, f"the LangGraph write to {channel!r}")
+            if idx < 0:
+                operations.append(ReplaceOne(key, document, upsert=True))
+            else:
+                operations.append(UpdateOne(key, {"$setOnInsert": document}, upsert=True))
+        if not operations:
+            return
+        try:
+            await self._writes.bulk_write(operations, ordered=False)
+        except pm.BulkWriteError as exc:
+            # A concurrent insert of the same (task_id, idx) is the insert-once rule at work.
+            errors = exc.details.get("writeErrors", [])
+            if not errors or any(error.get("code") != 11000 for error in errors):
+                raise map_error(exc, "storing LangGraph writes") from exc
+        except pm.PyMongoError as exc:
+            raise map_error(exc, "storing LangGraph writes") from exc
+
+    # --- deleting -----------------------------------------------------------------------------
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint and write of ``thread_id``, in every namespace."""
+        thread_id = _id_text(thread_id, "thread_id")
+        with translate_errors("deleting a LangGraph thread"):
+            await self._checkpoints.delete_many({"thread_id": thread_id})
+            await self._writes.delete_many({"thread_id": thread_id})
+
+    async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        """Erase the threads whose runs carried ``tenant``'s ``agent_id`` and ``user_id`` in
+        ``config["configurable"]``; returns the count per collection.
+
+        Erased: everything attributed to the tenant, and the unattributed checkpoints and
+        writes of those threads (for example from ``update_state`` without the keys). State
+        attributed to another tenant is left. Threads never run with both keys cannot be
+        attributed and are not found; delete them with :meth:`adelete_thread`. Stop the
+        user's runs first: a checkpoint written meanwhile survives. Register with
+        ``MemorySystem.register_forgetter(saver.forget_user)``.
+        """
+        if not isinstance(tenant, Tenant):
+            raise InvalidInputError(f"tenant must be a Tenant, got {type(tenant).__name__}")
+        with translate_errors("forgetting a user's LangGraph threads"):
+            threads: set[str] = set()
+            for collection in (self._checkpoints, self._writes):
+                async for row in collection.find(tenant.filter(), {"thread_id": 1, "_id": 0}):
+                    threads.add(row["thread_id"])
+            query = {
+                "$or": [
+                    tenant.filter(),
+                    {"thread_id": {"$in": sorted(threads)}, "agent_id": {"$exists": False}},
+                ]
+            }
+            checkpoints = await self._checkpoints.delete_many(query)
+            writes = await self._writes.delete_many(query)
+        counts = {CHECKPOINTS: checkpoints.deleted_count, WRITES: writes.deleted_count}
+        logger.info(
+            "langgraph_threads_forgotten", agent_id=tenant.agent_id, threads=len(threads), **counts
+        )
+        return counts
+
+    # --- the synchronous API is not offered ---------------------------------------------------
+    # The framework is async-only; a sync call would block the event loop on the network.
+
+    get_tuple = _async_only("aget_tuple")
+    list = _async_only("alist")
+    put = _async_only("aput")
+    put_writes = _async_only("aput_writes")
+    delete_thread = _async_only("adelete_thread")
