@@ -40,7 +40,7 @@ import numpy as np
 import structlog
 from pymongo import InsertOne, UpdateMany
 
-from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, NotFoundError
+from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory._common import (
     BackgroundWrites,
     Tenant,
@@ -61,7 +61,8 @@ from agent_memory.memory.records import (
 )
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
-from agent_memory.mongo.connection import META_COLLECTION, Connection
+from agent_memory.mongo.connection import Connection
+from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchQuery, make_searcher
 from agent_memory.mongo.transactions import run_in_transaction
 from agent_memory.mongo.vectors import to_bson_vector
@@ -117,28 +118,9 @@ class LongTermMemory:
         ).target(COLLECTION)
         self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
         self._background = BackgroundWrites()
-        self._embedding_checked = False
+        self._embedder_guard = EmbedderGuard(connection, embedder.signature)
 
     # --- helpers ----------------------------------------------------------------------------
-
-    async def _check_embedding(self) -> None:
-        """Refuse to mix vectors of two embedders (checked once per instance)."""
-        if self._embedding_checked:
-            return
-        record = await self.connection.collection(META_COLLECTION).find_one({"_id": "embedding"})
-        if record is not None:
-            signature = self.embedder.signature
-            if (record.get("dimensions"), record.get("model"), record.get("provider")) != (
-                signature.dimensions,
-                signature.model,
-                signature.provider,
-            ):
-                raise EmbeddingMismatchError(
-                    f"stored memories were embedded with {record.get('provider')}/"
-                    f"{record.get('model')} ({record.get('dimensions')} dims); the configured "
-                    f"embedder is {signature.describe()}"
-                )
-        self._embedding_checked = True
 
     def _similarity(self, raw: float) -> float:
         # Atlas reports cosine as (1 + cos) / 2; the plain tier reports cos itself.
@@ -331,7 +313,7 @@ class LongTermMemory:
             for item in items
         ]
         with translate_errors("storing memories"):
-            await self._check_embedding()
+            await self._embedder_guard.check()
             vectors = await self.embedder.embed_documents([item.content for item in checked])
             if not consolidate:
                 now = utcnow()

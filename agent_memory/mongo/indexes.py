@@ -27,6 +27,7 @@ from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
 from agent_memory.mongo.connection import META_COLLECTION, Connection, ensure_collection
+from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, embedding_drift
 from agent_memory.providers.embedders.base import EmbeddingSignature
 
 __all__ = ["IndexManager", "IndexState"]
@@ -36,7 +37,6 @@ logger = structlog.get_logger(__name__)
 State = Literal[
     "ok", "missing", "drift", "building", "failed", "created", "updated", "dropped", "not used"
 ]
-EMBEDDING_META_ID = "embedding"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,35 +148,9 @@ class IndexManager:
         name = self.connection.collection_name(META_COLLECTION)
         if stored is None:
             return IndexState(name, "embedding", "embedding", "missing", "no embedder recorded yet")
-        recorded = EmbeddingSignature(
-            stored.get("provider", "?"),
-            stored.get("model", "?"),
-            int(stored.get("dimensions", 0)),
-            stored.get("similarity", "cosine"),
-        )
-        if (
-            recorded.dimensions != self.signature.dimensions
-            or recorded.similarity != self.signature.similarity
-        ):
-            return IndexState(
-                name,
-                "embedding",
-                "embedding",
-                "drift",
-                f"data was embedded with {recorded.describe()}, the configured embedder is "
-                f"{self.signature.describe()}; configure the previous embedder, or re-embed "
-                "into a new database",
-            )
-        if recorded != self.signature:
-            # Same shape, different model: vectors are not comparable, but nothing breaks loudly.
-            return IndexState(
-                name,
-                "embedding",
-                "embedding",
-                "drift",
-                f"data was embedded with {recorded.describe()}, the configured embedder is "
-                f"{self.signature.describe()}; similarities across models are meaningless",
-            )
+        reason = embedding_drift(stored, self.signature)
+        if reason:
+            return IndexState(name, "embedding", "embedding", "drift", reason)
         return IndexState(name, "embedding", "embedding", "ok", self.signature.describe())
 
     async def check_embedding(self) -> None:
