@@ -1,0 +1,288 @@
+"""The worker that forms memories from queued jobs, off the user's critical path.
+
+>>> worker = FormationWorker(memories, chat_model, queue=queue)    # doctest: +SKIP
+>>> worker.start()                                                 # a background task
+>>> ...
+>>> await worker.aclose()                                          # before closing the connection
+
+One job, step by step (each guarded write also renews the lease, see :mod:`.queue`):
+
+1. claim the oldest due job;
+2. plan (unless a previous attempt left one): read the formation cursor and the session's
+   newest messages, keep those after the cursor, extract memories from them (one chat call,
+   or the rules offline), record the extraction and ``messages_through`` on the job;
+3. apply the profile patch (only fields that differ), mark ``profile``;
+4. store notes and facts (consolidated: repeats reinforce, keyed changes supersede), mark
+   ``memories``;
+5. complete: the job becomes the session's cursor.
+
+A failure calls :meth:`FormationQueue.fail` with the error's type (logged, never the text). A
+cancelled worker (``aclose``) leaves its job running: another worker takes it over when the
+lease expires and resumes from the recorded plan and steps, so nothing is half-completed and
+nothing is formed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from agent_memory.errors import NotFoundError
+from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
+from agent_memory.formation.queue import FormationQueue, Job
+from agent_memory.memory.profile import PatchOp
+from agent_memory.memory.records import NewMemory
+from agent_memory.memory.system import MemorySystem
+from agent_memory.providers.chat.base import ChatModel
+
+__all__ = ["FormationWorker", "profile_changes"]
+
+logger = structlog.get_logger(__name__)
+
+
+def profile_changes(current: Mapping[str, Any], patch: Mapping[str, Any]) -> list[PatchOp]:
+    """The patch operations that bring ``current`` up to ``patch``, and nothing more: object
+    fields are merged key by key (``None`` removes a key), array fields gain missing items,
+    other fields are set when they differ. A repeat gives no operation (no new version)."""
+    ops: list[PatchOp] = []
+    for name, value in patch.items():
+        old = current.get(name)
+        if value is None:
+            if name in current:
+                ops.append(PatchOp("remove", name))
+        elif isinstance(value, Mapping) and isinstance(old, Mapping):
+            merged = {**old, **value}
+            merged = {k: v for k, v in merged.items() if v is not None}
+            if merged != dict(old):
+                ops.append(PatchOp("set", name, merged))
+        elif isinstance(value, list) and isinstance(old, list):
+            ops.extend(PatchOp("add", name, item) for item in value if item not in old)
+        elif value != old:
+            ops.append(PatchOp("set", name, value))
+    return ops
+
+
+class FormationWorker:
+    """Claims formation jobs and forms memories into ``memories`` (profile, notes, facts).
+
+    ``chat_model`` extracts; an offline model (or ``None``) means the rule-based extractor.
+    At most ``max_messages`` of a session's newest unformed messages, within ``max_tokens``,
+    are read per job (conversation memory's window; older unformed messages beyond it are
+    skipped, and ``formation_window_overflowed`` is logged).
+    """
+
+    def __init__(
+        self,
+        memories: MemorySystem,
+        chat_model: ChatModel | None,
+        *,
+        queue: FormationQueue,
+        worker_id: str | None = None,
+        poll_interval: float = 1.0,
+        max_messages: int = 200,
+        max_tokens: int = 16_000,
+    ) -> None:
+        self.memories = memories
+        self.chat_model = chat_model
+        self.queue = queue
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.poll_interval = poll_interval
+        self.max_messages = max_messages
+        self.max_tokens = max_tokens
+        self.schemas = tuple(memories.profiles.schemas.values())
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+
+    # --- one job --------------------------------------------------------------------------
+
+    async def run_once(self, now: datetime | None = None) -> bool:
+        """Claim one due job and work it; ``False`` if none was due."""
+        job = await self.queue.claim(self.worker_id, now=now)
+        if job is None:
+            return False
+        try:
+            await self._work(job, now)
+        except Exception as exc:  # CancelledError is not caught: the lease expires instead
+            try:
+                await self.queue.fail(job, exc, now=now)
+            except Exception as again:
+                # The job stays running; another worker takes it over after the lease.
+                logger.error(
+                    "formation_job_fail_unrecorded",
+                    job_id=job.id,
+                    error=type(exc).__name__,
+                    cause=type(again).__name__,
+                )
+        return True
+
+    async def _work(self, job: Job, now: datetime | None) -> None:
+        if job.plan is None:
+            planned = await self._plan(job, now)
+            if planned is None:
+                return
+            job = planned
+        assert job.plan is not None
+        extraction = Extraction.model_validate(job.plan["extraction"])
+        if "profile" not in job.steps:
+            await self._apply_profile(job, extraction)
+            marked = await self.queue.mark_step(job, "profile", now=now)
+            if marked is None:
+                return  # another worker holds the job now; its result counts
+            job = marked
+        if "memories" not in job.steps:
+            stored = await self._apply_memories(job, extraction)
+            marked = await self.queue.mark_step(job, "memories", now=now)
+            if marked is None:
+                return
+            job = marked
+        else:
+            stored = 0
+        if await self.queue.complete(job, now=now):
+            logger.info(
+                "memories_formed",
+                job_id=job.id,
+                agent_id=job.agent_id,
+                session_id=job.session_id,
+                profile_fields=len(extraction.profile),
+                notes=len(extraction.notes),
+                facts=len(extraction.facts),
+                stored=stored,
+            )
+
+    async def _plan(self, job: Job, now: datetime | None) -> Job | None:
+        tenant, session_id = job.tenant, job.session_id
+        after = await self.queue.formed_through(tenant, session_id)
+        try:
+            window = await self.memories.conversation.window(
+                tenant, session_id, last_n=self.max_messages, max_tokens=self.max_tokens
+            )
+        except NotFoundError:
+            window = []  # the session was deleted: nothing left to form
+        new = [message for message in window if after is None or message.seq > after]
+        full = len(window) >= self.max_messages or sum(m.tokens for m in window) * 10 >= (
+            self.max_tokens * 9
+        )
+        if after is not None and new and len(new) == len(window) and full:
+            # The window may not reach back to the cursor: older unformed messages are skipped.
+            logger.warning("formation_window_overflowed", job_id=job.id, read=len(window))
+        if not new:
+            # Everything was formed already (e.g. by the job running when this was scheduled).
+            await self.queue.complete(job, messages_through=after, now=now)
+            return None
+        patch = patch_schema(self.schemas)
+        current = await self.memories.profiles.get(tenant, patch.name) if patch else None
+        extraction = await extract(
+            self.chat_model,
+            new,
+            schemas=self.schemas,
+            profile=current.data if current is not None else None,
+        )
+        through = new[-1].seq
+        if extraction.empty:
+            await self.queue.complete(job, messages_through=through, now=now)
+            return None
+        plan = {"after": after, "extraction": extraction.model_dump(mode="json")}
+        return await self.queue.record_plan(job, plan, messages_through=through, now=now)
+
+    async def _apply_profile(self, job: Job, extraction: Extraction) -> None:
+        patch = patch_schema(self.schemas)
+        if patch is None or not extraction.profile:
+            return
+        profiles = self.memories.profiles
+        current = await profiles.get(job.tenant, patch.name)
+        ops = profile_changes(current.data, extraction.profile)
+        if ops:
+            await profiles.patch(job.tenant, ops, schema=patch.name)
+
+    async def _apply_memories(self, job: Job, extraction: Extraction) -> int:
+        insert = insert_schema(self.schemas)
+        stored = 0
+        if insert is not None:
+            for note in extraction.notes:
+                await self.memories.profiles.add(
+                    job.tenant, insert.name, note.model_dump(exclude_none=True)
+                )
+                stored += 1
+        if extraction.facts:
+            source = {
+                "formation_job": job.id,
+                "session_id": job.session_id,
+                "messages_through": job.messages_through,
+            }
+            items = [
+                NewMemory(
+                    fact.content,
+                    memory_type=fact.memory_type,
+                    importance=fact.importance,
+                    tags=("formation",),
+                    key=fact.key,
+                    source=source,
+                )
+                for fact in extraction.facts
+            ]
+            stored += len(await self.memories.long_term.store_many(job.tenant, items))
+        return stored
+
+    # --- as a background task ---------------------------------------------------------------
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        """Work due jobs until ``stop`` is set, polling every ``poll_interval`` when idle.
+        Errors outside a job (the database unreachable) are logged and retried."""
+        while not stop.is_set():
+            try:
+                worked = await self.run_once()
+            except Exception as exc:
+                logger.warning("formation_worker_error", error=type(exc).__name__)
+                worked = False
+            if worked:
+                await asyncio.sleep(0)  # let the loop breathe between jobs
+                continue
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=self.poll_interval)
+            except TimeoutError:
+                pass
+
+    def start(self) -> None:
+        """Run :meth:`run_forever` as a background task of the running loop."""
+        if self._task is not None and not self._task.done():
+            return
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(
+            self.run_forever(self._stop), name=f"formation-worker:{self.worker_id}"
+        )
+        logger.info("formation_worker_started", worker=self.worker_id)
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def aclose(self, *, grace: float = 5.0) -> None:
+        """Stop the background task: a job in progress may finish within ``grace`` seconds,
+        else it is cancelled and left to lease expiry. Safe to call more than once."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        assert self._stop is not None
+        self._stop.set()
+        if grace > 0:
+            await asyncio.wait({task}, timeout=grace)
+        if not task.done():
+            task.cancel()
+        (outcome,) = await asyncio.gather(task, return_exceptions=True)
+        if isinstance(outcome, Exception):  # run_forever logs its own; this is a last resort
+            logger.error("formation_worker_crashed", error=type(outcome).__name__)
+        logger.info("formation_worker_stopped", worker=self.worker_id)
+
+    async def __aenter__(self) -> FormationWorker:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

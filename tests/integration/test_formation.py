@@ -1,0 +1,298 @@
+"""Durable, debounced memory formation on the embedded server: the queue's state machine, the
+worker, crashes and failures. Time is injected (``now=``), so nothing sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent_memory.formation import FormationQueue, FormationWorker
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.conversation import NewMessage
+from agent_memory.memory.system import MemorySystem
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.chat.fake import FakeChatModel
+from agent_memory.providers.chat.offline import OfflineChatModel
+
+XIAOMING = Tenant("travel", "xiaoming")
+ANA = Tenant("travel", "ana")
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+DEBOUNCE, LEASE = 30.0, 60.0
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+@pytest.fixture
+async def memories(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    system = MemorySystem(connection, embedder)
+    yield system
+    await system.aclose()
+
+
+@pytest.fixture
+def queue(connection) -> FormationQueue:
+    return FormationQueue(
+        connection,
+        debounce_seconds=DEBOUNCE,
+        lease_seconds=LEASE,
+        max_attempts=3,
+        retry_base_seconds=10.0,
+    )
+
+
+def worker(memories, queue, name: str, chat=None) -> FormationWorker:
+    return FormationWorker(memories, chat or OfflineChatModel(), queue=queue, worker_id=name)
+
+
+async def say(memories, tenant: Tenant, session: str, text: str) -> None:
+    await memories.conversation.append_turn(
+        tenant, session, [NewMessage.user(text), NewMessage.assistant("好的 / OK")]
+    )
+
+
+async def count_memories(memories, tenant: Tenant) -> int:
+    return await memories.long_term.collection.count_documents(tenant.filter())
+
+
+async def test_a_burst_is_debounced_into_one_job_and_formed_once(memories, queue):
+    ids = []
+    for offset, text in enumerate(["我叫小明。", "下次订票请帮我选靠窗。", "我吃素食。"]):
+        await say(memories, XIAOMING, "s1", text)
+        ids.append(await queue.schedule(XIAOMING, "s1", now=at(offset * 10)))
+    assert len(set(ids)) == 1
+    (job,) = await queue.jobs(XIAOMING, "s1")
+    assert job.status == "pending" and job.run_after == at(20 + DEBOUNCE)
+
+    w = worker(memories, queue, "w1")
+    assert await w.run_once(now=at(20 + DEBOUNCE - 1)) is False  # not due yet
+    assert await w.run_once(now=at(20 + DEBOUNCE)) is True
+    assert await w.run_once(now=at(1000)) is False
+
+    profile = await memories.profiles.get(XIAOMING)
+    assert profile.data == {"user_name": "小明", "preferences": {"座位": "靠窗", "饮食": "素食"}}
+    assert profile.version == 1
+    assert await count_memories(memories, XIAOMING) == 3
+    (done,) = await queue.jobs(XIAOMING, "s1")
+    assert done.status == "done" and done.plan is None
+    assert done.messages_through == (await memories.conversation.window(XIAOMING, "s1"))[-1].seq
+
+    # Nothing new: a later job for the session forms nothing and adds no profile version.
+    await queue.schedule(XIAOMING, "s1", now=at(2000))
+    assert await w.run_once(now=at(2000 + DEBOUNCE)) is True
+    assert (await memories.profiles.get(XIAOMING)).version == 1
+    assert await count_memories(memories, XIAOMING) == 3
+    assert [j.status for j in await queue.jobs(XIAOMING, "s1")] == ["done"]  # older pruned
+
+
+async def test_claim_is_atomic(memories, queue):
+    await queue.schedule(XIAOMING, "s1", now=T0)
+    claims = await asyncio.gather(*(queue.claim(f"w{i}", now=at(DEBOUNCE)) for i in range(4)))
+    held = [job for job in claims if job is not None]
+    assert len(held) == 1
+    assert held[0].attempts == 1 and held[0].lease_until == at(DEBOUNCE + LEASE)
+
+
+async def test_a_crashed_workers_job_is_taken_over_after_the_lease(memories, queue):
+    await say(memories, ANA, "s1", "My name is Ana. I prefer the window seat.")
+    await queue.schedule(ANA, "s1", now=T0)
+    crashed = await queue.claim("crashed", now=at(DEBOUNCE))  # ...and never heard of again
+    assert crashed is not None
+
+    survivor = worker(memories, queue, "survivor")
+    assert await survivor.run_once(now=at(DEBOUNCE + LEASE - 1)) is False  # still leased
+    assert await survivor.run_once(now=at(DEBOUNCE + LEASE)) is True
+    (job,) = await queue.jobs(ANA, "s1")
+    assert job.status == "done" and job.attempts == 2 and job.worker == "survivor"
+    assert (await memories.profiles.get(ANA)).data["user_name"] == "Ana"
+    # The crashed worker's late completion is refused: the lease is no longer its own.
+    assert await queue.complete(crashed, now=at(500)) is False
+
+
+async def test_a_crash_mid_apply_resumes_without_forming_twice(memories, queue):
+    await say(memories, ANA, "s1", "My name is Ana. I'm vegetarian and I fly economy class.")
+    await queue.schedule(ANA, "s1", now=T0)
+
+    class Killed(BaseException):  # like a process kill: nothing gets to handle it
+        pass
+
+    first = worker(memories, queue, "first")
+    apply = first._apply_memories
+
+    async def store_then_die(job, extraction):
+        await apply(job, extraction)  # the memories are written...
+        raise Killed  # ...but the step is never marked and the job never completed
+
+    first._apply_memories = store_then_die  # type: ignore[method-assign]
+    with pytest.raises(Killed):
+        await first.run_once(now=at(DEBOUNCE))
+    (job,) = await queue.jobs(ANA, "s1")
+    assert job.status == "running" and job.steps == ("profile",) and job.plan is not None
+    stored = await count_memories(memories, ANA)
+    assert stored == 3
+
+    chat = FakeChatModel([])  # a resumed job reuses the recorded extraction: no model call
+    second = worker(memories, queue, "second", chat)
+    assert await second.run_once(now=at(DEBOUNCE + LEASE)) is True
+    assert chat.requests == []
+    assert await count_memories(memories, ANA) == stored  # repeats reinforce, never duplicate
+    assert (await memories.profiles.get(ANA)).version == 1
+    assert (await queue.jobs(ANA, "s1"))[0].status == "done"
+
+
+async def test_failures_back_off_then_go_dead_and_form_nothing(memories, queue):
+    await say(memories, ANA, "s1", "My name is Ana.")
+    job_id = await queue.schedule(ANA, "s1", now=T0)
+    broken = FakeChatModel(default="this is not JSON")
+    w = worker(memories, queue, "w", broken)
+
+    now = at(DEBOUNCE)
+    for attempt, delay in ((1, 10), (2, 20)):
+        assert await w.run_once(now=now) is True
+        job = await queue.get(job_id)
+        assert job is not None
+        assert (job.status, job.attempts, job.last_error) == (
+            "pending",
+            attempt,
+            "BadResponseError",
+        )
+        assert job.run_after == now + timedelta(seconds=delay)
+        assert await w.run_once(now=job.run_after - timedelta(seconds=1)) is False
+        now = job.run_after
+    assert await w.run_once(now=now) is True
+    dead = await queue.get(job_id)
+    assert dead is not None and (dead.status, dead.attempts) == ("dead", 3)
+    assert await w.run_once(now=at(100_000)) is False
+    assert await count_memories(memories, ANA) == 0
+    assert (await memories.profiles.get(ANA)).version == 0
+    # A dead job does not move the cursor: the session's next job covers its messages again.
+    assert await queue.formed_through(ANA, "s1") is None
+
+
+async def test_a_job_taken_over_too_often_goes_dead(memories, queue):
+    await queue.schedule(ANA, "s1", now=T0)
+    now = at(DEBOUNCE)
+    for name in ("a", "b", "c"):
+        assert await queue.claim(name, now=now) is not None
+        now += timedelta(seconds=LEASE)
+    assert await queue.claim("d", now=now) is None
+    (job,) = await queue.jobs(ANA, "s1")
+    assert (job.status, job.last_error) == ("dead", "LeaseExpired")
+
+
+async def test_messages_after_a_claimed_job_get_a_new_job(memories, queue):
+    await say(memories, ANA, "s1", "My name is Ana.")
+    first_id = await queue.schedule(ANA, "s1", now=T0)
+    held = await queue.claim("w1", now=at(DEBOUNCE))
+    assert held is not None and held.id == first_id
+
+    await say(memories, ANA, "s1", "I live in Lisbon.")
+    second_id = await queue.schedule(ANA, "s1", now=at(DEBOUNCE + 1))
+    assert second_id != first_id
+    running = await queue.get(first_id)
+    assert running is not None and running.run_after == at(DEBOUNCE)  # untouched
+
+    # While the first job runs, the session is busy: the second is deferred, not doubled.
+    assert await queue.claim("w2", now=at(2 * DEBOUNCE + 1)) is None
+    w = worker(memories, queue, "w1")
+    await w._work(held, at(2 * DEBOUNCE + 2))  # the first job finishes (it saw both messages)
+    assert (await memories.profiles.get(ANA)).data == {"user_name": "Ana", "home": "Lisbon"}
+    assert await w.run_once(now=at(1000)) is True  # the second finds nothing new
+    assert (await memories.profiles.get(ANA)).version == 1
+
+    # A message after the cursor is formed by its own job, and only it.
+    await say(memories, ANA, "s1", "I work as a nurse.")
+    await queue.schedule(ANA, "s1", now=at(2000))
+    assert await w.run_once(now=at(2000 + DEBOUNCE)) is True
+    profile = await memories.profiles.get(ANA)
+    assert profile.version == 2 and profile.data["occupation"] == "nurse"
+
+
+async def test_a_failed_job_merges_into_the_sessions_pending_job(memories, queue):
+    await say(memories, ANA, "s1", "My name is Ana.")
+    first_id = await queue.schedule(ANA, "s1", now=T0)
+    held = await queue.claim("w1", now=at(DEBOUNCE))
+    assert held is not None
+    second_id = await queue.schedule(ANA, "s1", now=at(DEBOUNCE + 1))
+    assert await queue.fail(held, RuntimeError("secret contents"), now=at(DEBOUNCE + 2)) == "merged"
+    merged, pending = await queue.get(first_id), await queue.get(second_id)
+    assert merged is not None and merged.last_error == "RuntimeError"  # the type, not the text
+    assert pending is not None and pending.status == "pending" and pending.attempts == 1
+    assert await worker(memories, queue, "w2").run_once(now=at(1000)) is True
+    assert (await memories.profiles.get(ANA)).data == {"user_name": "Ana"}
+
+
+async def test_structured_extraction_forms_profile_notes_and_facts(memories, queue):
+    reply = {
+        "profile": {"user_name": "Ana", "interests": ["jazz"]},
+        "notes": [{"content": "Wants to see cherry blossoms in Kyoto", "context": "April trip"}],
+        "facts": [{"content": "The user lives in Lisbon.", "key": "home", "importance": 0.8}],
+    }
+    chat = FakeChatModel([json.dumps(reply)])
+    await say(memories, ANA, "s1", "I'm Ana from Lisbon; I love jazz and want to see sakura.")
+    await queue.schedule(ANA, "s1", now=T0)
+    assert await worker(memories, queue, "w", chat).run_once(now=at(DEBOUNCE)) is True
+    assert (await memories.profiles.get(ANA)).data == {"user_name": "Ana", "interests": ["jazz"]}
+    docs = await memories.long_term.collection.find(ANA.filter()).to_list(None)
+    assert {d["content"] for d in docs} == {
+        "Wants to see cherry blossoms in Kyoto",
+        "The user lives in Lisbon.",
+    }
+    fact = next(d for d in docs if d["key"] == "home")
+    assert fact["source"]["formation_job"] and fact["source"]["session_id"] == "s1"
+
+
+async def test_a_job_for_one_user_never_writes_anothers_memories(memories, queue):
+    await say(memories, ANA, "ana-s", "My name is Ana.")
+    await say(memories, XIAOMING, "xm-s", "我叫小明。")
+    await queue.schedule(ANA, "ana-s", now=T0)
+    w = worker(memories, queue, "w")
+    assert await w.run_once(now=at(DEBOUNCE)) is True
+    assert (await memories.profiles.get(ANA)).data == {"user_name": "Ana"}
+    assert (await memories.profiles.get(XIAOMING)).version == 0
+    assert await count_memories(memories, XIAOMING) == 0
+    assert await queue.jobs(XIAOMING) == []
+    erased = await queue.forget_user(ANA)
+    assert sum(erased.values()) == 1 and await queue.jobs(ANA) == []
+
+
+async def test_worker_start_and_aclose_leave_no_tasks(memories, connection):
+    queue = FormationQueue(connection, debounce_seconds=0)
+    await say(memories, ANA, "s1", "My name is Ana.")
+    await queue.schedule(ANA, "s1")
+    w = FormationWorker(memories, None, queue=queue, poll_interval=0.01)
+    w.start()
+    w.start()  # idempotent
+    assert w.running
+    for _ in range(500):
+        if [j.status for j in await queue.jobs(ANA)] == ["done"]:
+            break
+        await asyncio.sleep(0.01)
+    await w.aclose()
+    await w.aclose()
+    assert not w.running
+    assert (await memories.profiles.get(ANA)).data == {"user_name": "Ana"}
+    names = [t.get_name() for t in asyncio.all_tasks()]
+    assert not [name for name in names if name.startswith("formation-worker")]
+
+
+async def test_aclose_cancels_a_job_in_progress_and_leaves_it_to_the_lease(memories, connection):
+    queue = FormationQueue(connection, debounce_seconds=0, lease_seconds=LEASE)
+    await say(memories, ANA, "s1", "My name is Ana.")
+    await queue.schedule(ANA, "s1")
+    slow = FakeChatModel(default="{}", delay=30.0)
+    w = FormationWorker(memories, slow, queue=queue, poll_interval=0.01)
+    w.start()
+    for _ in range(500):
+        if slow.requests:
+            break
+        await asyncio.sleep(0.01)
+    await w.aclose(grace=0.05)
+    (job,) = await queue.jobs(ANA)
+    assert job.status == "running" and job.plan is None  # nothing half-done
+    assert (await memories.profiles.get(ANA)).version == 0
