@@ -1,4 +1,5 @@
-"""The four memories: conversation, long-term (with profiles and decay), working, episodic.
+"""The four memories: conversation, long-term (with profiles and decay), working, episodic;
+and the knowledge base.
 
 Each store takes the shared :class:`~agent_memory.mongo.connection.Connection` and the
 providers it needs; none opens a connection of its own. :class:`MemorySystem` builds all of
@@ -15,6 +16,7 @@ __all__ = [
     "DecayConfig",
     "DecayJob",
     "EpisodicMemory",
+    "KnowledgeBase",
     "LongTermConfig",
     "LongTermMemory",
     "Memory",
@@ -35,6 +37,7 @@ _WHERE = {
     "DecayConfig": "decay",
     "DecayJob": "decay",
     "EpisodicMemory": "episodic",
+    "KnowledgeBase": "knowledge",
     "LongTermConfig": "records",
     "LongTermMemory": "long_term",
     "Memory": "records",

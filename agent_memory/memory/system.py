@@ -17,6 +17,7 @@ from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation import ConversationMemory
 from agent_memory.memory.decay import DecayConfig, DecayJob
 from agent_memory.memory.episodic import EpisodicMemory
+from agent_memory.memory.knowledge import KnowledgeBase
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema, ProfileMemory
 from agent_memory.memory.records import LongTermConfig
@@ -34,7 +35,8 @@ Forgetter = Callable[[Tenant], Awaitable[dict[str, int]]]
 
 
 class MemorySystem:
-    """The conversation, long-term (with profiles), working and episodic memories.
+    """The conversation, long-term (with profiles), working and episodic memories and the
+    knowledge base.
 
     None of them opens a connection; they share ``connection`` and the providers. Other
     holders of user data (the agent's checkpointer, job queues) register a forgetter so
@@ -59,6 +61,7 @@ class MemorySystem:
         self.profiles = ProfileMemory(connection, self.long_term, schemas=schemas)
         self.working = WorkingMemory(connection)
         self.episodic = EpisodicMemory(connection, embedder)
+        self.knowledge = KnowledgeBase(connection, embedder)
         self.decay = DecayJob(connection, config=decay_config)
         self._forgetters: list[Forgetter] = [
             self.long_term.forget_user,
@@ -66,6 +69,7 @@ class MemorySystem:
             self.conversation.forget_user,
             self.working.forget_user,
             self.episodic.forget_user,
+            self.knowledge.forget_user,
         ]
 
     def register_forgetter(self, forgetter: Forgetter) -> None:

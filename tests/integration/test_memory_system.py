@@ -32,6 +32,9 @@ async def populate(system: MemorySystem, tenant: Tenant) -> str:
         memory_ids=[memory.id],
     )
     await system.episodic.add_feedback(tenant, action, rating=5)
+    await system.knowledge.ingest(
+        tenant, source="notes.txt", text=f"{tenant.user_id} keeps notes here."
+    )
     await system.conversation.drain()
     return memory.id
 
@@ -63,6 +66,7 @@ async def test_forget_user_erases_every_memory_of_that_user_only(connection, sys
         "tasks": 1,
         "checkpoints": 1,
         "action_logs": 1,
+        "knowledge_chunks": 1,
         "agent_state": 2,
     }
     assert extra == [ALICE]
