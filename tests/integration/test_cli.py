@@ -135,3 +135,40 @@ def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
         process.stdout.close()
         process.stderr.close()
     assert not (data_dir / "server.json").exists()
+
+
+def test_worker_once_forms_due_memories(cli_env, embedded_server):
+    import asyncio
+
+    from agent_memory.config import load_settings
+    from agent_memory.formation.queue import FormationQueue
+    from agent_memory.memory import Tenant
+    from agent_memory.memory.conversation_records import NewMessage
+    from agent_memory.memory.system import MemorySystem
+    from agent_memory.mongo.connection import connect
+    from agent_memory.mongo.indexes import IndexManager
+    from agent_memory.providers.embedders.fake import FakeEmbedder
+
+    async def prepare():
+        settings = load_settings(
+            mongodb_uri=embedded_server.uri,
+            database=cli_env["AGENT_MEMORY_DATABASE"],
+            embedder="fake",
+        )
+        async with await connect(settings) as conn:
+            embedder = FakeEmbedder()
+            await IndexManager(conn, embedder.signature).setup()
+            memories = MemorySystem(conn, embedder)
+            tenant = Tenant("agent", "ann")
+            await memories.conversation.append_turn(
+                tenant, "s1", [NewMessage.user("my name is Ann")]
+            )
+            await FormationQueue(conn, debounce_seconds=0).schedule(tenant, "s1")
+            await memories.aclose()
+
+    asyncio.run(prepare())
+    result = invoke(["worker", "--once"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "formed memories for 1 job(s)" in result.output
+    again = invoke(["worker", "--once"], cli_env)
+    assert "formed memories for 0 job(s)" in again.output

@@ -1,0 +1,56 @@
+"""``agent-memory worker``: form memories from conversations, outside the app."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import typer
+
+from agent_memory.cli._app import console, run
+from agent_memory.cli._runtime import open_runtime
+from agent_memory.formation.queue import FormationQueue
+from agent_memory.formation.worker import FormationWorker
+from agent_memory.memory.system import MemorySystem
+from agent_memory.providers.registry import make_chat_model
+
+
+def worker(
+    once: bool = typer.Option(False, "--once", help="Work the jobs due now, then exit."),
+    poll_interval: float = typer.Option(1.0, help="Seconds between polls when idle."),
+) -> None:
+    """Claim due memory-formation jobs and form memories until interrupted.
+
+    Several workers (and agents running their own) can share one queue: jobs are claimed
+    atomically with a lease, and a crashed worker's jobs are taken over after it expires.
+    """
+
+    async def main() -> None:
+        async with open_runtime() as rt:
+            chat = make_chat_model(rt.settings)
+            memories = MemorySystem(rt.connection, rt.embedder, chat_model=chat)
+            formation = FormationWorker(
+                memories, chat, queue=FormationQueue(rt.connection), poll_interval=poll_interval
+            )
+            try:
+                if once:
+                    count = 0
+                    while await formation.run_once():
+                        count += 1
+                    console.print(f"formed memories for {count} job(s)")
+                    return
+                stop = asyncio.Event()
+                loop = asyncio.get_running_loop()
+                for signum in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(signum, stop.set)
+                console.print(f"worker {formation.worker_id} started (Ctrl+C to stop)")
+                await formation.run_forever(stop)
+            finally:
+                await memories.aclose()
+                await chat.aclose()
+
+    run(main)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(worker)
