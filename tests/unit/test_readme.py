@@ -53,3 +53,30 @@ def test_the_python_example_runs(tmp_path):
     lines = [line for line in result.stdout.splitlines() if not line.startswith("20")]
     assert lines[0].startswith("Prefers a window seat")
     assert lines[-1] == "['Lives in Lisbon', 'Lives in Berlin']"
+
+
+def test_the_agent_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = readme.split("## The agent", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
+        "AGENT_MEMORY_EMBEDDER": "fake",
+        "AGENT_MEMORY_BLOCK_LIVE_CALLS": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [line for line in result.stdout.splitlines() if line and not line.startswith("20")]
+    level, action_id, documents = lines[0].split(" ", 2)
+    assert level in ("recent", "memory", "knowledge", "model") and action_id.startswith("act_")
+    assert documents.startswith("(") and "[offline model]" in lines[-1]
