@@ -46,3 +46,14 @@ def _fresh_logging_configuration():
     """Commands under test configure structlog for the process; no test inherits that."""
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture
+def offline_env() -> dict[str, str]:
+    """Environment for a subprocess run as a user would: embedded default, fake embedder, no
+    live provider calls, none of the developer's own settings."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
+        "AGENT_MEMORY_EMBEDDER": "fake",
+        "AGENT_MEMORY_BLOCK_LIVE_CALLS": "1",
+    }

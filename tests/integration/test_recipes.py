@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +12,8 @@ RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
 
 @pytest.mark.parametrize("recipe", sorted(p.name for p in RECIPES.glob("*.py")))
-def test_recipe_runs(recipe: str, tmp_path: Path):
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
-        "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"),
-        "AGENT_MEMORY_EMBEDDER": "fake",
-        "AGENT_MEMORY_BLOCK_LIVE_CALLS": "1",
-    }
+def test_recipe_runs(recipe: str, tmp_path: Path, offline_env):
+    env = {**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
     result = subprocess.run(
         [sys.executable, str(RECIPES / recipe)],
         cwd=tmp_path,
@@ -32,12 +26,8 @@ def test_recipe_runs(recipe: str, tmp_path: Path):
     assert result.stdout.strip()
 
 
-def test_quickstart_finds_the_seat_preference(tmp_path: Path):
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
-        "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"),
-        "AGENT_MEMORY_EMBEDDER": "fake",
-    }
+def test_quickstart_finds_the_seat_preference(tmp_path: Path, offline_env):
+    env = {**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
     result = subprocess.run(
         [sys.executable, str(RECIPES / "quickstart.py")],
         cwd=tmp_path,

@@ -29,18 +29,13 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in ci
 
 
-def test_the_python_example_runs(tmp_path):
-    import os
+def _run_block(section: str, tmp_path, env) -> list[str]:
+    """Run the first Python block under ``section`` of README.md; return its output lines."""
     import subprocess
     import sys
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    code = readme.split("## Using it from Python", 1)[1].split("```python", 1)[1].split("```", 1)[0]
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
-        "AGENT_MEMORY_EMBEDDER": "fake",
-        "AGENT_MEMORY_BLOCK_LIVE_CALLS": "1",
-    }
+    code = readme.split(section, 1)[1].split("```python", 1)[1].split("```", 1)[0]
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,
@@ -50,33 +45,17 @@ def test_the_python_example_runs(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    lines = [line for line in result.stdout.splitlines() if not line.startswith("20")]
+    return [line for line in result.stdout.splitlines() if line and not line.startswith("20")]
+
+
+def test_the_python_example_runs(tmp_path, offline_env):
+    lines = _run_block("## Using it from Python", tmp_path, offline_env)
     assert lines[0].startswith("Prefers a window seat")
     assert lines[-1] == "['Lives in Lisbon', 'Lives in Berlin']"
 
 
-def test_the_agent_example_runs(tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    code = readme.split("## The agent", 1)[1].split("```python", 1)[1].split("```", 1)[0]
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("MONGODB", "AGENT_MEMORY_"))},
-        "AGENT_MEMORY_EMBEDDER": "fake",
-        "AGENT_MEMORY_BLOCK_LIVE_CALLS": "1",
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    lines = [line for line in result.stdout.splitlines() if line and not line.startswith("20")]
+def test_the_agent_example_runs(tmp_path, offline_env):
+    lines = _run_block("## The agent", tmp_path, offline_env)
     level, action_id, documents = lines[0].split(" ", 2)
     assert level in ("recent", "memory", "knowledge", "model") and action_id.startswith("act_")
     assert documents.startswith("(") and "[offline model]" in lines[-1]
