@@ -57,11 +57,17 @@ def profile_changes(current: Mapping[str, Any], patch: Mapping[str, Any]) -> lis
         if value is None:
             if name in current:
                 ops.append(PatchOp("remove", name))
-        elif isinstance(value, Mapping) and isinstance(old, Mapping):
-            merged = {**old, **value}
-            merged = {k: v for k, v in merged.items() if v is not None}
-            if merged != dict(old):
-                ops.append(PatchOp("set", name, merged))
+        elif isinstance(value, Mapping):
+            # Only the changed keys, merged into the profile as it is when written: a
+            # concurrent formation of the same user adding other keys is not overwritten.
+            base = old if isinstance(old, Mapping) else {}
+            changed = {
+                k: v
+                for k, v in value.items()
+                if base.get(k) != v and not (v is None and k not in base)
+            }
+            if changed or not isinstance(old, Mapping):
+                ops.append(PatchOp("merge", name, changed))
         elif isinstance(value, list) and isinstance(old, list):
             ops.extend(PatchOp("add", name, item) for item in value if item not in old)
         elif value != old:

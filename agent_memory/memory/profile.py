@@ -152,9 +152,12 @@ DEFAULT_SCHEMAS = (USER_SCHEMA, NOTE_SCHEMA)
 
 @dataclass(frozen=True, slots=True)
 class PatchOp:
-    """``set`` a field, ``remove`` it, or ``add`` a value to an array field (once)."""
+    """``set`` a field, ``remove`` it, ``add`` a value to an array field (once), or ``merge``
+    a mapping into an object field key by key (a ``None`` value removes that key). Merges and
+    adds are applied to the profile as it is when written, so concurrent patches of different
+    keys all survive."""
 
-    op: Literal["set", "remove", "add"]
+    op: Literal["set", "remove", "add", "merge"]
     path: str
     value: Any = None
 
@@ -177,8 +180,10 @@ def _ops(changes: Mapping[str, Any] | Sequence[PatchOp]) -> list[PatchOp]:
         raise InvalidInputError("changes must be a mapping of field to value or a list of PatchOp")
     ops = list(changes)
     for op in ops:
-        if not isinstance(op, PatchOp) or op.op not in ("set", "remove", "add"):
+        if not isinstance(op, PatchOp) or op.op not in ("set", "remove", "add", "merge"):
             raise InvalidInputError(f"not a patch operation: {op!r}")
+        if op.op == "merge" and not isinstance(op.value, Mapping):
+            raise InvalidInputError(f"merge into {op.path!r} needs a mapping")
         check_mapping({op.path: op.value}, "patch")  # the path is a plain top-level field name
     return ops
 
@@ -190,6 +195,12 @@ def _apply(data: dict[str, Any], ops: list[PatchOp]) -> dict[str, Any]:
             result[op.path] = op.value
         elif op.op == "remove":
             result.pop(op.path, None)
+        elif op.op == "merge":
+            current = result.get(op.path) or {}
+            if not isinstance(current, dict):
+                raise InvalidInputError(f"cannot merge into {op.path!r}: it is not an object")
+            merged = {**current, **op.value}
+            result[op.path] = {key: value for key, value in merged.items() if value is not None}
         else:
             current = result.setdefault(op.path, [])
             if not isinstance(current, list):

@@ -118,3 +118,17 @@ async def test_custom_schemas_by_configuration(connection, profiles):
         )
     with pytest.raises(ConfigurationError):
         MemorySchema("NoContent", "", "insert", {"type": "object", "properties": {}})
+
+
+async def test_merges_apply_to_the_fresh_profile_so_concurrent_keys_survive(profiles):
+    await profiles.patch(XIAOMING, {"preferences": {"座位": "靠窗"}})
+    await asyncio.gather(
+        profiles.patch(XIAOMING, [PatchOp("merge", "preferences", {"饮食": "素食"})]),
+        profiles.patch(XIAOMING, [PatchOp("merge", "preferences", {"舱位": "经济舱"})]),
+        profiles.patch(XIAOMING, [PatchOp("merge", "preferences", {"座位": None})]),
+    )
+    assert (await profiles.get(XIAOMING)).data["preferences"] == {"饮食": "素食", "舱位": "经济舱"}
+    with pytest.raises(InvalidInputError):
+        await profiles.patch(XIAOMING, [PatchOp("merge", "preferences", "not a mapping")])
+    with pytest.raises(InvalidInputError):
+        await profiles.patch(XIAOMING, [PatchOp("merge", "preferences", {"bad.key": "x"})])

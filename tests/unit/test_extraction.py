@@ -222,8 +222,18 @@ def test_profile_changes_are_minimal() -> None:
         current,
         {"preferences": {"seat": "window"}, "interests": ["jazz", "tea"], "home": None, "age": 30},
     )
+    # Object fields are merged key by key into the profile as it is when written, so a
+    # concurrent formation adding other keys is not overwritten.
     assert ops == [
-        PatchOp("set", "preferences", {"diet": "vegan", "seat": "window"}),
+        PatchOp("merge", "preferences", {"seat": "window"}),
         PatchOp("add", "interests", "tea"),
         PatchOp("set", "age", 30),
     ]
+    from agent_memory.memory.profile import _apply
+
+    assert _apply(current, ops) == {
+        "user_name": "Ana",
+        "preferences": {"diet": "vegan", "seat": "window"},
+        "interests": ["jazz", "tea"],
+        "age": 30,
+    }
