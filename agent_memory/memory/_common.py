@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,8 +26,10 @@ __all__ = [
     "MAX_ID_CHARS",
     "BackgroundWrites",
     "Tenant",
+    "check_count",
     "check_document_size",
     "check_id",
+    "check_ids",
     "check_importance",
     "check_mapping",
     "check_text",
@@ -64,6 +66,29 @@ def check_id(value: Any, name: str) -> str:
         raise InvalidInputError(f"{name} is longer than {MAX_ID_CHARS} characters")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise InvalidInputError(f"{name} contains control characters")
+    return value
+
+
+def check_ids(value: str | Sequence[str] | None, name: str) -> list[str] | None:
+    """One id or a non-empty list of ids (each checked), as a list; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    items = (
+        [value]
+        if isinstance(value, str)
+        else list(value)
+        if isinstance(value, Sequence)
+        else [value]
+    )
+    if not items:
+        raise InvalidInputError(f"{name} is an empty list")
+    return [check_id(item, name) for item in items]
+
+
+def check_count(value: Any, name: str, *, maximum: int) -> int:
+    """An ``int`` (not a bool) from 1 to ``maximum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{name} must be an int from 1 to {maximum}")
     return value
 
 

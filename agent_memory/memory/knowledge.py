@@ -69,8 +69,10 @@ import structlog
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory._common import (
     Tenant,
+    check_count,
     check_document_size,
     check_id,
+    check_ids,
     check_mapping,
     check_text,
     new_id,
@@ -155,15 +157,6 @@ def _scope_filter(scope: Any) -> dict[str, str]:
             "pass SharedKnowledge(agent_id) to address it"
         )
     return scope.filter()
-
-
-def _as_list(value: str | Sequence[str] | None, name: str) -> list[str] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else list(value)
-    if not items:
-        raise InvalidInputError(f"{name} is an empty list")
-    return [check_id(item, name) for item in items]
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +268,7 @@ class KnowledgeBase:
         meta = check_mapping(metadata, "metadata") if metadata is not None else {}
         if title is not None:
             title = check_text(title, "title", max_chars=self.config.max_title_chars)
-        tag_list = list(dict.fromkeys(_as_list(tags, "tags") or [])) if tags else []
+        tag_list = list(dict.fromkeys(check_ids(tags, "tags") or [])) if tags else []
         if len(tag_list) > self.config.max_tags:
             raise InvalidInputError(f"at most {self.config.max_tags} tags")
         settings = {
@@ -405,13 +398,12 @@ class KnowledgeBase:
         scopes = [_scope_filter(tenant)]
         if include_shared:
             scopes.append(SharedKnowledge(tenant.agent_id).filter())
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= _MAX_K:
-            raise InvalidInputError(f"k must be an int from 1 to {_MAX_K}")
+        check_count(k, "k", maximum=_MAX_K)
         query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
         filters: dict[str, Any] = {"state": "live"}  # never another ingest's pending chunks
-        if (source_list := _as_list(sources, "sources")) is not None:
+        if (source_list := check_ids(sources, "sources")) is not None:
             filters["source"] = source_list
-        if (tag_list := _as_list(tags, "tags")) is not None:
+        if (tag_list := check_ids(tags, "tags")) is not None:
             filters["tags"] = tag_list
         if query_vector is not None:
             query_vector = np.asarray(query_vector, dtype=np.float32)

@@ -44,8 +44,10 @@ from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory._common import (
     BackgroundWrites,
     Tenant,
+    check_count,
     check_document_size,
     check_id,
+    check_ids,
     new_id,
     utcnow,
 )
@@ -80,15 +82,6 @@ _DECISION_ATTEMPTS = 4
 
 class _StaleDecision(Exception):
     """The memories a decision was about changed before it was applied."""
-
-
-def _as_list(value: str | Sequence[str] | None, name: str) -> list[str] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else list(value)
-    if not items:
-        raise InvalidInputError(f"{name} is an empty list")
-    return [check_id(item, name) for item in items]
 
 
 class LongTermMemory:
@@ -362,12 +355,11 @@ class LongTermMemory:
         """
         if not isinstance(tenant, Tenant):
             raise InvalidInputError("tenant must be a Tenant")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= _MAX_K:
-            raise InvalidInputError(f"k must be an int from 1 to {_MAX_K}")
-        types = _as_list(memory_types, "memory_types")
+        check_count(k, "k", maximum=_MAX_K)
+        types = check_ids(memory_types, "memory_types")
         if types and set(types) - set(MEMORY_TYPES):
             raise InvalidInputError(f"memory_types must be among {', '.join(MEMORY_TYPES)}")
-        tag_list = _as_list(tags, "tags")
+        tag_list = check_ids(tags, "tags")
         filters: dict[str, Any] = {}
         if types:
             filters["memory_type"] = types
