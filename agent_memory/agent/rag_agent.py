@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -26,6 +26,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
 from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.mcp import McpServer, McpTools
 from agent_memory.agent.prompt import (
     AssembledPrompt,
     Manifest,
@@ -134,6 +135,7 @@ class RAGAgent:
         config: AgentConfig,
         memories: MemorySystem | None = None,
         formation_queue: FormationQueue | None = None,
+        mcp_servers: Sequence[McpServer] = (),
     ) -> None:
         self.connection = connection
         self.embedder = embedder
@@ -146,12 +148,18 @@ class RAGAgent:
         self.memories.register_forgetter(self.queue.forget_user)
         self._worker: FormationWorker | None = None
         self._background = BackgroundWrites()
+        self._mcp = McpTools(mcp_servers)
         self._graph = self._build()
 
     # --- lifecycle ----------------------------------------------------------------------------
 
     async def __aenter__(self) -> RAGAgent:
         self.start()
+        try:
+            await self._mcp.open()  # a required MCP server that is down fails here, not mid-turn
+        except BaseException:
+            await self.aclose()
+            raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -169,6 +177,7 @@ class RAGAgent:
             await self._worker.aclose()
             self._worker = None
         await self._background.drain()
+        await self._mcp.aclose()
         await self.memories.aclose()
 
     async def start_new_session(self, user_id: str, session_id: str) -> None:
@@ -369,6 +378,10 @@ class RAGAgent:
         )
         messages = list(turn.prompt.messages)
         try:
+            if self._mcp:
+                await self._mcp.open()
+                for spec in self._mcp.specs:
+                    tools.add(spec, self._mcp.handler(spec.name))
             for round_number in range(self.config.max_tool_rounds + 1):
                 offer_tools = round_number < self.config.max_tool_rounds
                 request = ChatRequest(
