@@ -165,13 +165,19 @@ class FormationQueue:
     # --- the agent's side -----------------------------------------------------------------
 
     async def schedule(
-        self, tenant: Tenant, session_id: str, *, now: datetime | None = None
+        self,
+        tenant: Tenant,
+        session_id: str,
+        *,
+        now: datetime | None = None,
+        delay: float | None = None,
     ) -> str:
         """Ask for the session's memories to be formed ``debounce_seconds`` from now; returns
         the job id. A pending job of the session is pushed later instead of adding another
         (debounce; a retry's backoff is kept if later); a running job is not touched, a new
         pending job is created beside it. A plan recorded by a failed attempt is dropped,
-        because the retry must also cover the new message.
+        because the retry must also cover the new message. ``delay`` (seconds) replaces the
+        debounce, e.g. 0 for the next piece of a long backlog.
 
         Round trips: 1 (an upsert; one more per lost insert race).
         """
@@ -179,9 +185,15 @@ class FormationQueue:
             raise InvalidInputError("tenant must be a Tenant")
         session_id = check_id(session_id, "session_id")
         now = _check_now(now)
+        if delay is None:
+            wait = self.debounce
+        elif isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
+            raise InvalidInputError("delay must be a number of seconds >= 0")
+        else:
+            wait = timedelta(seconds=delay)
         selector = {**tenant.filter(), "session_id": session_id, "status": "pending"}
         update = {
-            "$max": {"run_after": now + self.debounce},
+            "$max": {"run_after": now + wait},
             "$set": {"updated_at": now, "plan": None, "steps": []},
             "$inc": {"scheduled": 1},
             "$setOnInsert": {"_id": new_id("fjob"), "attempts": 0, "created_at": now},

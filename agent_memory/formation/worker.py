@@ -34,9 +34,9 @@ from typing import Any
 
 import structlog
 
-from agent_memory.errors import NotFoundError
 from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
 from agent_memory.formation.queue import FormationQueue, Job
+from agent_memory.memory.conversation_records import ConversationMessage
 from agent_memory.memory.profile import PatchOp
 from agent_memory.memory.records import NewMemory
 from agent_memory.memory.system import MemorySystem
@@ -79,9 +79,9 @@ class FormationWorker:
     """Claims formation jobs and forms memories into ``memories`` (profile, notes, facts).
 
     ``chat_model`` extracts; an offline model (or ``None``) means the rule-based extractor.
-    At most ``max_messages`` of a session's newest unformed messages, within ``max_tokens``,
-    are read per job (conversation memory's window; older unformed messages beyond it are
-    skipped, and ``formation_window_overflowed`` is logged).
+    A job reads the session's oldest unformed messages, at most ``max_messages`` within
+    ``max_tokens``; a longer backlog is left to a follow-up job scheduled at once, so every
+    message is formed from exactly once, in order.
     """
 
     def __init__(
@@ -161,23 +161,25 @@ class FormationWorker:
                 facts=len(extraction.facts),
                 stored=stored,
             )
+            await self._follow_up(job, bool(job.plan.get("backlog")), now)
+
+    async def _follow_up(self, job: Job, backlog: bool, now: datetime | None) -> None:
+        """After a job that formed only part of a long backlog: the next piece, at once.
+        (Scheduled only once the cursor moved, so the pieces never overlap.)"""
+        if backlog:
+            logger.info("formation_backlog", job_id=job.id, session_id=job.session_id)
+            await self.queue.schedule(job.tenant, job.session_id, now=now, delay=0)
 
     async def _plan(self, job: Job, now: datetime | None) -> Job | None:
         tenant, session_id = job.tenant, job.session_id
         after = await self.queue.formed_through(tenant, session_id)
-        try:
-            window = await self.memories.conversation.window(
-                tenant, session_id, last_n=self.max_messages, max_tokens=self.max_tokens
-            )
-        except NotFoundError:
-            window = []  # the session was deleted: nothing left to form
-        new = [message for message in window if after is None or message.seq > after]
-        full = len(window) >= self.max_messages or sum(m.tokens for m in window) * 10 >= (
-            self.max_tokens * 9
+        # The oldest unformed messages first, a piece at a time: a backlog longer than one
+        # piece (a worker that was down for long) is formed piece by piece, nothing skipped.
+        unformed = await self.memories.conversation.messages_after(
+            tenant, session_id, after, limit=self.max_messages + 1
         )
-        if after is not None and new and len(new) == len(window) and full:
-            # The window may not reach back to the cursor: older unformed messages are skipped.
-            logger.warning("formation_window_overflowed", job_id=job.id, read=len(window))
+        new = _fit(unformed[: self.max_messages], self.max_tokens)
+        backlog = len(new) < len(unformed)
         if not new:
             # Everything was formed already (e.g. by the job running when this was scheduled).
             await self.queue.complete(job, messages_through=after, now=now)
@@ -192,9 +194,14 @@ class FormationWorker:
         )
         through = new[-1].seq
         if extraction.empty:
-            await self.queue.complete(job, messages_through=through, now=now)
+            if await self.queue.complete(job, messages_through=through, now=now):
+                await self._follow_up(job, backlog, now)
             return None
-        plan = {"after": after, "extraction": extraction.model_dump(mode="json")}
+        plan = {
+            "after": after,
+            "extraction": extraction.model_dump(mode="json"),
+            "backlog": backlog,
+        }
         return await self.queue.record_plan(job, plan, messages_through=through, now=now)
 
     async def _apply_profile(self, job: Job, extraction: Extraction) -> None:
@@ -292,3 +299,13 @@ class FormationWorker:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _fit(messages: list[ConversationMessage], max_tokens: int) -> list[ConversationMessage]:
+    """The longest prefix of ``messages`` within ``max_tokens`` (at least the first one)."""
+    total = 0
+    for index, message in enumerate(messages):
+        total += message.tokens
+        if index and total > max_tokens:
+            return messages[:index]
+    return messages

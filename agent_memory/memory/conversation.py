@@ -277,6 +277,27 @@ class ConversationMemory:
         )
         return window
 
+    async def messages_after(
+        self, tenant: Tenant, session_id: str, after: str | None, *, limit: int = 200
+    ) -> list[ConversationMessage]:
+        """The session's oldest ``limit`` messages after the one whose ``seq`` is ``after``
+        (from the start when ``None``), in chronological order: a reader that works through
+        a session in pieces (memory formation's cursor) without skipping any.
+
+        Round trips: 1. A deleted or unknown session has no messages.
+        """
+        tenant = check_tenant(tenant)
+        session_id = check_id(session_id, "session_id")
+        limit = check_count(limit, "limit")
+        if after is not None and not isinstance(after, str):
+            raise InvalidInputError("after must be a message seq (str) or None")
+        query: dict[str, Any] = q.scope(tenant, session_id)
+        if after is not None:
+            query["seq"] = {"$gt": after}
+        with translate_errors("reading a session's messages"):
+            docs = await self.messages.find(query).sort("seq", 1).limit(limit).to_list(limit)
+        return [ConversationMessage.from_document(doc) for doc in docs]
+
     async def context(
         self,
         tenant: Tenant,

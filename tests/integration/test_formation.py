@@ -296,3 +296,51 @@ async def test_aclose_cancels_a_job_in_progress_and_leaves_it_to_the_lease(memor
     (job,) = await queue.jobs(ANA)
     assert job.status == "running" and job.plan is None  # nothing half-done
     assert (await memories.profiles.get(ANA)).version == 0
+
+
+async def test_a_backlog_longer_than_one_job_is_formed_piece_by_piece_without_skipping(
+    memories, queue
+):
+    sentences = ["My name is Ana.", "I prefer the aisle seat.", "I am vegetarian."]
+    for text in sentences:
+        await say(memories, ANA, "s1", text)
+    await queue.schedule(ANA, "s1", now=T0)
+    seen: list[list[str]] = []
+
+    def record(request):
+        seen.append([m.text for m in request.messages])
+        return json.dumps({"profile": {}, "notes": [], "facts": []})
+
+    w = FormationWorker(
+        memories, FakeChatModel(default=record), queue=queue, worker_id="w", max_messages=2
+    )
+    now = at(DEBOUNCE)
+    while await w.run_once(now=now):  # each piece schedules the next one at once
+        pass
+    # Six messages, two per job: three jobs, every message read once, oldest first.
+    assert len(seen) == 3
+    transcripts = ["\n".join(request) for request in seen]
+    window = await memories.conversation.window(ANA, "s1")
+    assert await queue.formed_through(ANA, "s1") == window[-1].seq
+    for sentence in sentences:
+        assert sum(sentence in text for text in transcripts) == 1
+
+
+async def test_messages_after_reads_a_session_in_order_from_a_cursor(memories):
+    for text in ["one", "two", "three"]:
+        await say(memories, ANA, "s2", text)
+    everything = await memories.conversation.messages_after(ANA, "s2", None, limit=100)
+    assert [m.content for m in everything] == [
+        "one",
+        "好的 / OK",
+        "two",
+        "好的 / OK",
+        "three",
+        "好的 / OK",
+    ]
+    piece = await memories.conversation.messages_after(ANA, "s2", everything[1].seq, limit=2)
+    assert [m.seq for m in piece] == [m.seq for m in everything[2:4]]
+    assert await memories.conversation.messages_after(XIAOMING, "s2", None) == []  # tenant
+    assert await memories.conversation.messages_after(ANA, "nope", None) == []
+    with pytest.raises(Exception, match="after"):
+        await memories.conversation.messages_after(ANA, "s2", {"$gt": ""})
