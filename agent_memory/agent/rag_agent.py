@@ -149,6 +149,7 @@ class RAGAgent:
         self._worker: FormationWorker | None = None
         self._background = BackgroundWrites()
         self._mcp = McpTools(mcp_servers)
+        self._routing = config.routing.for_embedder(type(embedder).strong_match_similarity)
         self._graph = self._build()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -334,7 +335,7 @@ class RAGAgent:
                 memory_similarities=[similarity(hit) for hit in turn.memories],
                 knowledge_similarities=[similarity(hit) for hit in turn.documents],
             ),
-            self.config.routing,
+            self._routing,
         )
         return {"turn": turn}
 

@@ -9,7 +9,10 @@ which sources the prompt leans on, in the seed's order:
 4. the model's own knowledge, when nothing stored is relevant.
 
 Strong matches are judged on the vector source's similarity (cosine), which unlike fused scores
-is comparable between queries. The decision and its reasons are recorded with the turn.
+is comparable between queries. What counts as strong depends on the embedder (e5 models score
+unrelated sentences above 0.75), so the thresholds default to the embedder's measured
+``strong_match_similarity`` (``python -m agent_memory.bench.routing``) and to 0.5 for an
+embedder that was never measured. The decision and its reasons are recorded with the turn.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Route", "RoutingConfig", "RoutingInput", "route"]
+__all__ = ["GENERIC_STRONG_MATCH", "Route", "RoutingConfig", "RoutingInput", "route"]
 
 Level = Literal["recent", "memory", "knowledge", "model"]
 
@@ -37,13 +40,26 @@ _PAST = re.compile(
 )
 
 
+GENERIC_STRONG_MATCH = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class RoutingConfig:
-    #: Cosine similarity from which a memory or a chunk counts as a strong match.
-    memory_similarity: float = 0.5
-    knowledge_similarity: float = 0.5
+    #: Cosine similarity from which a memory or a chunk counts as a strong match; None takes
+    #: the embedder's measured value (see :meth:`for_embedder`).
+    memory_similarity: float | None = None
+    knowledge_similarity: float | None = None
     #: Share of the question's content words found in the recent window to answer from it.
     recent_overlap: float = 0.6
+
+    def for_embedder(self, strong_match: float | None) -> RoutingConfig:
+        """These settings with unset thresholds filled from an embedder's measured value."""
+        default = GENERIC_STRONG_MATCH if strong_match is None else strong_match
+        return RoutingConfig(
+            default if self.memory_similarity is None else self.memory_similarity,
+            default if self.knowledge_similarity is None else self.knowledge_similarity,
+            self.recent_overlap,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +91,7 @@ def _content_words(text: str) -> set[str]:
 
 def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
     """Choose the level that answers ``data.query`` and the levels worth including."""
-    config = config or RoutingConfig()
+    config = (config or RoutingConfig()).for_embedder(None)
     reasons: list[str] = []
     query_words = _content_words(data.query)
     recent_words = (
@@ -86,6 +102,7 @@ def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
     best_memory = max(data.memory_similarities, default=0.0)
     best_knowledge = max(data.knowledge_similarities, default=0.0)
 
+    assert config.memory_similarity is not None and config.knowledge_similarity is not None
     strong_memory = best_memory >= config.memory_similarity
     strong_knowledge = best_knowledge >= config.knowledge_similarity
     levels: list[Level] = []

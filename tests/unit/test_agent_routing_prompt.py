@@ -15,7 +15,7 @@ from agent_memory.agent.prompt import (
     WindowMessage,
     assemble,
 )
-from agent_memory.agent.routing import RoutingInput, route
+from agent_memory.agent.routing import RoutingConfig, RoutingInput, route
 from agent_memory.errors import InvalidInputError
 
 # --- routing ----------------------------------------------------------------------------
@@ -213,3 +213,19 @@ def test_the_budget_is_never_exceeded_and_the_manifest_matches_the_prompt(
             assert f"{memory.id}x" not in text
     for document in inputs.documents:
         assert (f"{document.id}x" in text) == (document.id in prompt.manifest.document_ids)
+
+
+def test_thresholds_come_from_the_embedder_unless_set():
+    from agent_memory.agent.routing import GENERIC_STRONG_MATCH
+    from agent_memory.providers.embedders import FakeEmbedder
+
+    measured = RoutingConfig().for_embedder(0.82)
+    assert (measured.memory_similarity, measured.knowledge_similarity) == (0.82, 0.82)
+    assert RoutingConfig().for_embedder(None).memory_similarity == GENERIC_STRONG_MATCH
+    chosen = RoutingConfig(memory_similarity=0.9).for_embedder(0.82)
+    assert (chosen.memory_similarity, chosen.knowledge_similarity) == (0.9, 0.82)
+    # e5 scores unrelated text near 0.8: with the generic 0.5 everything would be "strong".
+    data = RoutingInput("Which seat?", memory_similarities=[0.79])
+    assert route(data, RoutingConfig().for_embedder(0.82)).level == "model"
+    assert route(data, RoutingConfig().for_embedder(None)).level == "memory"
+    assert FakeEmbedder.strong_match_similarity is not None

@@ -92,3 +92,23 @@ def test_runs_on_the_real_dataset_for_one_conversation(tmp_path):
     assert result["conversations"] == 1 and result["questions"] > 100
     bm25 = next(r for r in result["results"] if r["method"] == "bm25" and r["variant"] == "turn")
     assert 0.3 < bm25["overall"]["any"]["10"] <= 1.0
+
+
+def test_routing_calibration_separates_evidence_from_other_conversations(tmp_path, capsys):
+    from agent_memory.bench.routing import main as calibrate_main
+
+    path = _dataset(tmp_path / "d.json")
+    one = json.loads(path.read_text())[0]
+    other = json.loads(json.dumps(one))
+    for turn in other["conversation"]["session_1"]:
+        turn["text"] = "Quarterly tax forms are due for the accounting office."
+    for qa in other["qa"]:
+        qa["question"] = "When are the tax forms due?"
+    path.write_text(json.dumps([one, other]), encoding="utf-8")
+    assert calibrate_main(["--dataset", str(path), "--embedder", "fake"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out[: out.rindex("}") + 1])
+    assert result["questions"] == 4 and 0 < result["threshold"] < 1
+    assert result["relevant_percentiles"]["50"] > result["irrelevant_percentiles"]["50"]
+    assert "strong_match_similarity =" in out
+    assert calibrate_main(["--dataset", str(tmp_path / "missing.json")]) == 2

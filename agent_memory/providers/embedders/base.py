@@ -72,6 +72,11 @@ class Embedder(ABC):
     provider: ClassVar[str]
     #: Longest text accepted, in characters; longer input is an error rather than silently cut.
     max_chars: ClassVar[int] = 32_000
+    #: Cosine similarity from which a stored text counts as a strong match for a query, as
+    #: measured on LoCoMo by ``python -m agent_memory.bench.routing``; None when not measured
+    #: (routing then uses its generic default). Embedders differ widely here: e5 models put
+    #: unrelated sentences above 0.75, hashing vectors keep related ones below 0.4.
+    strong_match_similarity: ClassVar[float | None] = None
 
     model: str
     dimensions: int

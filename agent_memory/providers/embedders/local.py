@@ -88,6 +88,8 @@ class LocalEmbedder(Embedder):
     """
 
     provider: ClassVar[str] = _PROVIDER
+    #: Measured on LoCoMo (1,982 questions) by agent_memory.bench.routing: evidence 70% above, another user's best match 9%.
+    strong_match_similarity: ClassVar[float | None] = 0.82
 
     def __init__(self) -> None:
         # Fail at configuration time, not at the first memory write.
