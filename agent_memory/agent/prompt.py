@@ -232,7 +232,7 @@ def _build(inputs: PromptInputs, budget: Budget, reserve: int) -> AssembledPromp
         spent[level] = used
         leftover = allowance - used
 
-    system = [SystemPart("\n\n".join(fixed_parts), cache=True)]
+    system = [SystemPart("\n\n".join(fixed_parts), cache=True, instructions=True)]
     dynamic = list(dynamic_head)
     if chosen_mems or chosen_docs:
         dynamic.append(DATA_NOTE)

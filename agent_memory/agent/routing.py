@@ -4,7 +4,8 @@ Recall runs every source in parallel first (so routing adds no round trip); rout
 which sources the prompt leans on, in the seed's order:
 
 1. recent context, when the recent window already covers the question;
-2. long-term memory, when a memory is a strong match or the question points to the past;
+2. long-term memory, when a memory is a strong match, or memories were found and the question
+   points to the past or is about the user ("my", "I", "我");
 3. the knowledge base, when a document chunk is a strong match;
 4. the model's own knowledge, when nothing stored is relevant.
 
@@ -41,6 +42,9 @@ _PAST = re.compile(
 
 
 GENERIC_STRONG_MATCH = 0.5
+
+# Questions about the user themselves are what memory is for.
+_PERSONAL = re.compile(r"\b(i|i'm|i've|me|my|mine|myself)\b|我", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,7 @@ def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
     )
     overlap = len(query_words & recent_words) / len(query_words) if query_words else 0.0
     asks_past = bool(_PAST.search(data.query))
+    personal = bool(_PERSONAL.search(data.query))
     best_memory = max(data.memory_similarities, default=0.0)
     best_knowledge = max(data.knowledge_similarities, default=0.0)
 
@@ -108,7 +113,7 @@ def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
     levels: list[Level] = []
     if data.recent_texts:
         levels.append("recent")
-    if strong_memory or asks_past:
+    if strong_memory or asks_past or (personal and data.memory_similarities):
         levels.append("memory")
     if strong_knowledge:
         levels.append("knowledge")
@@ -116,11 +121,13 @@ def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
     if overlap >= config.recent_overlap and not asks_past:
         level: Level = "recent"
         reasons.append(f"recent window covers {overlap:.0%} of the question's words")
-    elif strong_memory or (asks_past and data.memory_similarities):
+    elif strong_memory or ((asks_past or personal) and data.memory_similarities):
         level = "memory"
         reasons.append(
             f"best memory similarity {best_memory:.2f}"
+            + (" (a strong match)" if strong_memory else "")
             + (" and the question refers to the past" if asks_past else "")
+            + (" and the question is about the user" if personal and not asks_past else "")
         )
     elif strong_knowledge:
         level = "knowledge"

@@ -52,6 +52,18 @@ def test_questions_about_the_past_go_to_memory_even_if_the_window_overlaps():
     assert route(RoutingInput("我之前住在哪里？", memory_similarities=[0.2])).level == "memory"
 
 
+def test_questions_about_the_user_go_to_memory_when_memories_were_found():
+    personal = route(RoutingInput("Which seat should I book?", memory_similarities=[0.3]))
+    assert personal.level == "memory" and "about the user" in personal.reasons[0]
+    assert route(RoutingInput("我喜欢什么座位？", memory_similarities=[0.3])).level == "memory"
+    # Nothing found: the model, however personal the question.
+    assert route(RoutingInput("Where do I live?")).level == "model"
+    # "I" inside a word is not the user.
+    assert route(RoutingInput("Is it raining in Iceland?", memory_similarities=[0.3])).level == (
+        "model"
+    )
+
+
 def test_knowledge_then_model():
     assert (
         route(

@@ -91,7 +91,9 @@ def message_json(
 
 
 def ok(text: str = "Hello!", **kwargs: Any) -> Reply:
-    return lambda: httpx2.Response(200, json=message_json([{"type": "text", "text": text}], **kwargs))
+    return lambda: httpx2.Response(
+        200, json=message_json([{"type": "text", "text": text}], **kwargs)
+    )
 
 
 def ok_blocks(content: list[dict[str, Any]], **kwargs: Any) -> Reply:
@@ -206,7 +208,12 @@ async def test_request_body_carries_system_cache_tools_and_tool_round_trip(make)
             "role": "assistant",
             "content": [
                 {"type": "text", "text": "Let me check."},
-                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "weather",
+                    "input": {"city": "Paris"},
+                },
             ],
         },
         {

@@ -84,7 +84,9 @@ async def test_chat_response_items_carry_tool_calls_unchanged() -> None:
     )
     chat = FakeChatModel([scripted, lambda request: scripted])
     assert await chat.generate(ask()) is scripted
-    assert (await chat.generate(ask())).tool_calls == [ToolCall("call_1", "recall", {"query": "city"})]
+    assert (await chat.generate(ask())).tool_calls == [
+        ToolCall("call_1", "recall", {"query": "city"})
+    ]
 
 
 async def test_a_callable_returning_the_wrong_type_is_rejected() -> None:

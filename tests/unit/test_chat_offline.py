@@ -38,7 +38,9 @@ MEMORIES = """You are a helpful assistant with long-term memory.
 
 
 def ask(question: str, system: str = MEMORIES, **kwargs) -> ChatRequest:
-    return ChatRequest((Message.user(question),), system=(SystemPart(system, cache=True),), **kwargs)
+    return ChatRequest(
+        (Message.user(question),), system=(SystemPart(system, cache=True),), **kwargs
+    )
 
 
 @pytest.fixture
@@ -71,7 +73,10 @@ async def test_several_good_lines_are_listed(chat: OfflineChatModel) -> None:
     text = (await chat.generate(ask("Tell me about the dog", system))).text
     assert text.startswith(OFFLINE_LABEL + "From memory:\n- ")
     # Equal overlap: the line with fewer unrelated words comes first.
-    assert text.splitlines()[1:] == ["- The dog is called Rex.", "- The user walks the dog in the park."]
+    assert text.splitlines()[1:] == [
+        "- The dog is called Rex.",
+        "- The user walks the dog in the park.",
+    ]
 
 
 async def test_a_weak_match_next_to_a_strong_one_is_left_out(chat: OfflineChatModel) -> None:
@@ -94,7 +99,9 @@ async def test_no_context_at_all(chat: OfflineChatModel) -> None:
 async def test_context_inside_the_user_message_and_tool_results(chat: OfflineChatModel) -> None:
     request = ChatRequest(
         (
-            Message.user("Context:\n- Meeting with Dana is on Friday.\nWhen is the meeting with Dana?"),
+            Message.user(
+                "Context:\n- Meeting with Dana is on Friday.\nWhen is the meeting with Dana?"
+            ),
             Message("assistant", (ToolCall("t1", "recall", {"q": "dentist"}),)),
             Message("user", (ToolResult("t1", "Dentist appointment on Tuesday at 9."),)),
         )
@@ -102,8 +109,11 @@ async def test_context_inside_the_user_message_and_tool_results(chat: OfflineCha
     assert "Friday" in (await chat.generate(request)).text
 
     later = ChatRequest(
-        (*request.messages, Message("assistant", (ToolCall("t2", "x", {}),)),
-         Message.user("When is the dentist appointment?"))
+        (
+            *request.messages,
+            Message("assistant", (ToolCall("t2", "x", {}),)),
+            Message.user("When is the dentist appointment?"),
+        )
     )
     assert "Tuesday at 9" in (await chat.generate(later)).text
 
@@ -125,7 +135,9 @@ async def test_deterministic_and_never_calls_tools(chat: OfflineChatModel) -> No
 async def test_usage_is_estimated(chat: OfflineChatModel) -> None:
     request = ask("Where does the user live?")
     response = await chat.generate(request)
-    expected_in = estimate_tokens(request.system_text) + estimate_tokens("Where does the user live?")
+    expected_in = estimate_tokens(request.system_text) + estimate_tokens(
+        "Where does the user live?"
+    )
     assert response.usage.input_tokens == expected_in
     assert response.usage.output_tokens == estimate_tokens(response.text)
 
@@ -186,8 +198,9 @@ def test_empty_extraction_fills_required_fields_minimally() -> None:
             "label": {"type": ["string", "null"]},
             "optional": {"type": "string"},
         },
-        "$defs": {"Inner": {"type": "object", "properties": {"x": {"type": "number"}},
-                            "required": ["x"]}},
+        "$defs": {
+            "Inner": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}
+        },
     }
     assert empty_extraction(schema) == {
         "tags": [],
@@ -197,3 +210,15 @@ def test_empty_extraction_fills_required_fields_minimally() -> None:
         "inner": {"x": 0},
         "label": None,
     }
+
+
+async def test_instructions_to_the_model_are_never_quoted(chat: OfflineChatModel) -> None:
+    rules = SystemPart(
+        "You can search your long-term memory with the search tool.", instructions=True
+    )
+    facts = SystemPart("- The user prefers the window seat.")
+    request = ChatRequest(
+        (Message.user("Can you search your memory for my seat?"),), system=(rules, facts)
+    )
+    text = (await chat.generate(request)).text
+    assert text == f"{OFFLINE_LABEL}From memory: The user prefers the window seat."

@@ -90,10 +90,13 @@ class Message:
 @dataclass(frozen=True, slots=True)
 class SystemPart:
     """A piece of the system prompt. ``cache=True`` marks the end of a stable prefix that
-    providers with prompt caching may reuse across turns."""
+    providers with prompt caching may reuse across turns. ``instructions=True`` says the part
+    tells the model how to behave rather than giving it context to answer from (the offline
+    model, which answers by quoting context, never quotes such a part)."""
 
     text: str
     cache: bool = False
+    instructions: bool = False
 
 
 @dataclass(frozen=True, slots=True)

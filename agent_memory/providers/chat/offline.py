@@ -195,7 +195,8 @@ class OfflineChatModel(ChatModel):
         (await chat.generate(request)).text
         # '[offline model] From memory: The user lives in Berlin.'
 
-    Tools are never called. With an ``output_schema`` the reply is an empty extraction.
+    Tools are never called. With an ``output_schema`` the reply is an empty extraction. System
+    parts marked ``instructions=True`` are never quoted.
     """
 
     provider: ClassVar[str] = "offline"
@@ -213,7 +214,9 @@ class OfflineChatModel(ChatModel):
             (m.text for m in reversed(request.messages) if m.role == "user" and m.text), ""
         )
         question, context = _split_question(asked)
-        # Context arrives in the system prompt, around the question, or as tool results.
+        # Context arrives in the system prompt, around the question, or as tool results;
+        # parts that instruct the model are not context.
+        context_parts = [part.text for part in request.system if not part.instructions]
         tool_output = [
             block.content
             for message in request.messages
@@ -221,7 +224,7 @@ class OfflineChatModel(ChatModel):
             if isinstance(block, ToolResult) and not block.is_error
         ]
         candidates = [
-            *_candidates(request.system_text),
+            *(line for text in context_parts for line in _candidates(text)),
             *_candidates("\n".join(context)),
             *(line for text in tool_output for line in _candidates(text)),
         ]
