@@ -181,6 +181,12 @@ class RAGAgent:
         await self._mcp.aclose()
         await self.memories.aclose()
 
+    async def drain(self) -> None:
+        """Wait for the background work of finished turns (scheduling memory formation,
+        refreshing summaries, memory access statistics)."""
+        await self._background.drain()
+        await self.memories.long_term.drain()
+
     async def start_new_session(self, user_id: str, session_id: str) -> None:
         """Start a session with an empty short-term memory; long-term memory is kept (seed 000)."""
         await self.memories.conversation.start_session(

@@ -1,9 +1,14 @@
 """``agent-memory demo``: memory at work on the embedded default, offline.
 
-Stores a few memories for two users through long-term memory, retrieves them with hybrid
-search (vector and keyword, fused) re-ranked by the full memory score, shows why each result
-ranked where it did, that a changed fact supersedes the old one while history stays
-queryable, and that one user's search never sees the other's memories.
+First the agent: a user tells it about herself in one session, memories are formed from the
+conversation by the formation worker (profile facts and notes), and in a new session, with an
+empty short-term memory, the agent answers from what it remembers, showing how each turn was
+routed and which memories went into the prompt.
+
+Then long-term memory on its own: a few memories for two users, retrieved with hybrid search
+(vector and keyword, fused) re-ranked by the full memory score, why each result ranked where
+it did, a changed fact superseding the old one while history stays queryable, and one user's
+search never seeing the other's memories.
 """
 
 from __future__ import annotations
@@ -11,10 +16,14 @@ from __future__ import annotations
 import time
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
+from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.rag_agent import RAGAgent, TurnResult
 from agent_memory.cli._app import console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
+from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory, RetrievedMemory
@@ -46,6 +55,68 @@ QUESTIONS = [
     ("alice", "谁喜欢喝茶？"),
     ("bob", "Which seat does he like?"),
 ]
+
+
+SESSION_1 = [
+    "Hi! My name is Alice and I live in Berlin.",
+    "I prefer the window seat on long flights.",
+    "I am vegetarian, so no fish please.",
+]
+SESSION_2 = [
+    "Which seat should I book for my flight?",
+    "Where do I live?",
+    "What is my name?",
+]
+
+
+def _turn(user: str, text: str, result: TurnResult) -> None:
+    console.print(f"[bold]{user}:[/] {escape(text)}", highlight=False)
+    console.print(f"[bold]agent:[/] {escape(result.answer)}", highlight=False)
+    console.print(
+        f"  [dim]route: {result.route.level} ({escape('; '.join(result.route.reasons))}); "
+        f"{len(result.memory_ids)} memories and "
+        f"{result.manifest.tokens.get('total', 0)} tokens in the prompt[/]",
+        highlight=False,
+    )
+
+
+async def _agent_part(rt: Runtime) -> None:
+    from agent_memory.providers.chat.offline import OfflineChatModel
+
+    chat = OfflineChatModel()
+    config = AgentConfig(AGENT, formation_debounce_s=0.0, run_formation_worker=False)
+    async with RAGAgent(rt.connection, rt.embedder, chat, config=config) as agent:
+        alice = Tenant(AGENT, "alice")
+        for user in MEMORIES:  # a clean slate, so reruns show the same thing
+            await agent.memories.forget_user(Tenant(AGENT, user))
+        console.rule("session 1: Alice talks to the agent")
+        for text in SESSION_1:
+            _turn("alice", text, await agent.process_query("alice", "session-1", text))
+
+        console.rule("memory formation (a worker, after the conversation goes quiet)")
+        await agent.drain()
+        worker = FormationWorker(agent.memories, chat, queue=agent.queue)
+        while await worker.run_once():
+            pass
+        profile = await agent.memories.profiles.render(alice)
+        console.print("profile:\n" + escape(profile), highlight=False)
+        notes = await agent.memories.long_term.list_memories(alice)
+        console.print(
+            "long-term memories:\n" + "\n".join(f"- {escape(m.content)}" for m in notes),
+            highlight=False,
+        )
+
+        console.rule("session 2: a new session, short-term memory empty")
+        await agent.start_new_session("alice", "session-2")
+        for text in SESSION_2:
+            _turn("alice", text, await agent.process_query("alice", "session-2", text))
+        bob = await agent.process_query("bob", "bob-session-1", "Where do I live?")
+        console.print(
+            f"[bold]bob:[/] Where do I live?\n[bold]agent:[/] {escape(bob.answer)}  "
+            "[dim](Bob sees none of Alice's memories)[/]",
+            highlight=False,
+        )
+        await agent.memories.forget_user(Tenant(AGENT, "bob"))
 
 
 def _table(title: str, hits: list[RetrievedMemory]) -> Table:
@@ -89,6 +160,9 @@ async def _demo() -> None:
             f"indexes: {created} created, {len(states) - created} already in place or not needed"
         )
 
+        await _agent_part(rt)
+
+        console.rule("long-term memory: hybrid search, ranking, supersede, tenants")
         await _reset(rt)
         memory = LongTermMemory(rt.connection, rt.embedder)
         try:

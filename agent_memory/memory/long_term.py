@@ -424,6 +424,36 @@ class LongTermMemory:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         return Memory.from_document(doc)
 
+    async def list_memories(
+        self,
+        tenant: Tenant,
+        *,
+        memory_types: str | Sequence[str] | None = None,
+        include_inactive: bool = False,
+        limit: int = 50,
+    ) -> list[Memory]:
+        """The user's memories, newest first: at most ``limit``, active ones only unless
+        ``include_inactive`` (superseded and archived memories too). Round trips: 1."""
+        if not isinstance(tenant, Tenant):
+            raise InvalidInputError("tenant must be a Tenant")
+        limit = check_count(limit, "limit", maximum=1000)
+        query: dict[str, Any] = dict(tenant.filter())
+        if memory_types is not None:
+            types = check_ids(memory_types, "memory_types")
+            if not set(types) <= set(MEMORY_TYPES):
+                raise InvalidInputError(f"memory_types must be among {', '.join(MEMORY_TYPES)}")
+            query["memory_type"] = {"$in": list(types)}
+        if not include_inactive:
+            query["status"] = "active"
+        with translate_errors("listing memories"):
+            docs = (
+                await self.collection.find(query, {"embedding": 0})
+                .sort([("valid_from", -1), ("_id", -1)])
+                .limit(limit)
+                .to_list(limit)
+            )
+        return [Memory.from_document(doc) for doc in docs]
+
     async def history(self, tenant: Tenant, *, key: str) -> list[Memory]:
         """Every memory ever stored under ``key``, the current one first."""
         check_id(key, "key")

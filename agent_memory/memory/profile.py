@@ -336,13 +336,24 @@ class ProfileMemory:
                 continue
             profile = await self.get(tenant, name)
             for key, value in profile.data.items():
-                shown = (
-                    json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-                )
-                lines.append(f"- {key}: {shown}")
+                lines.append(f"- {key}: {_readable(value)}")
         return "\n".join(lines)
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         with translate_errors("forgetting a user's profile"):
             result = await self.collection.delete_many(tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
+
+
+def _readable(value: Any) -> str:
+    """A profile value as prompt text: ``seat: window; diet: vegetarian`` for a mapping,
+    ``a, b`` for a list, JSON for anything deeper."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and all(
+        isinstance(item, str | int | float | bool) for item in value.values()
+    ):
+        return "; ".join(f"{key}: {item}" for key, item in value.items())
+    if isinstance(value, list) and all(isinstance(item, str | int | float) for item in value):
+        return ", ".join(map(str, value))
+    return json.dumps(value, ensure_ascii=False, default=str)

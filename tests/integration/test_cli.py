@@ -80,6 +80,13 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert "search tier: plain" in result.output
     assert "stored 8 memories for 2 users" in result.output
+    # the agent: told in session 1, formed by the worker, recalled in a new session
+    assert "- user_name: Alice" in result.output and "seat: window" in result.output
+    session_2 = result.output.split("session 2")[1]
+    assert "From memory: The user lives in Berlin." in session_2
+    assert "From memory: The user's name is Alice." in session_2
+    bob = session_2.split("bob: Where do I live?")[1].splitlines()[1]
+    assert "nothing relevant" in bob and "Berlin" not in bob
     assert "Every result came from the asking user's own memories" in result.output
     # a second run works on the same data directory (idempotent set-up, same answers)
     again = invoke(["demo"], env)

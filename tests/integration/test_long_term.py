@@ -317,3 +317,26 @@ async def test_query_vector_is_reused_without_a_provider_call(memory, embedder):
     hits = await memory.retrieve(ALICE, "stamps", query_vector=vector)
     assert hits and embedder.calls == []
     assert np.allclose(vector, await embedder.embed_query("stamps"))
+
+
+async def test_list_memories_newest_first_own_user_only(connection, embedder):
+    from agent_memory.errors import InvalidInputError
+    from agent_memory.memory import LongTermMemory, Tenant
+
+    memory = LongTermMemory(connection, embedder)
+    ann, ben = Tenant("lister", "ann"), Tenant("lister", "ben")
+    await memory.forget_user(ann)
+    first = await memory.store(ann, "Ann lives in Oslo", key="home")
+    second = await memory.store(ann, "Ann moved to Bergen", key="home")
+    rule = await memory.store(ann, "Answer Ann briefly", memory_type="instruction")
+    await memory.store(ben, "Ben likes tea")
+    listed = await memory.list_memories(ann)
+    assert [m.id for m in listed] == [rule.id, second.id]  # the superseded one is left out
+    everything = await memory.list_memories(ann, include_inactive=True)
+    assert {m.id for m in everything} == {first.id, second.id, rule.id}
+    assert [m.id for m in await memory.list_memories(ann, memory_types="instruction")] == [rule.id]
+    assert len(await memory.list_memories(ann, limit=1)) == 1
+    for bad in ({"limit": 0}, {"limit": 10**6}, {"memory_types": "opinions"}):
+        with pytest.raises(InvalidInputError):
+            await memory.list_memories(ann, **bad)
+    await memory.aclose()

@@ -222,3 +222,12 @@ async def test_instructions_to_the_model_are_never_quoted(chat: OfflineChatModel
     )
     text = (await chat.generate(request)).text
     assert text == f"{OFFLINE_LABEL}From memory: The user prefers the window seat."
+
+
+async def test_a_statement_about_the_user_is_acknowledged(chat: OfflineChatModel) -> None:
+    for said in ("I prefer the window seat.", "我吃素食。"):
+        assert (await chat.generate(ChatRequest((Message.user(said),)))).text == (
+            OFFLINE_LABEL + "Noted."
+        )
+    asked = ChatRequest((Message.user("Do I prefer the window seat?"),))
+    assert "nothing relevant" in (await chat.generate(asked)).text

@@ -23,6 +23,10 @@ __all__ = ["OFFLINE_LABEL", "OfflineChatModel", "empty_extraction"]
 
 OFFLINE_LABEL = "[offline model] "
 NOTHING_FOUND = "I found nothing relevant in memory for that question."
+#: The reply to a statement about the user ("I prefer...", no question mark) with nothing
+#: in context to quote.
+NOTED = "Noted."
+_ABOUT_ME = re.compile(r"\b(i|i'm|my|me)\b|我", re.IGNORECASE)
 
 _MAX_ANSWER_LINES = 3
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -230,7 +234,8 @@ class OfflineChatModel(ChatModel):
         ]
         lines = best_lines(question, candidates)
         if not lines:
-            return OFFLINE_LABEL + NOTHING_FOUND
+            telling = not question.rstrip().endswith(_QUESTION_MARKS) and _ABOUT_ME.search(question)
+            return OFFLINE_LABEL + (NOTED if telling else NOTHING_FOUND)
         if len(lines) == 1:
             return f"{OFFLINE_LABEL}From memory: {lines[0]}"
         return OFFLINE_LABEL + "From memory:\n" + "\n".join(f"- {line}" for line in lines)
