@@ -27,6 +27,9 @@ class AgentConfig:
     8,000 tokens with half for documents and a quarter for memory (the blueprint)."""
 
     agent_id: str
+    #: The chat model's model for this agent's answers (e.g. "claude-haiku-4-5"); None uses
+    #: the one the chat model was created with.
+    model: str | None = None
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     short_term_limit: int = 10
     long_term_limit: int = 5
@@ -47,6 +50,10 @@ class AgentConfig:
 
     def __post_init__(self) -> None:
         check_id(self.agent_id, "agent_id")
+        if self.model is not None and (
+            not isinstance(self.model, str) or not self.model.strip() or len(self.model) > 200
+        ):
+            raise InvalidInputError("model must be a non-empty model name")
         if not self.system_prompt.strip():
             raise InvalidInputError("system_prompt is empty")
         for name in (

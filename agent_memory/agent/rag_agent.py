@@ -396,6 +396,7 @@ class RAGAgent:
                     system=turn.prompt.system,
                     tools=tools.specs if offer_tools else (),
                     max_tokens=self.config.budget.answer_tokens,
+                    model=self.config.model,
                 )
                 response: ChatResponse | None = None
                 async for event in self.chat_model.stream(request):
@@ -464,7 +465,7 @@ class RAGAgent:
                     output=output,
                     duration_ms=round((time.perf_counter() - turn.started) * 1000, 1),
                     tokens=turn.usage.input_tokens + turn.usage.output_tokens,
-                    model=self.chat_model.model,
+                    model=self.config.model or self.chat_model.model,
                     task_id=turn.task_id,
                     memory_ids=memory_ids,
                     content=turn.query,

@@ -205,3 +205,15 @@ async def test_the_agent_closes_its_worker_and_background_writes(setup):
     await asyncio.sleep(0)
     left = {t for t in asyncio.all_tasks() if not t.done()} - before - {asyncio.current_task()}
     assert not left
+
+
+async def test_the_configured_model_is_asked_for_and_recorded(setup):
+    chat = FakeChatModel(default="ok")
+    agent = await make(setup, chat, model="claude-haiku-4-5")
+    result = await agent.process_query("alice", "s-model", "hello?")
+    assert chat.requests[0].model == "claude-haiku-4-5"
+    action = await agent.memories.episodic.get_action(ALICE, result.action_id)
+    assert action.model == "claude-haiku-4-5"
+    await agent.aclose()
+    with pytest.raises(InvalidInputError):
+        config(model="  ")

@@ -689,3 +689,10 @@ def test_without_the_sdk_the_package_imports_and_the_model_explains() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+async def test_a_request_can_name_its_model(make) -> None:
+    model, server = make(ok(), ok())
+    await model.generate(ChatRequest((Message.user("hi"),), model="claude-opus-5"))
+    await model.generate(ask())
+    assert [b["model"] for b in server.bodies] == ["claude-opus-5", "claude-sonnet-5-5"]

@@ -266,7 +266,7 @@ class AnthropicChatModel(ChatModel):
         if self.max_tokens_cap is not None:
             max_tokens = min(max_tokens, self.max_tokens_cap)
         params: dict[str, Any] = {
-            "model": self.model,
+            "model": request.model or self.model,
             "max_tokens": max_tokens,
             "messages": [_message_param(m) for m in request.messages],
         }
@@ -307,7 +307,7 @@ class AnthropicChatModel(ChatModel):
                 message = await self._client.messages.create(**params)
             except (anthropic.AnthropicError, ValueError) as exc:
                 raise _map_error(exc) from exc
-            return _to_response(message, self.model)
+            return _to_response(message, params["model"])
 
         try:
             response = await call_with_retries(
@@ -364,7 +364,7 @@ class AnthropicChatModel(ChatModel):
                 raise ProviderUnavailableError(
                     "the Anthropic stream ended before message_stop", provider=self.provider
                 )
-            response = _to_response(final, self.model)
+            response = _to_response(final, params["model"])
         except ProviderError as exc:
             self._log_failed(exc, started, streamed=True)
             raise

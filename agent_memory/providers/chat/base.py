@@ -114,10 +114,16 @@ class ChatRequest:
     max_tokens: int = 1024
     #: JSON schema the reply must follow (structured output); the reply is then one JSON text.
     output_schema: dict[str, Any] | None = None
+    #: The provider's model for this request; None uses the chat model's own.
+    model: str | None = None
 
     def __post_init__(self) -> None:
         if not self.messages:
             raise InvalidInputError("a chat request needs at least one message")
+        if self.model is not None and (
+            not isinstance(self.model, str) or not self.model.strip() or len(self.model) > 200
+        ):
+            raise InvalidInputError("model must be a non-empty name of at most 200 characters")
         if self.messages[0].role != "user":
             raise InvalidInputError("the first message of a chat request must be from the user")
         if self.max_tokens < 1:

@@ -96,7 +96,7 @@ class FakeChatModel(ChatModel):
         if isinstance(reply, ChatResponse):
             return reply
         if isinstance(reply, str):
-            return text_response(request, reply, model=self.model)
+            return text_response(request, reply, model=request.model or self.model)
         raise TypeError(f"a scripted reply must give str or ChatResponse, not {type(reply)!r}")
 
     async def generate(self, request: ChatRequest) -> ChatResponse:

@@ -241,4 +241,4 @@ class OfflineChatModel(ChatModel):
         return OFFLINE_LABEL + "From memory:\n" + "\n".join(f"- {line}" for line in lines)
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
-        return text_response(request, self.answer(request), model=self.model)
+        return text_response(request, self.answer(request), model=request.model or self.model)
