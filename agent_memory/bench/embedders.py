@@ -157,6 +157,7 @@ def bm25_scores(passages: Sequence[str], queries: Sequence[str]) -> np.ndarray:
     except ImportError as exc:
         raise DependencyMissingError("bm25s", "bench") from exc
 
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
     retriever = bm25s.BM25()
     retriever.index(
         bm25s.tokenize(list(passages), stopwords="en", show_progress=False), show_progress=False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_memory.cli import demo, embedded, indexes, worker
+from agent_memory.cli import bench, demo, embedded, indexes, worker
 from agent_memory.cli._app import app
 
 __all__ = ["app", "main"]
@@ -11,6 +11,7 @@ app.add_typer(indexes.app, name="indexes")
 app.add_typer(embedded.app, name="embedded")
 demo.register(app)
 worker.register(app)
+bench.register(app)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -179,3 +180,17 @@ def test_worker_once_forms_due_memories(cli_env, embedded_server):
     assert "formed memories for 1 job(s)" in result.output
     again = invoke(["worker", "--once"], cli_env)
     assert "formed memories for 0 job(s)" in again.output
+
+
+def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):
+    from tests.integration.test_bench_retrieval import _two_conversations
+
+    dataset = _two_conversations(tmp_path / "locomo.json")
+    out = tmp_path / "results" / "retrieval.json"
+    result = invoke(["bench", "retrieval", "--dataset", str(dataset), "--out", str(out)], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "| agent_memory retrieve |" in result.output and "| BM25 |" in result.output
+    assert json.loads(out.read_text())["questions"] == 4
+    assert out.with_suffix(".png").is_file() and out.with_suffix(".md").is_file()
+    missing = invoke(["bench", "retrieval", "--dataset", str(tmp_path / "nope.json")], cli_env)
+    assert missing.exit_code == 2 and "no dataset" in missing.output

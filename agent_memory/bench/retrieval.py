@@ -1,0 +1,299 @@
+"""Retrieval quality on LoCoMo through the framework's own write and read paths.
+
+``agent-memory bench retrieval --dataset locomo10.json --out retrieval.json``
+
+Every conversation is one user of one agent. Every turn is stored as a long-term memory with
+``LongTermMemory.store_many`` (the write path: validation, one embedding call, consolidation,
+the stored document with its vector), its content the turn as a memory of it would read:
+``[session date] Speaker: text``. Every question with evidence is then asked with
+``LongTermMemory.retrieve`` (the read path: the search tier's hybrid search, fused, re-ranked
+by the memory score) and scored by evidence recall at k: the share of questions with at least
+one evidence turn among the first k memories.
+
+Baselines, computed in the same run with the same embedder and the very vectors the framework
+stored and searched with (recorded as the embedder produced them, not recomputed): the plain
+vector top-k a vector store gives (cosine over the same stored texts) and BM25 (``bm25s``) over
+the same texts. The dataset is read in place, never copied.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import structlog
+
+from agent_memory.bench.embedders import (
+    CATEGORIES,
+    KS,
+    Conversation,
+    LoadReport,
+    bm25_scores,
+    load_locomo,
+    ranks_of,
+)
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.records import NewMemory
+from agent_memory.mongo.connection import Connection
+from agent_memory.providers.embedders.base import Embedder
+
+__all__ = ["AGENT_ID", "RecordingEmbedder", "RetrievalRun", "render", "run_retrieval"]
+
+logger = structlog.get_logger(__name__)
+
+AGENT_ID = "bench-retrieval"
+#: A rank beyond every k: the evidence was not retrieved at all.
+_MISSED = 10**6
+
+
+class RecordingEmbedder(Embedder):
+    """Wraps an embedder and keeps the vectors it produced, so baselines use exactly what the
+    framework stored and searched with."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.provider = inner.provider  # type: ignore[misc]
+        self.model = inner.model
+        self.dimensions = inner.dimensions
+        self.similarity = inner.similarity
+        self.max_chars = inner.max_chars  # type: ignore[misc]
+        self.strong_match_similarity = inner.strong_match_similarity  # type: ignore[misc]
+        self.documents: dict[str, np.ndarray] = {}
+        self.queries: dict[str, np.ndarray] = {}
+
+    async def _embed(self, texts: list[str], *, kind: Literal["document", "query"]) -> np.ndarray:
+        vectors = await self.inner._embed(texts, kind=kind)
+        store = self.documents if kind == "document" else self.queries
+        for text, vector in zip(texts, vectors, strict=True):
+            norm = float(np.linalg.norm(vector)) or 1.0
+            store[text] = np.asarray(vector, dtype=np.float32) / norm
+        return vectors
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def memory_text(conversation: Conversation, index: int) -> str:
+    turn = conversation.turns[index]
+    return f"[{turn.date}] {turn.speaker}: {turn.text}".strip()
+
+
+@dataclass(slots=True)
+class Ranks:
+    """Evidence ranks (1-based; _MISSED when not retrieved) per question, with categories."""
+
+    rows: list[tuple[int, np.ndarray]] = field(default_factory=list)
+
+    def recall(self, category: int | None = None) -> dict[str, float]:
+        chosen = [r for c, r in self.rows if category is None or c == category]
+        return {str(k): round(float(np.mean([r.min() <= k for r in chosen])), 4) for k in KS}
+
+    def by_category(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for category in sorted({c for c, _ in self.rows}):
+            count = sum(1 for c, _ in self.rows if c == category)
+            out[CATEGORIES.get(category, str(category))] = {
+                "questions": count,
+                "recall": self.recall(category),
+            }
+        return out
+
+
+@dataclass(slots=True)
+class RetrievalRun:
+    dataset: str
+    embedder: str
+    tier: str
+    report: LoadReport
+    framework: Ranks = field(default_factory=Ranks)
+    vector: Ranks = field(default_factory=Ranks)
+    bm25: Ranks = field(default_factory=Ranks)
+    ingest_seconds: float = 0.0
+    query_seconds: float = 0.0
+    seconds: float = 0.0
+    conversations: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        questions = len(self.framework.rows)
+        return {
+            "dataset": self.dataset,
+            "questions": questions,
+            "conversations": self.conversations,
+            "recall": self.framework.recall(),
+            "per_category": self.framework.by_category(),
+            "baselines": {
+                "vector": {
+                    "recall": self.vector.recall(),
+                    "per_category": self.vector.by_category(),
+                },
+                "bm25": {"recall": self.bm25.recall(), "per_category": self.bm25.by_category()},
+            },
+            "embedder": self.embedder,
+            "tier": self.tier,
+            "seconds": round(self.seconds, 1),
+            "ingest_seconds": round(self.ingest_seconds, 1),
+            "query_seconds": round(self.query_seconds, 1),
+            "ms_per_query": round(1000 * self.query_seconds / questions, 1) if questions else None,
+            "skipped_questions_without_evidence": self.report.without_evidence,
+        }
+
+
+async def run_retrieval(
+    connection: Connection,
+    embedder: Embedder,
+    dataset: Path,
+    *,
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RetrievalRun:
+    """Ingest and ask every conversation of ``dataset``; the memories stored for the run are
+    erased again afterwards (also when it fails)."""
+    started = time.perf_counter()
+    conversations, report = load_locomo(dataset, limit=limit)
+    recorder = RecordingEmbedder(embedder)
+    memory = LongTermMemory(connection, recorder)
+    result = RetrievalRun(str(dataset), embedder.signature.describe(), connection.tier, report)
+    try:
+        for number, conversation in enumerate(conversations, start=1):
+            tenant = Tenant(AGENT_ID, _user_id(conversation.sample_id, number))
+            await memory.forget_user(tenant)
+            try:
+                await _one(memory, recorder, tenant, conversation, result)
+            finally:
+                await memory.drain()
+                await memory.forget_user(tenant)
+            result.conversations += 1
+            if progress is not None:
+                progress(
+                    f"conversation {number}/{len(conversations)}: {len(conversation.turns)} turns, "
+                    f"{len(conversation.questions)} questions, recall@10 so far "
+                    f"{result.framework.recall()['10']:.3f} (ingest {result.ingest_seconds:.0f} s, "
+                    f"queries {result.query_seconds:.0f} s in total)"
+                )
+    finally:
+        await memory.aclose()
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _user_id(sample_id: str, number: int) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in sample_id)[:60]
+    return cleaned or f"conversation-{number}"
+
+
+async def _one(
+    memory: LongTermMemory,
+    recorder: RecordingEmbedder,
+    tenant: Tenant,
+    conversation: Conversation,
+    result: RetrievalRun,
+) -> None:
+    texts = [memory_text(conversation, i) for i in range(len(conversation.turns))]
+    t0 = time.perf_counter()
+    stored = await memory.store_many(
+        tenant,
+        [NewMemory(text, "fact", source={"turn": i}) for i, text in enumerate(texts)],
+    )
+    result.ingest_seconds += time.perf_counter() - t0
+    turn_of = {item.id: i for i, item in enumerate(stored)}
+
+    t0 = time.perf_counter()
+    framework_rows = []
+    for question in conversation.questions:
+        hits = await memory.retrieve(tenant, question.text, k=max(KS))
+        position = {
+            turn_of[h.memory.id]: rank for rank, h in enumerate(hits, 1) if h.memory.id in turn_of
+        }
+        framework_rows.append(
+            np.array([position.get(e, _MISSED) for e in question.evidence], dtype=np.int64)
+        )
+    result.query_seconds += time.perf_counter() - t0
+    for question, ranks in zip(conversation.questions, framework_rows, strict=True):
+        result.framework.rows.append((question.category, ranks))
+
+    # Baselines over the same texts, with the vectors the framework used.
+    passages = np.stack([recorder.documents[text] for text in texts])
+    queries = np.stack([recorder.queries[q.text] for q in conversation.questions])
+    for ranks_table, scores in (
+        (result.vector, queries @ passages.T),
+        (result.bm25, bm25_scores(texts, [q.text for q in conversation.questions])),
+    ):
+        ranks = ranks_of(scores)
+        for row, question in enumerate(conversation.questions):
+            ranks_table.rows.append((question.category, ranks[row, list(question.evidence)]))
+
+
+def render(run: RetrievalRun) -> str:
+    """A markdown table of recall@k: the framework and the baselines."""
+    data = run.as_json()
+    head = "| method | " + " | ".join(f"R@{k}" for k in KS) + " |"
+    rule = "|---|" + "---|" * len(KS)
+    rows = [
+        ("agent_memory retrieve", data["recall"]),
+        ("plain vector top-k", data["baselines"]["vector"]["recall"]),
+        ("BM25", data["baselines"]["bm25"]["recall"]),
+    ]
+    lines = [
+        f"LoCoMo evidence recall, {data['questions']} questions in {data['conversations']} "
+        f"conversations; embedder {data['embedder']}; search tier {data['tier']}; "
+        f"{data['seconds']} s ({data['ms_per_query']} ms per retrieve).",
+        "",
+        head,
+        rule,
+        *(f"| {name} | " + " | ".join(f"{r[str(k)]:.3f}" for k in KS) + " |" for name, r in rows),
+        "",
+        "| category | questions | " + " | ".join(f"R@{k}" for k in KS) + " |",
+        "|---|---|" + "---|" * len(KS),
+        *(
+            f"| {name} | {cat['questions']} | "
+            + " | ".join(f"{cat['recall'][str(k)]:.3f}" for k in KS)
+            + " |"
+            for name, cat in data["per_category"].items()
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plot(run: RetrievalRun, path: Path) -> None:
+    """Recall against k for the framework and the baselines, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = run.as_json()
+    figure, axes = plt.subplots(figsize=(6, 4), dpi=120)
+    for name, recall in (
+        ("agent_memory retrieve", data["recall"]),
+        ("plain vector top-k", data["baselines"]["vector"]["recall"]),
+        ("BM25", data["baselines"]["bm25"]["recall"]),
+    ):
+        axes.plot(KS, [recall[str(k)] for k in KS], marker="o", label=name)
+    axes.set_xscale("log")
+    axes.set_xticks(KS, [str(k) for k in KS])
+    axes.set_ylim(0, 1)
+    axes.set_xlabel("k (memories retrieved)")
+    axes.set_ylabel("evidence recall@k")
+    axes.set_title(f"LoCoMo, {data['questions']} questions, {data['embedder'].split(' ')[0]}")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def write_outputs(run: RetrievalRun, out: Path) -> tuple[Path, Path]:
+    """The JSON result at ``out``, the markdown table and the PNG plot beside it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(run.as_json(), indent=2) + "\n", encoding="utf-8")
+    table = out.with_suffix(".md")
+    table.write_text(render(run), encoding="utf-8")
+    image = out.with_suffix(".png")
+    plot(run, image)
+    return table, image

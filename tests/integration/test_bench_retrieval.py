@@ -1,0 +1,59 @@
+"""The retrieval benchmark at a small size, on the embedded server with the fake embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_memory.bench.retrieval import AGENT_ID, run_retrieval, write_outputs
+from agent_memory.mongo.indexes import IndexManager
+from tests.unit.test_bench_embedders import _dataset
+
+
+def _two_conversations(path: Path) -> Path:
+    _dataset(path)
+    one = json.loads(path.read_text())[0]
+    other = json.loads(json.dumps(one))
+    other["sample_id"] = "conv-2"
+    other["conversation"]["session_1"] = [
+        {"speaker": "Cy", "dia_id": "D1:1", "text": "My tax forms are due on Friday."},
+        {"speaker": "Di", "dia_id": "D1:2", "text": "I bake sourdough bread every Sunday."},
+    ]
+    other["qa"] = [
+        {
+            "question": "When are Cy's tax forms due?",
+            "answer": "Friday",
+            "evidence": ["D1:1"],
+            "category": 2,
+        },
+        {"question": "What does Di bake?", "answer": "bread", "evidence": ["D1:2"], "category": 4},
+    ]
+    path.write_text(json.dumps([one, other]), encoding="utf-8")
+    return path
+
+
+async def test_recall_through_the_framework_with_baselines_and_outputs(
+    connection, embedder, tmp_path
+):
+    await IndexManager(connection, embedder.signature).setup()
+    dataset = _two_conversations(tmp_path / "locomo.json")
+    lines: list[str] = []
+    run = await run_retrieval(connection, embedder, dataset, progress=lines.append)
+    data = run.as_json()
+    assert data["questions"] == 4 and data["conversations"] == 2 and len(lines) == 2
+    assert data["skipped_questions_without_evidence"] == 1
+    for recall in (data["recall"], *(b["recall"] for b in data["baselines"].values())):
+        assert list(recall) == ["1", "5", "10", "25", "50"]
+        assert all(0.0 <= value <= 1.0 for value in recall.values())
+        assert recall["50"] == 1.0  # a handful of turns: every evidence turn is in the top 50
+    # Distinctive words: each question finds its own turn first, through the framework too.
+    assert data["recall"]["1"] == 1.0
+    assert set(data["per_category"]) == {"temporal", "single-hop"}
+    assert data["per_category"]["single-hop"]["questions"] == 3
+    # The run's memories are erased again.
+    assert await connection.collection("memories").count_documents({"agent_id": AGENT_ID}) == 0
+
+    table, image = write_outputs(run, tmp_path / "out" / "retrieval.json")
+    assert json.loads((tmp_path / "out" / "retrieval.json").read_text())["questions"] == 4
+    assert "| agent_memory retrieve |" in table.read_text()
+    assert image.read_bytes().startswith(b"\x89PNG")
