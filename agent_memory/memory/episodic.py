@@ -23,7 +23,7 @@ add_feedback (no transactions)     find, update action (+ pending), update memor
   ... no memories to credit        find, update action (+ commitTransaction)                  2-3
   ... replayed idempotency key     find                                                       1
   ... a crashed credit pending     +2 first: update memories, update action                   +2
-similar_actions (plain tier)       [find vectors | find $text], find hits                     2
+similar_actions (plain tier)       [find vectors with the documents | find $text]             1
 similar_actions (Atlas tier)       aggregate ($rankFusion), or [$vectorSearch | $search]      1
 success_rates                      [aggregate live logs | find summaries]                     1
 forget_user                        delete                                                     1

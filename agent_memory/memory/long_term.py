@@ -19,13 +19,13 @@ store, key: new / repeat            find by key, insert / update          2     
 store, key: supersede               find by key, insert + update          2 or 3      1 embed
                                     (one transaction where usable)
 store_many(n, consolidate=False)    insert_many                           1           1 embed
-retrieve (plain tier)               find vectors and $text find           2           1 embed, 0
-                                    concurrently, then find documents;                with a
-                                    access statistics: 1 update, not                  vector
+retrieve (plain tier)               find vectors (whole documents) and    1           1 embed, 0
+                                    $text find concurrently; access                   with a
+                                    statistics: coalesced updates, not                vector
                                     awaited
 retrieve (Atlas tier)               1 aggregate ($rankFusion) or 2        1
-                                    concurrent aggregates; + 1 update
-                                    not awaited
+                                    concurrent aggregates; + coalesced
+                                    updates, not awaited
 get, history, forget, forget_user   1                                     1
 ==================================  ====================================  ==========  =========
 """
@@ -51,6 +51,7 @@ from agent_memory.memory._common import (
     new_id,
     utcnow,
 )
+from agent_memory.memory.access import AccessRecorder
 from agent_memory.memory.consolidation import Candidate, Decision, decide
 from agent_memory.memory.ranking import SourceScaler, score_memory
 from agent_memory.memory.records import (
@@ -111,6 +112,7 @@ class LongTermMemory:
         ).target(COLLECTION)
         self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
         self._background = BackgroundWrites()
+        self._access = AccessRecorder(self.collection, self._background)
         self._embedder_guard = EmbedderGuard(connection, embedder.signature)
 
     # --- helpers ----------------------------------------------------------------------------
@@ -401,18 +403,8 @@ class LongTermMemory:
         ranked.sort(key=lambda item: -item.score)
         ranked = ranked[:k]
         if ranked:
-            self._touch(tenant, [item.memory.id for item in ranked], now)
+            self._access.record(tenant, [item.memory.id for item in ranked], now)
         return ranked
-
-    def _touch(self, tenant: Tenant, ids: list[str], now: datetime) -> None:
-        # One write for all hits, not awaited: the caller has its answer already.
-        self._background.schedule(
-            self.collection.update_many(
-                {"_id": {"$in": ids}, **tenant.filter()},
-                {"$inc": {"access_count": 1}, "$set": {"last_accessed": now}},
-            ),
-            "memory_access_statistics",
-        )
 
     async def get(self, tenant: Tenant, memory_id: str) -> Memory:
         check_id(memory_id, "memory_id")

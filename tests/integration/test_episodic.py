@@ -690,7 +690,7 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     assert sent == ["find"]
     with counter.count() as sent:
         await episodic.similar_actions(ALICE, query="reset password", query_vector=vector)
-    assert sorted(sent) == ["find", "find", "find"]  # [vectors | $text], then the hits
+    assert sorted(sent) == ["find", "find"]  # vectors with the documents | $text
     with counter.count() as sent:
         await episodic.success_rates("agent")
     assert sorted(sent) == ["aggregate", "find"]  # concurrently

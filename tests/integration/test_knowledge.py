@@ -310,13 +310,13 @@ async def test_round_trips_match_the_documented_table(counted, embedder):
     embedder.calls.clear()
     assert await sent_by(kb.ingest(ALICE, source="m", text=MANUAL + " More.")) == ["find"]
     assert embedder.calls == []
-    assert await sent_by(kb.retrieve(ALICE, "refunds")) == ["find"] * 6
+    assert await sent_by(kb.retrieve(ALICE, "refunds")) == ["find"] * 4
     assert embedder.calls == [("query", 1)]
     vector = await embedder.embed_query("refunds")
     embedder.calls.clear()
-    assert await sent_by(kb.retrieve(ALICE, "refunds", query_vector=vector)) == ["find"] * 6
+    assert await sent_by(kb.retrieve(ALICE, "refunds", query_vector=vector)) == ["find"] * 4
     assert embedder.calls == []
-    assert await sent_by(kb.retrieve(ALICE, "refunds", include_shared=False)) == ["find"] * 3
+    assert await sent_by(kb.retrieve(ALICE, "refunds", include_shared=False)) == ["find"] * 2
     assert await sent_by(kb.list_sources(ALICE)) == ["find"]
     assert await sent_by(kb.delete_source(SHARED, "m")) == ["delete"]
     assert await sent_by(kb.forget_user(ALICE)) == ["delete"]

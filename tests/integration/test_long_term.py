@@ -340,3 +340,19 @@ async def test_list_memories_newest_first_own_user_only(connection, embedder):
         with pytest.raises(InvalidInputError):
             await memory.list_memories(ann, **bad)
     await memory.aclose()
+
+
+async def test_access_statistics_are_exact_but_coalesced_into_few_writes(memory):
+    import asyncio
+
+    ann = Tenant("access", "ann")
+    await memory.forget_user(ann)
+    stored = await memory.store_many(
+        ann, [NewMemory(f"Ann note {i} about gardening") for i in range(5)]
+    )
+    await asyncio.gather(*(memory.retrieve(ann, "gardening", k=5) for _ in range(20)))
+    await memory.drain()
+    counts = [(await memory.get(ann, item.id)).access_count for item in stored]
+    assert counts == [20] * 5  # every access counted exactly once
+    assert memory._access.flushes < 20  # but not one write per retrieval
+    assert memory._access.pending == 0

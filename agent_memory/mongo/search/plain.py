@@ -1,8 +1,11 @@
 """The plain tier, for any MongoDB without search (and the embedded default): exact cosine
 similarity over the tenant's candidates, ``$text`` for keywords, reciprocal rank fusion here.
 
-Round trips: the vector scan and the keyword query run concurrently, then one ``find`` loads
-the documents that made the fused top ``limit``.
+Round trips: the vector scan and the keyword query run concurrently. The vector scan reads
+every candidate of the tenant anyway, so it reads whole documents and the fused top ``limit``
+comes from what it read; only a keyword-only search needs one more ``find`` for its documents.
+(Measured on the embedded engine with 419 memories: 0.39 s per search with the extra ``find``
+of the top 200, 0.2 s without.)
 """
 
 from __future__ import annotations
@@ -81,17 +84,21 @@ class PlainSearcher(Searcher):
         self._dimensions = dimensions
 
     async def _vector_ranking(
-        self, collection: Any, target: SearchTarget, query: SearchQuery, where: dict[str, Any]
+        self,
+        collection: Any,
+        target: SearchTarget,
+        query: SearchQuery,
+        where: dict[str, Any],
+        documents: dict[Any, dict[str, Any]],
     ) -> list[tuple[Any, float]]:
-        cursor = collection.find(
-            {**where, target.vector_path: {"$exists": True}},
-            {"_id": 1, target.vector_path: 1},
-        )
-        rows = await cursor.to_list(None)
+        """The ranking by cosine similarity; every candidate read (without its vector) is
+        put into ``documents``."""
+        rows = await collection.find({**where, target.vector_path: {"$exists": True}}).to_list(None)
         if not rows:
             return []
         ids = [row["_id"] for row in rows]
-        matrix = stack_vectors([row[target.vector_path] for row in rows], self._dimensions)
+        matrix = stack_vectors([row.pop(target.vector_path) for row in rows], self._dimensions)
+        documents.update(zip(ids, rows, strict=True))
         query_vector = np.asarray(query.vector, dtype=np.float32)
         if query_vector.shape != (self._dimensions,):
             raise ValueError(
@@ -128,19 +135,22 @@ class PlainSearcher(Searcher):
         where = plain_filter(target, query)
         with translate_errors(f"searching {target.collection}"):
             runs: dict[str, Any] = {}
+            read: dict[Any, dict[str, Any]] = {}
             if query.vector is not None:
-                runs["vector"] = self._vector_ranking(collection, target, query, where)
+                runs["vector"] = self._vector_ranking(collection, target, query, where, read)
             if query.text is not None:
                 runs["text"] = self._text_ranking(collection, query, where)
             rankings = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
             fused = reciprocal_rank_fusion(rankings, weights=query.weights, k=RRF_K)[: query.limit]
             if not fused:
                 return []
-            ids = [doc_id for doc_id, _, _ in fused]
-            docs = await collection.find(
-                {**where, "_id": {"$in": ids}}, {target.vector_path: 0}
-            ).to_list(None)
-        by_id = {doc["_id"]: doc for doc in docs}
+            ids = [doc_id for doc_id, _, _ in fused if doc_id not in read]
+            if ids:  # keyword hits the vector scan did not read (a keyword-only search)
+                docs = await collection.find(
+                    {**where, "_id": {"$in": ids}}, {target.vector_path: 0}
+                ).to_list(None)
+                read.update((doc["_id"], doc) for doc in docs)
+        by_id = read
         # A document deleted between the two reads is simply not returned.
         return [
             SearchHit(doc_id, by_id[doc_id], score, sources)
