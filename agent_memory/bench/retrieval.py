@@ -84,6 +84,18 @@ def memory_text(conversation: Conversation, index: int) -> str:
     return f"[{turn.date}] {turn.speaker}: {turn.text}".strip()
 
 
+def neighbour_context(conversation: Conversation, index: int, *, chars: int = 900) -> str | None:
+    """The turns before and after ``index`` in the same session, as a memory formed from a
+    conversation carries them (``NewMemory.context``)."""
+    turn = conversation.turns[index]
+    lines = []
+    for other in (index - 1, index + 1):
+        if 0 <= other < len(conversation.turns) and conversation.turns[other].date == turn.date:
+            near = conversation.turns[other]
+            lines.append(f"{near.speaker}: {near.text}".strip()[:chars])
+    return "\n".join(lines) or None
+
+
 @dataclass(slots=True)
 class Ranks:
     """Evidence ranks (1-based; _MISSED when not retrieved) per question, with categories."""
@@ -111,6 +123,7 @@ class RetrievalRun:
     embedder: str
     tier: str
     report: LoadReport
+    context: bool = True
     framework: Ranks = field(default_factory=Ranks)
     vector: Ranks = field(default_factory=Ranks)
     bm25: Ranks = field(default_factory=Ranks)
@@ -136,6 +149,7 @@ class RetrievalRun:
             },
             "embedder": self.embedder,
             "tier": self.tier,
+            "memory_context": "neighbouring turns" if self.context else "none",
             "seconds": round(self.seconds, 1),
             "ingest_seconds": round(self.ingest_seconds, 1),
             "query_seconds": round(self.query_seconds, 1),
@@ -150,21 +164,25 @@ async def run_retrieval(
     dataset: Path,
     *,
     limit: int | None = None,
+    context: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> RetrievalRun:
     """Ingest and ask every conversation of ``dataset``; the memories stored for the run are
-    erased again afterwards (also when it fails)."""
+    erased again afterwards (also when it fails). With ``context`` every memory carries its
+    neighbouring turns of the same session as ``NewMemory.context``."""
     started = time.perf_counter()
     conversations, report = load_locomo(dataset, limit=limit)
     recorder = RecordingEmbedder(embedder)
     memory = LongTermMemory(connection, recorder)
-    result = RetrievalRun(str(dataset), embedder.signature.describe(), connection.tier, report)
+    result = RetrievalRun(
+        str(dataset), embedder.signature.describe(), connection.tier, report, context=context
+    )
     try:
         for number, conversation in enumerate(conversations, start=1):
             tenant = Tenant(AGENT_ID, _user_id(conversation.sample_id, number))
             await memory.forget_user(tenant)
             try:
-                await _one(memory, recorder, tenant, conversation, result)
+                await _one(memory, recorder, tenant, conversation, result, context)
             finally:
                 await memory.drain()
                 await memory.forget_user(tenant)
@@ -193,13 +211,20 @@ async def _one(
     tenant: Tenant,
     conversation: Conversation,
     result: RetrievalRun,
+    with_context: bool,
 ) -> None:
     texts = [memory_text(conversation, i) for i in range(len(conversation.turns))]
+    items = [
+        NewMemory(
+            text,
+            "fact",
+            source={"turn": i},
+            context=neighbour_context(conversation, i) if with_context else None,
+        )
+        for i, text in enumerate(texts)
+    ]
     t0 = time.perf_counter()
-    stored = await memory.store_many(
-        tenant,
-        [NewMemory(text, "fact", source={"turn": i}) for i, text in enumerate(texts)],
-    )
+    stored = await memory.store_many(tenant, items)
     result.ingest_seconds += time.perf_counter() - t0
     turn_of = {item.id: i for i, item in enumerate(stored)}
 
@@ -217,7 +242,8 @@ async def _one(
     for question, ranks in zip(conversation.questions, framework_rows, strict=True):
         result.framework.rows.append((question.category, ranks))
 
-    # Baselines over the same texts, with the vectors the framework used.
+    # Baselines over what the framework indexed (content and context), with its vectors.
+    texts = [item.checked(memory.config).index_text for item in items]
     passages = np.stack([recorder.documents[text] for text in texts])
     queries = np.stack([recorder.queries[q.text] for q in conversation.questions])
     for ranks_table, scores in (
@@ -242,6 +268,7 @@ def render(run: RetrievalRun) -> str:
     lines = [
         f"LoCoMo evidence recall, {data['questions']} questions in {data['conversations']} "
         f"conversations; embedder {data['embedder']}; search tier {data['tier']}; "
+        f"memory context: {data['memory_context']}; "
         f"{data['seconds']} s ({data['ms_per_query']} ms per retrieve).",
         "",
         head,

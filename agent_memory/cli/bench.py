@@ -27,6 +27,11 @@ def retrieval(
     embedder: str | None = typer.Option(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
     ),
+    context: bool = typer.Option(
+        True,
+        "--context/--no-context",
+        help="Store each turn with its neighbouring turns as the memory's context.",
+    ),
 ) -> None:
     """Evidence recall@k on LoCoMo through store_many and retrieve, with vector and BM25
     baselines computed in the same run."""
@@ -44,6 +49,7 @@ def retrieval(
                 rt.embedder,
                 dataset,
                 limit=limit,
+                context=context,
                 progress=lambda line: err_console.print(line, highlight=False),
             )
         table, image = write_outputs(result, out)

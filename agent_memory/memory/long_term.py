@@ -32,6 +32,7 @@ get, history, forget, forget_user   1                                     1
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -269,7 +270,10 @@ class LongTermMemory:
             item.content,
             key=item.key,
             candidates=await self._candidates(tenant, item, vector),
-            repeat_similarity=self.config.repeat_similarity,
+            # A vector made with context says little about the content alone: neighbouring
+            # turns share most of their context. Such a memory repeats another only when the
+            # contents are the same text.
+            repeat_similarity=self.config.repeat_similarity if not item.context else math.inf,
             judge_similarity=self.config.judge_similarity,
             judge=self.judge,
         )
@@ -309,7 +313,7 @@ class LongTermMemory:
         ]
         with translate_errors("storing memories"):
             await self._embedder_guard.check()
-            vectors = await self.embedder.embed_documents([item.content for item in checked])
+            vectors = await self.embedder.embed_documents([item.index_text for item in checked])
             if not consolidate:
                 now = utcnow()
                 documents = [

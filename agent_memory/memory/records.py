@@ -55,8 +55,16 @@ class NewMemory:
     key: str | None = None
     source: Mapping[str, Any] | None = None
     expires_at: datetime | None = None
+    #: Text around the memory (the conversation turns it came from): searched with it, by
+    #: vector and by keyword, so it is found by what surrounded it; never shown as content.
+    #: Such a memory repeats a stored one only when their contents are the same text.
     context: str | None = None
     schema: str | None = None
+
+    @property
+    def index_text(self) -> str:
+        """What the memory's vector is computed from: the content, then its context."""
+        return self.content if not self.context else f"{self.content}\n{self.context}"
 
     def checked(self, config: LongTermConfig) -> NewMemory:
         """This memory with every field validated (raises :class:`InvalidInputError`)."""

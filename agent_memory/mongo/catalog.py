@@ -71,7 +71,8 @@ class CollectionSpec:
             return None
         vector_field = next(f for f in vector.definition["fields"] if f["type"] == "vector")
         text_fields = text.definition["mappings"]["fields"]
-        text_path = next(p for p, spec in text_fields.items() if spec.get("type") == "string")
+        strings = tuple(p for p, spec in text_fields.items() if spec.get("type") == "string")
+        text_path: str | tuple[str, ...] = strings[0] if len(strings) == 1 else strings
         # A path is filterable only where both indexes can pre-filter on it.
         filterable = vector.filter_paths() & text.filter_paths()
         return SearchTarget(

@@ -38,7 +38,7 @@ async def test_recall_through_the_framework_with_baselines_and_outputs(
     await IndexManager(connection, embedder.signature).setup()
     dataset = _two_conversations(tmp_path / "locomo.json")
     lines: list[str] = []
-    run = await run_retrieval(connection, embedder, dataset, progress=lines.append)
+    run = await run_retrieval(connection, embedder, dataset, context=False, progress=lines.append)
     data = run.as_json()
     assert data["questions"] == 4 and data["conversations"] == 2 and len(lines) == 2
     assert data["skipped_questions_without_evidence"] == 1
@@ -57,3 +57,11 @@ async def test_recall_through_the_framework_with_baselines_and_outputs(
     assert json.loads((tmp_path / "out" / "retrieval.json").read_text())["questions"] == 4
     assert "| agent_memory retrieve |" in table.read_text()
     assert image.read_bytes().startswith(b"\x89PNG")
+
+
+async def test_turns_can_carry_their_neighbours_as_context(connection, embedder, tmp_path):
+    await IndexManager(connection, embedder.signature).setup()
+    dataset = _two_conversations(tmp_path / "locomo.json")
+    data = (await run_retrieval(connection, embedder, dataset, context=True)).as_json()
+    assert data["memory_context"] == "neighbouring turns" and data["questions"] == 4
+    assert data["recall"]["5"] == 1.0

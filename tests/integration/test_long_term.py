@@ -356,3 +356,43 @@ async def test_access_statistics_are_exact_but_coalesced_into_few_writes(memory)
     assert counts == [20] * 5  # every access counted exactly once
     assert memory._access.flushes < 20  # but not one write per retrieval
     assert memory._access.pending == 0
+
+
+async def test_a_memory_is_found_by_its_context_but_shows_only_its_content(memory):
+    ann = Tenant("context", "ann")
+    await memory.forget_user(ann)
+    turn = await memory.store_many(
+        ann,
+        [
+            NewMemory(
+                "Ann: Yes, it was wonderful!",
+                context="Ben: Did you enjoy the pottery workshop in Kyoto?",
+            ),
+            NewMemory("Ann: I walked the dog this morning."),
+        ],
+    )
+    hits = await memory.retrieve(ann, "pottery workshop Kyoto", k=2)
+    assert hits[0].memory.id == turn[0].id
+    assert hits[0].memory.content == "Ann: Yes, it was wonderful!"
+    assert "text" in hits[0].sources  # the keyword search reads the context too
+    assert hits[0].memory.context.startswith("Ben: Did you enjoy")
+
+
+async def test_neighbouring_turns_with_shared_context_are_never_merged(connection, embedder):
+    from agent_memory.memory.records import LongTermConfig
+
+    # A low repeat threshold: vectors of turns sharing their context are well above it.
+    memory = LongTermMemory(connection, embedder, config=LongTermConfig(repeat_similarity=0.5))
+    ann = Tenant("context", "merge")
+    await memory.forget_user(ann)
+    shared = "Ben: How was the trip?\nAnn: Lovely, thank you.\nBen: Where did you go?"
+    stored = await memory.store_many(
+        ann,
+        [
+            NewMemory("Ann: We went to Kyoto.", context=shared),
+            NewMemory("Ann: We saw temples.", context=shared),
+            NewMemory("Ann: We went to Kyoto.", context="Ben: Again?"),  # same content
+        ],
+    )
+    assert [r.action for r in stored] == ["inserted", "inserted", "reinforced"]
+    await memory.aclose()

@@ -448,8 +448,13 @@ def assert_search_stage(case: Case, query: SearchQuery, pipeline: list[dict[str,
     (must,) = compound["must"]
     text_path = must["text"]["path"]
     assert must == {"text": {"query": query.text, "path": text_path}}
-    assert case.text_fields[text_path]["type"] == "string", "text needs a string-mapped path"
-    assert text_path == case.target.text_path
+    # One field name, or a list of them (Atlas Search's path forms); each string-mapped.
+    paths = [text_path] if isinstance(text_path, str) else text_path
+    assert isinstance(paths, list) and paths and all(isinstance(p, str) for p in paths)
+    for path in paths:
+        assert case.text_fields[path]["type"] == "string", "text needs string-mapped paths"
+    expected = case.target.text_path
+    assert paths == ([expected] if isinstance(expected, str) else list(expected))
 
     for name in ("filter", "mustNot"):
         for operator in compound.get(name, []):
@@ -612,7 +617,8 @@ def test_search_mappings_are_static_and_match_the_vector_filters() -> None:
         assert set(case.target.tenant_paths) <= case.token_paths
         assert case.target.filter_paths == case.token_paths
         strings = [p for p, spec in case.text_fields.items() if spec["type"] == "string"]
-        assert strings == [case.target.text_path]
+        target_paths = case.target.text_path
+        assert strings == ([target_paths] if isinstance(target_paths, str) else list(target_paths))
         assert catalog[name].search_target() is not None
 
 

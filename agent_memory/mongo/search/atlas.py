@@ -86,7 +86,7 @@ def _search_clauses(target: SearchTarget, query: SearchQuery) -> dict[str, Any]:
 
     resolved = resolve_filters(target, query)
     compound: dict[str, Any] = {
-        "must": [{"text": {"query": query.text, "path": target.text_path}}],
+        "must": [{"text": {"query": query.text, "path": _path(target.text_path)}}],
         "filter": [clause(path, value) for path, value in resolved.tenant.items()]
         + [clause(path, value) for path, value in resolved.filters.items()],
     }
@@ -215,3 +215,8 @@ class AtlasSearcher(Searcher):
             SearchHit(doc_id, documents[doc_id], score, sources)
             for doc_id, score, sources in fused[: query.limit]
         ]
+
+
+def _path(path: str | tuple[str, ...]) -> str | list[str]:
+    """A search path as Atlas Search takes it: one field name, or a list of them."""
+    return path if isinstance(path, str) else list(path)

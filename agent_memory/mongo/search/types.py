@@ -48,7 +48,8 @@ class SearchTarget:
     vector_index: str
     text_index: str
     vector_path: str = "embedding"
-    text_path: str = "content"
+    #: The field the keyword search reads, or several (searched together).
+    text_path: str | tuple[str, ...] = "content"
     tenant_paths: tuple[str, ...] = ("agent_id", "user_id")
     filter_paths: frozenset[str] = frozenset()
 
