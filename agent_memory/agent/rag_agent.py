@@ -149,7 +149,7 @@ class RAGAgent:
         self._worker: FormationWorker | None = None
         self._background = BackgroundWrites()
         self._mcp = McpTools(mcp_servers)
-        self._routing = config.routing.for_embedder(type(embedder).strong_match_similarity)
+        self._routing = config.routing.for_embedder(embedder.strong_match_similarity)
         self._graph = self._build()
 
     # --- lifecycle ----------------------------------------------------------------------------

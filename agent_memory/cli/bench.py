@@ -14,7 +14,7 @@ from agent_memory.cli._app import console, err_console, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
-app = typer.Typer(help="Benchmarks: retrieval quality (more to come).", no_args_is_help=True)
+app = typer.Typer(help="Benchmarks: retrieval quality, turn latency.", no_args_is_help=True)
 
 
 @app.command("retrieval")
@@ -57,6 +57,42 @@ def retrieval(
         console.print(f"wrote {out}, {table} and {image}", highlight=False)
 
     run(main)
+
+
+@app.command("latency")
+def latency(
+    turns: int = typer.Option(20, "--turns", min=1, help="Measured turns per flow."),
+    db_rtt_ms: float = typer.Option(2.0, "--db-rtt-ms", min=0, help="Database round trip."),
+    embed_ms: float = typer.Option(150.0, "--embed-ms", min=0, help="One embedding call."),
+    ttft_ms: float = typer.Option(300.0, "--ttft-ms", min=0, help="Chat: first token."),
+    chat_ms: float = typer.Option(1000.0, "--chat-ms", min=0, help="Chat: whole answer."),
+    out: Path = typer.Option(
+        Path("bench-results/latency.json"), "--out", help="Where the JSON result goes."
+    ),
+) -> None:
+    """Full agent turns against the blueprint's sequential flow, with simulated service
+    times, on a fresh embedded server behind a delaying proxy."""
+    import json
+
+    from agent_memory.bench.latency import LatencySettings, render_latency, run_latency
+
+    if chat_ms < ttft_ms:
+        err_console.print("[bold red]error:[/] --chat-ms must be at least --ttft-ms")
+        raise typer.Exit(2)
+    settings = LatencySettings(turns, db_rtt_ms, embed_ms, ttft_ms, chat_ms)
+
+    async def main() -> dict:
+        return await run_latency(
+            settings, progress=lambda line: err_console.print(line, highlight=False)
+        )
+
+    result = run(main)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    table = render_latency(result)
+    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    console.print(table, highlight=False)
+    console.print(f"wrote {out} and {out.with_suffix('.md')}", highlight=False)
 
 
 def register(root: typer.Typer) -> None:

@@ -65,3 +65,31 @@ async def test_turns_can_carry_their_neighbours_as_context(connection, embedder,
     data = (await run_retrieval(connection, embedder, dataset, context=True)).as_json()
     assert data["memory_context"] == "neighbouring turns" and data["questions"] == 4
     assert data["recall"]["5"] == 1.0
+
+
+async def test_latency_benchmark_runs_both_flows_at_a_small_size():
+    from agent_memory.bench.latency import LatencySettings, render_latency, run_latency
+
+    result = await run_latency(
+        LatencySettings(turns=2, db_rtt_ms=1, embed_ms=20, ttft_ms=30, chat_ms=60)
+    )
+    for flow in ("agent", "sequential"):
+        data = result[flow]
+        assert 0 < data["first_token_ms"]["p50"] <= data["committed_ms"]["p50"]
+        assert data["sequential_db_round_trips"] <= data["db_commands_per_turn"]
+    agent, sequential = result["agent"], result["sequential"]
+    # The agent answers before it commits and leaves formation to the background; the
+    # blueprint waits for everything, fact extraction included.
+    assert agent["provider_calls_per_turn"] < sequential["provider_calls_per_turn"]
+    assert agent["sequential_db_round_trips"] < sequential["sequential_db_round_trips"]
+    assert agent["background_provider_calls_per_turn"] > 0
+    assert sequential["committed_ms"]["p50"] >= 60 * 2  # two chat calls, one after the other
+    assert "| time to committed turn" in render_latency(result)
+
+
+def test_sequential_chain_counts_only_non_overlapping_commands():
+    from agent_memory.bench.latency import sequential_chain
+
+    assert sequential_chain([]) == 0
+    assert sequential_chain([(0, 1), (1, 2), (2, 3)]) == 3
+    assert sequential_chain([(0, 2), (0.5, 1.5), (2, 3)]) == 2  # two overlap: one wait
