@@ -198,6 +198,13 @@ def _answer(request: ChatRequest) -> str:
     return "Here is what I found for you, based on what you told me before and the documents."
 
 
+def _services(settings: LatencySettings) -> tuple[SlowEmbedder, CountingChat]:
+    chat = CountingChat(
+        default=_answer, delay=settings.chat_ms / 1000, first_token_delay=settings.ttft_ms / 1000
+    )
+    return SlowEmbedder(settings.embed_ms / 1000), chat
+
+
 # --- measuring -------------------------------------------------------------------------------
 
 
@@ -210,6 +217,21 @@ class Samples:
     provider_calls: list[int] = field(default_factory=list)
     background_commands: list[int] = field(default_factory=list)
     background_provider_calls: list[int] = field(default_factory=list)
+
+    def record(
+        self,
+        spans: list[tuple[float, float]],
+        started: float,
+        first: float,
+        committed: float,
+        provider_calls: int,
+    ) -> None:
+        """One turn: its commands (spans) and times, measured from ``started``."""
+        self.first_token.append(first - started)
+        self.committed.append(committed - started)
+        self.commands.append(len(spans))
+        self.sequential.append(sequential_chain(spans))
+        self.provider_calls.append(provider_calls)
 
     def summary(self) -> dict[str, Any]:
         def pct(values: list[float], q: float) -> float:
@@ -229,10 +251,7 @@ class Samples:
 async def _agent_turns(
     connection: Connection, timeline: Timeline, settings: LatencySettings
 ) -> Samples:
-    embedder = SlowEmbedder(settings.embed_ms / 1000)
-    chat = CountingChat(
-        default=_answer, delay=settings.chat_ms / 1000, first_token_delay=settings.ttft_ms / 1000
-    )
+    embedder, chat = _services(settings)
     config = AgentConfig("bench-latency", run_formation_worker=False, formation_debounce_s=0.0)
     samples = Samples()
     user = f"agent-{uuid.uuid4().hex[:8]}"
@@ -248,12 +267,13 @@ async def _agent_turns(
                     first = time.perf_counter()
                 elif isinstance(event, TurnResult):
                     committed = time.perf_counter()
-            spans = timeline.between(started, committed)
-            samples.first_token.append((first or committed) - started)
-            samples.committed.append(committed - started)
-            samples.commands.append(len(spans))
-            samples.sequential.append(sequential_chain(spans))
-            samples.provider_calls.append(len(embedder.calls) + len(chat.calls) - calls_before)
+            samples.record(
+                timeline.between(started, committed),
+                started,
+                first or committed,
+                committed,
+                len(embedder.calls) + len(chat.calls) - calls_before,
+            )
             # The background: what the turn scheduled, then the formation job it asked for.
             calls_before = len(embedder.calls) + len(chat.calls)
             await agent.drain()
@@ -272,10 +292,7 @@ async def _sequential_turns(
     connection: Connection, timeline: Timeline, settings: LatencySettings
 ) -> Samples:
     """The blueprint's process_query, step by step, on this framework's stores."""
-    embedder = SlowEmbedder(settings.embed_ms / 1000)
-    chat = CountingChat(
-        default=_answer, delay=settings.chat_ms / 1000, first_token_delay=settings.ttft_ms / 1000
-    )
+    embedder, chat = _services(settings)
     memories = MemorySystem(connection, embedder, chat_model=chat)
     user = f"seq-{uuid.uuid4().hex[:8]}"
     tenant = Tenant("bench-latency", user)
@@ -319,12 +336,13 @@ async def _sequential_turns(
             for fact in json.loads(extraction.text).get("facts", []):
                 await memories.long_term.store(tenant, fact["content"], memory_type="learned")
             committed = time.perf_counter()
-            spans = timeline.between(started, committed)
-            samples.first_token.append(answered - started)
-            samples.committed.append(committed - started)
-            samples.commands.append(len(spans))
-            samples.sequential.append(sequential_chain(spans))
-            samples.provider_calls.append(len(embedder.calls) + len(chat.calls) - calls_before)
+            samples.record(
+                timeline.between(started, committed),
+                started,
+                answered,
+                committed,
+                len(embedder.calls) + len(chat.calls) - calls_before,
+            )
             samples.background_commands.append(0)
             samples.background_provider_calls.append(0)
     finally:
