@@ -14,7 +14,9 @@ from agent_memory.cli._app import console, err_console, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
-app = typer.Typer(help="Benchmarks: retrieval quality, turn latency.", no_args_is_help=True)
+app = typer.Typer(
+    help="Benchmarks: retrieval quality, turn latency, concurrency.", no_args_is_help=True
+)
 
 
 @app.command("retrieval")
@@ -93,6 +95,45 @@ def latency(
     out.with_suffix(".md").write_text(table, encoding="utf-8")
     console.print(table, highlight=False)
     console.print(f"wrote {out} and {out.with_suffix('.md')}", highlight=False)
+
+
+@app.command("concurrency")
+def concurrency(
+    sessions: int = typer.Option(200, "--sessions", min=1, help="Users, one session each."),
+    turns: int = typer.Option(5, "--turns", min=1, help="Turns per session."),
+    chat_ms: float = typer.Option(50.0, "--chat-ms", min=0, help="Simulated answer time."),
+    out: Path = typer.Option(
+        Path("bench-results/concurrency.json"), "--out", help="Where the JSON result goes."
+    ),
+) -> None:
+    """Many users' sessions at once through one agent; checks nothing is lost or crossed.
+    Exits 1 when a check fails."""
+    import json
+
+    from agent_memory.bench.concurrency import (
+        ConcurrencySettings,
+        render_concurrency,
+        run_concurrency,
+    )
+
+    async def main() -> dict:
+        async with open_runtime() as rt:
+            await IndexManager(rt.connection, rt.embedder.signature).setup()
+            return await run_concurrency(
+                rt.connection,
+                rt.embedder,
+                ConcurrencySettings(sessions, turns, chat_ms / 1000),
+                progress=lambda line: err_console.print(line, highlight=False),
+            )
+
+    result = run(main)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    table = render_concurrency(result)
+    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    console.print(table, highlight=False)
+    if not result["ok"]:
+        raise typer.Exit(1)
 
 
 def register(root: typer.Typer) -> None:

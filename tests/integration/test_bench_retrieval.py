@@ -93,3 +93,29 @@ def test_sequential_chain_counts_only_non_overlapping_commands():
     assert sequential_chain([]) == 0
     assert sequential_chain([(0, 1), (1, 2), (2, 3)]) == 3
     assert sequential_chain([(0, 2), (0.5, 1.5), (2, 3)]) == 2  # two overlap: one wait
+
+
+async def test_concurrency_benchmark_finds_nothing_lost_or_crossed(connection, embedder):
+    from agent_memory.bench.concurrency import (
+        ConcurrencySettings,
+        render_concurrency,
+        run_concurrency,
+    )
+
+    await IndexManager(connection, embedder.signature).setup()
+    result = await run_concurrency(
+        connection, embedder, ConcurrencySettings(sessions=6, turns=3, chat_seconds=0.01)
+    )
+    assert result["ok"], result
+    assert result["turns"] == 18 and result["errors"] == 0
+    assert result["lost_messages"] == result["crossed"] == result["missing_actions"] == 0
+    assert result["prompts_checked"] == 18  # every turn's prompt was checked for other users
+    assert "nothing lost or crossed" in render_concurrency(result)
+
+
+def test_a_crossed_read_is_counted():
+    from agent_memory.bench.concurrency import crossed_reads
+
+    own, other = "mk" + "a" * 12, "mk" + "b" * 12
+    assert crossed_reads([(own, f"memory: code word {own}")]) == 0
+    assert crossed_reads([(own, f"memory: code word {own}, and {other}")]) == 1

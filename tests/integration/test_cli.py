@@ -194,3 +194,26 @@ def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):
     assert out.with_suffix(".png").is_file() and out.with_suffix(".md").is_file()
     missing = invoke(["bench", "retrieval", "--dataset", str(tmp_path / "nope.json")], cli_env)
     assert missing.exit_code == 2 and "no dataset" in missing.output
+
+
+def test_bench_concurrency_and_latency_commands(cli_env, tmp_path: Path):
+    out = tmp_path / "c.json"
+    result = invoke(
+        [
+            "bench",
+            "concurrency",
+            "--sessions",
+            "3",
+            "--turns",
+            "2",
+            "--chat-ms",
+            "5",
+            "--out",
+            str(out),
+        ],
+        cli_env,
+    )
+    assert result.exit_code == 0, result.output
+    assert "nothing lost or crossed" in result.output and json.loads(out.read_text())["ok"]
+    bad = invoke(["bench", "latency", "--ttft-ms", "500", "--chat-ms", "100"], cli_env)
+    assert bad.exit_code == 2 and "--chat-ms" in bad.output
