@@ -241,6 +241,8 @@ class McpTools:
                     if server.required:
                         for other in connections:
                             await other.close()
+                        self._connections.clear()  # nothing half-open for the next attempt
+                        self._tools.clear()
                         raise ProviderUnavailableError(message) from connection.error
                     logger.warning(
                         "mcp_server_unavailable",

@@ -194,3 +194,15 @@ async def test_a_required_mcp_server_that_is_down_fails_at_start(connection, emb
     with pytest.raises(ProviderUnavailableError):
         async with agent:
             pass
+
+
+async def test_a_required_server_down_leaves_no_tools_of_the_others_behind(mcp_url):
+    down = f"http://127.0.0.1:{_free_port()}/mcp"
+    tools = McpTools(
+        [McpServer("web", mcp_url), McpServer("down", down, required=True, connect_timeout_s=3)]
+    )
+    with pytest.raises(ProviderUnavailableError):
+        await tools.open()
+    assert tools.specs == ()  # the reachable server was closed again, its tools withdrawn
+    with pytest.raises(McpToolError, match="no MCP tool"):
+        await tools.call("web__weather", {"city": "Oslo"})
