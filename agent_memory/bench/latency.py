@@ -27,7 +27,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -371,8 +371,9 @@ async def run_latency(
                 await IndexManager(connection, SlowEmbedder(0).signature).setup()
                 results: dict[str, Any] = {}
                 for name, flow in (("agent", _agent_turns), ("sequential", _sequential_turns)):
-                    warm = LatencySettings(1, *_service_times(settings))
-                    await flow(connection, timeline, warm)  # first-use costs, not measured
+                    await flow(
+                        connection, timeline, replace(settings, turns=1)
+                    )  # first-use costs, not measured
                     started = time.perf_counter()
                     results[name] = (await flow(connection, timeline, settings)).summary()
                     if progress is not None:
@@ -397,10 +398,6 @@ async def run_latency(
         "sequential": results["sequential"],
         "committed_p50_ratio": round(ratio, 3),
     }
-
-
-def _service_times(settings: LatencySettings) -> tuple[float, float, float, float]:
-    return settings.db_rtt_ms, settings.embed_ms, settings.ttft_ms, settings.chat_ms
 
 
 def render_latency(result: dict[str, Any]) -> str:

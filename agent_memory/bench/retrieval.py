@@ -18,7 +18,6 @@ the same texts. The dataset is read in place, never copied.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import structlog
 
+from agent_memory.bench import write_result
 from agent_memory.bench.embedders import (
     CATEGORIES,
     KS,
@@ -317,10 +317,7 @@ def plot(run: RetrievalRun, path: Path) -> None:
 
 def write_outputs(run: RetrievalRun, out: Path) -> tuple[Path, Path]:
     """The JSON result at ``out``, the markdown table and the PNG plot beside it."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(run.as_json(), indent=2) + "\n", encoding="utf-8")
-    table = out.with_suffix(".md")
-    table.write_text(render(run), encoding="utf-8")
+    table = write_result(out, run.as_json(), render(run))
     image = out.with_suffix(".png")
     plot(run, image)
     return table, image

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from agent_memory.bench import write_result
 from agent_memory.cli._app import console, err_console, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
@@ -74,8 +75,6 @@ def latency(
 ) -> None:
     """Full agent turns against the blueprint's sequential flow, with simulated service
     times, on a fresh embedded server behind a delaying proxy."""
-    import json
-
     from agent_memory.bench.latency import LatencySettings, render_latency, run_latency
 
     if chat_ms < ttft_ms:
@@ -89,12 +88,10 @@ def latency(
         )
 
     result = run(main)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     table = render_latency(result)
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    markdown = write_result(out, result, table)
     console.print(table, highlight=False)
-    console.print(f"wrote {out} and {out.with_suffix('.md')}", highlight=False)
+    console.print(f"wrote {out} and {markdown}", highlight=False)
 
 
 @app.command("concurrency")
@@ -108,8 +105,6 @@ def concurrency(
 ) -> None:
     """Many users' sessions at once through one agent; checks nothing is lost or crossed.
     Exits 1 when a check fails."""
-    import json
-
     from agent_memory.bench.concurrency import (
         ConcurrencySettings,
         render_concurrency,
@@ -127,10 +122,8 @@ def concurrency(
             )
 
     result = run(main)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     table = render_concurrency(result)
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    write_result(out, result, table)
     console.print(table, highlight=False)
     if not result["ok"]:
         raise typer.Exit(1)
