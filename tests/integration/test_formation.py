@@ -344,3 +344,12 @@ async def test_messages_after_reads_a_session_in_order_from_a_cursor(memories):
     assert await memories.conversation.messages_after(ANA, "nope", None) == []
     with pytest.raises(Exception, match="after"):
         await memories.conversation.messages_after(ANA, "s2", {"$gt": ""})
+
+
+@pytest.mark.parametrize("delay", [-1, float("nan"), "0", True])
+async def test_a_bad_schedule_delay_is_refused_and_nothing_is_queued(memories, queue, delay):
+    from agent_memory.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError):
+        await queue.schedule(ANA, "s-delay", now=T0, delay=delay)
+    assert await queue.jobs(ANA, "s-delay") == []

@@ -143,3 +143,12 @@ async def test_generate_structured_uses_the_scripted_json() -> None:
     assert chat.requests[0].output_schema == Answer.model_json_schema()
     with pytest.raises(BadResponseError):
         await chat.generate_structured(ask(), Answer)
+
+
+@pytest.mark.parametrize("model", ["", "   ", "x" * 201, 42])
+def test_a_request_model_must_be_a_sensible_name(model) -> None:
+    from agent_memory.errors import InvalidInputError
+    from agent_memory.providers.chat.base import ChatRequest, Message
+
+    with pytest.raises(InvalidInputError):
+        ChatRequest((Message.user("hi"),), model=model)
