@@ -217,12 +217,9 @@ class FormationWorker:
     async def _apply_memories(self, job: Job, extraction: Extraction) -> int:
         insert = insert_schema(self.schemas)
         stored = 0
-        if insert is not None:
-            for note in extraction.notes:
-                await self.memories.profiles.add(
-                    job.tenant, insert.name, note.model_dump(exclude_none=True)
-                )
-                stored += 1
+        if insert is not None and extraction.notes:
+            notes = [note.model_dump(exclude_none=True) for note in extraction.notes]
+            stored += len(await self.memories.profiles.add_many(job.tenant, insert.name, notes))
         if extraction.facts:
             source = {
                 "formation_job": job.id,

@@ -308,25 +308,39 @@ class ProfileMemory:
         importance: float | None = None,
     ) -> StoreResult:
         """Store an instance of an insert schema (a note) as a long-term memory."""
+        return (await self.add_many(tenant, schema, [fields], importance=importance))[0]
+
+    async def add_many(
+        self,
+        tenant: Tenant,
+        schema: str,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        importance: float | None = None,
+    ) -> list[StoreResult]:
+        """Store several notes with one embedding call; every one is validated before any
+        is stored, so an invalid note stores none of them."""
         definition = self.schema(schema, "insert")
-        check_mapping(fields, schema)
-        definition.validate(fields)
-        context = fields.get("context")
-        return (
-            await self.long_term.store_many(
-                tenant,
-                [
-                    NewMemory(
-                        fields["content"],
-                        memory_type="learned",
-                        importance=importance,
-                        tags=(schema,),
-                        context=context if isinstance(context, str) and context.strip() else None,
-                        schema=schema,
-                    )
-                ],
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+            raise InvalidInputError(f"items must be a list of {schema} mappings")
+        memories = []
+        for fields in items:
+            check_mapping(fields, schema)
+            definition.validate(fields)
+            context = fields.get("context")
+            memories.append(
+                NewMemory(
+                    fields["content"],
+                    memory_type="learned",
+                    importance=importance,
+                    tags=(schema,),
+                    context=context if isinstance(context, str) and context.strip() else None,
+                    schema=schema,
+                )
             )
-        )[0]
+        if not memories:
+            return []
+        return await self.long_term.store_many(tenant, memories)
 
     async def render(self, tenant: Tenant) -> str:
         """The user's profiles as compact lines for a system prompt ("" when empty)."""

@@ -97,6 +97,31 @@ async def test_notes_are_searchable_memories(profiles):
         await profiles.add(XIAOMING, "Diary", {"content": "x"})
 
 
+async def test_notes_added_together_share_one_embedding_call(connection, profiles):
+    calls = []
+    embed = profiles.long_term.embedder._embed
+
+    async def counting(texts, *, kind):
+        calls.append(len(texts))
+        return await embed(texts, kind=kind)
+
+    profiles.long_term.embedder._embed = counting
+    notes = [{"content": f"Visited museum number {i}", "context": "travel diary"} for i in range(3)]
+    results = await profiles.add_many(XIAOMING, "Note", notes)
+    assert len(results) == 3 and len({r.id for r in results}) == 3
+    assert calls == [3]
+    before = await connection.collection("memories").count_documents({})
+    assert before >= 3
+    # One invalid note stores none of the batch; wrong shapes are refused with a clear error.
+    with pytest.raises(InvalidInputError):
+        await profiles.add_many(XIAOMING, "Note", [{"content": "fine"}, {"context": "no content"}])
+    for bad in ({"content": "a mapping, not a list"}, "text", None):
+        with pytest.raises(InvalidInputError, match="list of Note"):
+            await profiles.add_many(XIAOMING, "Note", bad)
+    assert await connection.collection("memories").count_documents({}) == before
+    assert await profiles.add_many(XIAOMING, "Note", []) == []
+
+
 async def test_custom_schemas_by_configuration(connection, profiles):
     trip = MemorySchema.from_dict(
         {
