@@ -16,7 +16,8 @@ from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
 app = typer.Typer(
-    help="Benchmarks: retrieval quality, turn latency, concurrency.", no_args_is_help=True
+    help="Benchmarks: retrieval quality, turn latency, prompt tokens, concurrency.",
+    no_args_is_help=True,
 )
 
 
@@ -92,6 +93,53 @@ def latency(
     markdown = write_result(out, result, table)
     console.print(table, highlight=False)
     console.print(f"wrote {out} and {markdown}", highlight=False)
+
+
+@app.command("tokens")
+def tokens(
+    dataset: Path = typer.Option(..., "--dataset", help="A LoCoMo-format JSON file."),
+    out: Path = typer.Option(
+        Path("bench-results/tokens.json"), "--out", help="Where the JSON result goes."
+    ),
+    conversation: str | None = typer.Option(
+        None, "--conversation", help="A sample_id to replay (default: the longest)."
+    ),
+    memories: int = typer.Option(10, "--memories", min=1, help="Memories per prompt."),
+    budget_tokens: int = typer.Option(
+        8000, "--budget-tokens", min=2000, help="The agent's token budget (prompt and answer)."
+    ),
+    questions: int | None = typer.Option(None, "--questions", min=1, help="Questions to ask."),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
+) -> None:
+    """Replay the longest LoCoMo conversation through the agent: prompt tokens per turn
+    against the full history, and whether each question's evidence reached the prompt.
+    Exits 1 if a prompt went over the budget."""
+    from agent_memory.bench.tokens import TokenSettings, render_tokens, run_tokens, write_outputs
+
+    if not dataset.is_file():
+        err_console.print(f"[bold red]error:[/] no dataset at {dataset}", highlight=False)
+        raise typer.Exit(2)
+    settings = TokenSettings(memories, budget_tokens, questions, conversation)
+
+    async def main() -> dict:
+        async with open_runtime(embedder=embedder) as rt:
+            await IndexManager(rt.connection, rt.embedder.signature).setup()
+            return await run_tokens(
+                rt.connection,
+                rt.embedder,
+                dataset,
+                settings,
+                progress=lambda line: err_console.print(line, highlight=False),
+            )
+
+    result = run(main)
+    table, image = write_outputs(result, out)
+    console.print(render_tokens(result), highlight=False)
+    console.print(f"wrote {out}, {table} and {image}", highlight=False)
+    if result["over_budget"]:
+        raise typer.Exit(1)
 
 
 @app.command("concurrency")

@@ -196,6 +196,25 @@ def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):
     assert missing.exit_code == 2 and "no dataset" in missing.output
 
 
+def test_bench_tokens_writes_json_table_and_plot(cli_env, tmp_path: Path):
+    from tests.integration.test_bench_tokens import _dataset
+
+    dataset = _dataset(tmp_path / "locomo.json", sessions=2, turns=6)
+    out = tmp_path / "results" / "tokens.json"
+    args = ["bench", "tokens", "--dataset", str(dataset), "--out", str(out), "--questions", "2"]
+    result = invoke(args, cli_env)
+    assert result.exit_code == 0, result.output
+    assert "| agent turn | session | prompt tokens |" in result.output
+    data = json.loads(out.read_text())
+    assert data["questions"] == 2 and data["over_budget"] == 0 and data["agent_turns"] == 6
+    assert out.with_suffix(".png").is_file() and out.with_suffix(".md").is_file()
+    unknown = invoke([*args, "--conversation", "conv-x"], cli_env)
+    assert unknown.exit_code != 0 and "no conversation 'conv-x'" in unknown.output
+    assert "Traceback" not in unknown.output
+    missing = invoke(["bench", "tokens", "--dataset", str(tmp_path / "nope.json")], cli_env)
+    assert missing.exit_code == 2 and "no dataset" in missing.output
+
+
 def test_bench_concurrency_and_latency_commands(cli_env, tmp_path: Path):
     out = tmp_path / "c.json"
     result = invoke(
