@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -269,6 +270,7 @@ async def run_tokens(
         formation_debounce_s=0.0,
     )
     tenant = Tenant(AGENT_ID, USER_ID)
+    run = f"tokens-{uuid.uuid4().hex[:8]}"  # session ids are unique across users and agents
     per_turn: list[dict[str, Any]] = []
     asked: list[dict[str, Any]] = []
     async with RAGAgent(connection, embedder, chat, config=config) as agent:
@@ -278,7 +280,7 @@ async def run_tokens(
             history = estimate_tokens(config.system_prompt)  # a full-history prompt so far
             replay_started = time.perf_counter()
             for number, exchange in enumerate(plan):
-                session_id = f"s{exchange.session + 1}"
+                session_id = f"{run}-s{exchange.session + 1}"
                 chat.reply = exchange.reply
                 before = len(chat.prompts)
                 result = await agent.process_query(USER_ID, session_id, exchange.query)
@@ -322,7 +324,7 @@ async def run_tokens(
             for number, question in enumerate(questions):
                 chat.reply = "OK."
                 before = len(chat.prompts)
-                await agent.process_query(USER_ID, f"q{number + 1}", question.text)
+                await agent.process_query(USER_ID, f"{run}-q{number + 1}", question.text)
                 sent = _normalised(prompt_text(chat.prompts[before]))
                 evidence = [texts[e] for e in question.evidence if texts[e]]
                 hits = await agent.memories.long_term.retrieve(tenant, question.text, k=10)
