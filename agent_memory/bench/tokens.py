@@ -437,6 +437,7 @@ def _result(
             "consolidation_judgements": chat.judgements,
         },
         "per_turn": per_turn,
+        "per_question": asked,
         "seconds": round(seconds, 1),
         "replay_seconds": round(replay_seconds, 1),
         "questions_seconds": round(questions_seconds, 1),

@@ -382,7 +382,7 @@ class LongTermMemory:
                 vector=vector,
                 filters=filters,
                 exclude={} if include_history else {"status": "superseded"},
-                limit=min(k * self.config.overfetch, 10_000),
+                limit=min(max(k * self.config.overfetch, self.config.min_candidates), 10_000),
             )
             hits = await self._searcher.search(self.target, search)
         scaler = SourceScaler(

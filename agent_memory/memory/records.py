@@ -35,12 +35,22 @@ class LongTermConfig:
     ranking: RankingWeights = field(default_factory=RankingWeights)
     #: Search this many times ``k`` candidates, then re-rank them with the full score.
     overfetch: int = 4
+    #: ... but never fewer than this many: scores are scaled over the candidates, so with a
+    #: pool that does not change with ``k``, a smaller ``k`` gives the head of a larger one
+    #: (for ``k`` up to ``min_candidates // overfetch``).
+    min_candidates: int = 64
     #: Cosine similarity from which a new memory without a key counts as a repeat.
     repeat_similarity: float = 0.98
     #: Cosine similarity from which a judge model (if any) is asked whether two memories agree.
     judge_similarity: float = 0.85
     #: How much a repeat raises importance (capped at 1).
     reinforce_step: float = 0.05
+
+    def __post_init__(self) -> None:
+        for name in ("overfetch", "min_candidates"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(f"{name} must be a positive int")
 
 
 @dataclass(frozen=True, slots=True)

@@ -396,3 +396,40 @@ async def test_neighbouring_turns_with_shared_context_are_never_merged(connectio
     )
     assert [r.action for r in stored] == ["inserted", "inserted", "reinforced"]
     await memory.aclose()
+
+
+async def test_a_smaller_k_gives_the_head_of_a_larger_one(connection, embedder):
+    """Scores are scaled over the candidate pool; the pool must not shrink with k, or the
+    agent (which asks for a few more to leave room for instructions) and a direct retrieve
+    would rank the same memories differently."""
+    await IndexManager(connection, embedder.signature).setup()
+    topics = ["tennis", "opera", "sushi", "hiking", "chess", "jazz", "yoga", "cycling"]
+    memories = [
+        NewMemory(f"Alice talked about {a} and {b} with friend {i}", importance=(i * 3 % 10) / 10)
+        for i, (a, b) in enumerate((a, b) for a in topics for b in topics if a != b)
+    ]
+    queries = ["tennis and opera", "what about sushi?", "chess friend", "jazz yoga cycling"]
+    now = datetime.now(UTC)
+
+    async def heads(config: LongTermConfig) -> list[tuple[list[str], list[str]]]:
+        store = LongTermMemory(connection, embedder, config=config)
+        tenant = Tenant("agent", f"pool-{config.min_candidates}")
+        try:
+            await store.store_many(tenant, memories)
+            out = []
+            for query in queries:
+                small = await store.retrieve(tenant, query, k=5, now=now)
+                large = await store.retrieve(tenant, query, k=13, now=now)
+                out.append(([h.memory.id for h in small], [h.memory.id for h in large[:5]]))
+            return out
+        finally:
+            await store.forget_user(tenant)
+            await store.aclose()
+
+    for small, large in await heads(LongTermConfig()):
+        assert small == large
+    # With the pool following k (5 x 4 = 20 candidates against 52), the heads differ: the
+    # check above could fail.
+    assert any(small != large for small, large in await heads(LongTermConfig(min_candidates=1)))
+    with pytest.raises(InvalidInputError, match="min_candidates"):
+        LongTermConfig(min_candidates=0)
