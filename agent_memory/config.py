@@ -11,13 +11,14 @@ Every setting has an ``AGENT_MEMORY_`` environment variable; the conventional na
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
-from agent_memory.errors import ConfigurationError
+from agent_memory.errors import ConfigurationError, InvalidInputError
+from agent_memory.memory._common import check_id
 
 __all__ = ["EMBEDDERS", "CHAT_MODELS", "Settings", "load_settings"]
 
@@ -35,6 +36,8 @@ class Settings(BaseSettings):
         extra="ignore",
         populate_by_name=True,
         validate_default=True,
+        # Values may be secrets (keys, connection strings): errors name the setting only.
+        hide_input_in_errors=True,
     )
 
     # --- database ------------------------------------------------------------------------
@@ -73,6 +76,16 @@ class Settings(BaseSettings):
     )
     provider_timeout_s: float = Field(default=60.0, gt=0, le=600)
 
+    # --- feedback API ----------------------------------------------------------------------
+    api_keys: dict[str, list[SecretStr]] = Field(
+        default_factory=dict,
+        description="API keys of the feedback API by agent id, as JSON: "
+        '{"support": ["key-1", "key-2"]} (a single key may be given as a string). A key '
+        "reads and rates only its agent's actions. Keys are at least 24 characters.",
+    )
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(default=8080, ge=1, le=65_535)
+
     @field_validator("mongodb_uri")
     @classmethod
     def _check_uri(cls, value: SecretStr | None) -> SecretStr | None:
@@ -94,6 +107,37 @@ class Settings(BaseSettings):
         if not parts.hostname:
             raise ValueError("has no host")
         return SecretStr(raw)
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _one_key_or_many(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: [v] if isinstance(v, str | SecretStr) else v for k, v in value.items()}
+        return value
+
+    @field_validator("api_keys")
+    @classmethod
+    def _check_api_keys(cls, value: dict[str, list[SecretStr]]) -> dict[str, list[SecretStr]]:
+        seen: set[str] = set()
+        for agent_id, keys in value.items():
+            try:
+                check_id(agent_id, "agent id")
+            except InvalidInputError as exc:
+                raise ValueError(str(exc)) from None
+            if not keys:
+                raise ValueError(f"agent {agent_id!r} has no API key")
+            for key in keys:
+                raw = key.get_secret_value()
+                if len(raw) < 24 or raw != raw.strip():
+                    # The key itself is never echoed back.
+                    raise ValueError(
+                        f"an API key of agent {agent_id!r} is shorter than 24 characters "
+                        "or has spaces around it"
+                    )
+                if raw in seen:
+                    raise ValueError("the same API key is given for two agents")
+                seen.add(raw)
+        return value
 
     @field_validator("embedder")
     @classmethod
@@ -154,3 +198,10 @@ def load_settings(**overrides: object) -> Settings:
             message = error["msg"].removeprefix("Value error, ")
             problems.append(f"{location}: {message}")
         raise ConfigurationError("invalid configuration: " + "; ".join(problems)) from None
+    except SettingsError as exc:
+        # A structured setting (api_keys) whose environment value is not JSON; the value
+        # itself may hold secrets and is not repeated.
+        raise ConfigurationError(
+            f"invalid configuration: {exc} (expected JSON, e.g. "
+            '\'{"support": "a-key-of-24-characters-or-more"}\')'
+        ) from None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_memory.cli import bench, demo, embedded, indexes, worker
+from agent_memory.cli import api, bench, demo, embedded, indexes, worker
 from agent_memory.cli._app import app
 
 __all__ = ["app", "main"]
@@ -12,6 +12,7 @@ app.add_typer(embedded.app, name="embedded")
 demo.register(app)
 worker.register(app)
 bench.register(app)
+api.register(app)
 
 
 def main() -> None:

@@ -82,6 +82,14 @@ class Connection:
     def collection_name(self, name: str) -> str:
         return self.settings.collection_prefix + name
 
+    async def ping(self) -> None:
+        """Ask the server to answer; :class:`~agent_memory.errors.StorageUnavailableError`
+        (or another storage error) when it cannot."""
+        try:
+            await self.db.client.admin.command("ping")
+        except pm.PyMongoError as exc:
+            raise map_error(exc, "pinging the database") from exc
+
     async def close(self) -> None:
         """Close what this connection opened. Idempotent."""
         if self._closed:
