@@ -34,7 +34,7 @@ import structlog
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from agent_memory.config import Settings
@@ -47,6 +47,8 @@ from agent_memory.errors import (
 )
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.episodic import EpisodicMemory
+from agent_memory.memory.episodic_feedback import Feedback
+from agent_memory.memory.episodic_retention import SuccessRates
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.registry import make_embedder
@@ -55,7 +57,9 @@ __all__ = ["create_app"]
 
 logger = structlog.get_logger(__name__)
 
-_ID = Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
+#: Ids as the memories accept them: 1-256 characters, no control characters.
+_ID_RULES: dict[str, Any] = {"min_length": 1, "max_length": 256, "pattern": r"^[^\x00-\x1f\x7f]+$"}
+_ID = Annotated[str, Field(**_ID_RULES)]
 _api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The agent's API key")
 
 
@@ -98,16 +102,6 @@ class FeedbackIn(BaseModel):
         return self
 
 
-class FeedbackOut(BaseModel):
-    action_id: str
-    rating: int | None
-    helpful: bool | None
-    correction: str | None
-    credited: float | None = Field(description="What each memory of the prompt was credited")
-    memory_ids: list[str]
-    updated_at: datetime | None
-
-
 class ActionOut(BaseModel):
     id: str
     user_id: str
@@ -124,22 +118,6 @@ class ActionOut(BaseModel):
     memory_ids: list[str]
     feedback: dict[str, Any]
     timestamp: datetime
-
-
-class SuccessRatesOut(BaseModel):
-    action_type: str | None
-    since: datetime
-    until: datetime
-    total: int
-    counts: dict[str, int]
-    success_rate: float
-    failure_rate: float
-    partial_rate: float
-    rated: int
-    average_rating: float | None
-    average_duration_ms: float | None
-    tokens: int
-    summarised: int
 
 
 class Problem(BaseModel):
@@ -165,11 +143,9 @@ def _agent_of(request: Request, key: Annotated[str | None, Depends(_api_key)]) -
 
 
 Agent = Annotated[str, Depends(_agent_of)]
-ActionId = Annotated[str, Path(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
-UserId = Annotated[str, Query(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
-ActionType = Annotated[
-    str | None, Query(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
-]
+ActionId = Annotated[str, Path(**_ID_RULES)]
+UserId = Annotated[str, Query(**_ID_RULES)]
+ActionType = Annotated[str | None, Query(**_ID_RULES)]
 Days = Annotated[int, Query(ge=1, le=3660)]
 IdempotencyKey = Annotated[
     str | None,
@@ -186,11 +162,11 @@ IdempotencyKey = Annotated[
 class _Keys:
     """Configured keys by agent; :meth:`agent` finds a key's agent in constant time."""
 
-    def __init__(self, keys: Mapping[str, list[Any]]) -> None:
+    def __init__(self, keys: Mapping[str, list[SecretStr]]) -> None:
         self._keys = [
-            (agent_id, (k.get_secret_value() if hasattr(k, "get_secret_value") else k).encode())
+            (agent_id, key.get_secret_value().encode())
             for agent_id, values in keys.items()
-            for k in values
+            for key in values
         ]
 
     def agent(self, given: str | None) -> str | None:
@@ -291,7 +267,7 @@ def create_app(
         action_id: ActionId,
         body: FeedbackIn,
         idempotency_key: IdempotencyKey = None,
-    ) -> FeedbackOut:
+    ) -> Feedback:
         """Record feedback on an action and credit it to the memories of its prompt."""
         episodic: EpisodicMemory = request.app.state.episodic
         feedback = await episodic.add_feedback(
@@ -302,16 +278,14 @@ def create_app(
             correction=body.correction,
             idempotency_key=idempotency_key,
         )
-        return FeedbackOut(**{**asdict(feedback), "memory_ids": list(feedback.memory_ids)})
+        return feedback
 
     @app.get("/v1/actions/{action_id}", tags=["feedback"], responses={404: {"model": Problem}})
     async def get_action(
         request: Request,
         agent_id: Agent,
         action_id: ActionId,
-        user_id: Annotated[
-            str, Query(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")
-        ],
+        user_id: UserId,
     ) -> ActionOut:
         """The action with its feedback."""
         episodic: EpisodicMemory = request.app.state.episodic
@@ -326,13 +300,9 @@ def create_app(
         agent_id: Agent,
         action_type: ActionType = None,
         days: Days = 30,
-    ) -> SuccessRatesOut:
+    ) -> SuccessRates:
         """Counts and rates of the agent's actions over the last ``days`` days."""
         episodic: EpisodicMemory = request.app.state.episodic
-        rates = await episodic.success_rates(agent_id, action_type, days=days)
-        data = asdict(rates)
-        return SuccessRatesOut(
-            **{k: v for k, v in data.items() if k in SuccessRatesOut.model_fields}
-        )
+        return await episodic.success_rates(agent_id, action_type, days=days)
 
     return app

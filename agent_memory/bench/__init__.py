@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_result"]
+__all__ = ["write_result", "write_with_plot"]
 
 
 def write_result(out: Path, data: dict[str, Any], table: str) -> Path:
@@ -17,3 +18,13 @@ def write_result(out: Path, data: dict[str, Any], table: str) -> Path:
     markdown = out.with_suffix(".md")
     markdown.write_text(table, encoding="utf-8")
     return markdown
+
+
+def write_with_plot(
+    out: Path, data: dict[str, Any], table: str, plot: Callable[[Path], None]
+) -> tuple[Path, Path]:
+    """:func:`write_result`, and ``plot`` drawn as a PNG beside it; returns both paths."""
+    markdown = write_result(out, data, table)
+    image = out.with_suffix(".png")
+    plot(image)
+    return markdown, image

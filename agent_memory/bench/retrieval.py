@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import structlog
 
-from agent_memory.bench import write_result
+from agent_memory.bench import write_with_plot
 from agent_memory.bench.embedders import (
     CATEGORIES,
     KS,
@@ -317,7 +317,4 @@ def plot(run: RetrievalRun, path: Path) -> None:
 
 def write_outputs(run: RetrievalRun, out: Path) -> tuple[Path, Path]:
     """The JSON result at ``out``, the markdown table and the PNG plot beside it."""
-    table = write_result(out, run.as_json(), render(run))
-    image = out.with_suffix(".png")
-    plot(run, image)
-    return table, image
+    return write_with_plot(out, run.as_json(), render(run), lambda image: plot(run, image))

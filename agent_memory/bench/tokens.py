@@ -47,7 +47,7 @@ from agent_memory._tokens import estimate_tokens
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.prompt import Budget
 from agent_memory.agent.rag_agent import RAGAgent
-from agent_memory.bench import write_result
+from agent_memory.bench import write_with_plot
 from agent_memory.bench.embedders import CATEGORIES, Conversation, Turn, load_locomo
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.worker import FormationWorker
@@ -513,7 +513,4 @@ def plot(data: dict[str, Any], path: Path) -> None:
 
 def write_outputs(data: dict[str, Any], out: Path) -> tuple[Path, Path]:
     """The JSON result at ``out``, the markdown summary and the PNG plot beside it."""
-    table = write_result(out, data, render_tokens(data))
-    image = out.with_suffix(".png")
-    plot(data, image)
-    return table, image
+    return write_with_plot(out, data, render_tokens(data), lambda image: plot(data, image))
