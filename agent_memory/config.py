@@ -46,35 +46,94 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("MONGODB_URI", "AGENT_MEMORY_MONGODB_URI", "mongodb_uri"),
         description="Connection string; when unset the embedded server is started.",
     )
-    database: str = Field(default="agent_memory", min_length=1, max_length=63)
-    collection_prefix: str = Field(default="", max_length=32, pattern=r"^[A-Za-z0-9_]*$")
-    connect_timeout_ms: int = Field(default=5_000, ge=100, le=120_000)
-    search_tier: Literal["auto", "atlas", "plain"] = "auto"
+    database: str = Field(
+        default="agent_memory",
+        min_length=1,
+        max_length=63,
+        description="Database that holds every collection.",
+    )
+    collection_prefix: str = Field(
+        default="",
+        max_length=32,
+        pattern=r"^[A-Za-z0-9_]*$",
+        description="Put before every collection name, so several deployments can share "
+        "one database.",
+    )
+    connect_timeout_ms: int = Field(
+        default=5_000,
+        ge=100,
+        le=120_000,
+        description="Milliseconds an unreachable server may take to fail (server selection "
+        "and connect timeouts).",
+    )
+    search_tier: Literal["auto", "atlas", "plain"] = Field(
+        default="auto",
+        description="auto: Atlas Search when the server has it (probed at connection), else "
+        "plain; atlas: fail when the server has no Atlas Search; plain: exact vector "
+        "similarity and $text on any server.",
+    )
 
     # --- embedded server -------------------------------------------------------------------
-    data_dir: Path = Field(default=Path(".agent-memory"))
-    embedded_host: str = "127.0.0.1"
-    embedded_port: int = Field(default=0, ge=0, le=65_535)
+    data_dir: Path = Field(
+        default=Path(".agent-memory"),
+        description="Data directory of the embedded server (used when MONGODB_URI is unset).",
+    )
+    embedded_host: str = Field(
+        default="127.0.0.1",
+        description="Address of the embedded server; loopback only (it has no authentication).",
+    )
+    embedded_port: int = Field(
+        default=0, ge=0, le=65_535, description="Port of the embedded server; 0 picks a free one."
+    )
 
     # --- providers -------------------------------------------------------------------------
-    embedder: str = "local"
-    embedding_model: str | None = None
-    embedding_dimensions: int | None = Field(default=None, ge=8, le=8_192)
-    chat_model: str = "offline"
-    chat_model_name: str | None = None
+    embedder: str = Field(
+        default="local",
+        description=f"Embedding provider, one of {', '.join(EMBEDDERS)}: local (offline "
+        "multilingual-e5-small, 384 dimensions), voyage (Voyage AI, needs VOYAGE_API_KEY), "
+        "fake (deterministic hashing, for tests).",
+    )
+    embedding_model: str | None = Field(
+        default=None,
+        description="Embedding model; unset: multilingual-e5-small-q4 (local), voyage-3.5 "
+        "(voyage).",
+    )
+    embedding_dimensions: int | None = Field(
+        default=None,
+        ge=8,
+        le=8_192,
+        description="Vector size; unset: the model's own (384 local, 1024 voyage-3.5, 256 "
+        "fake). Flexible Voyage models take 256, 512, 1024 or 2048.",
+    )
+    chat_model: str = Field(
+        default="offline",
+        description=f"Chat provider, one of {', '.join(CHAT_MODELS)}: offline (quotes the "
+        "retrieved context, labelled as offline), anthropic (Claude, needs ANTHROPIC_API_KEY), "
+        "fake (for tests).",
+    )
+    chat_model_name: str | None = Field(
+        default=None, description="Anthropic model; unset: claude-sonnet-5-5."
+    )
     anthropic_api_key: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices(
             "ANTHROPIC_API_KEY", "AGENT_MEMORY_ANTHROPIC_API_KEY", "anthropic_api_key"
         ),
+        description="Anthropic API key; needed only with AGENT_MEMORY_CHAT_MODEL=anthropic.",
     )
     voyage_api_key: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices(
             "VOYAGE_API_KEY", "AGENT_MEMORY_VOYAGE_API_KEY", "voyage_api_key"
         ),
+        description="Voyage AI API key; needed only with AGENT_MEMORY_EMBEDDER=voyage.",
     )
-    provider_timeout_s: float = Field(default=60.0, gt=0, le=600)
+    provider_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=600,
+        description="Seconds one provider request (embedding or chat) may take.",
+    )
 
     # --- feedback API ----------------------------------------------------------------------
     api_keys: dict[str, list[SecretStr]] = Field(
@@ -83,8 +142,10 @@ class Settings(BaseSettings):
         '{"support": ["key-1", "key-2"]} (a single key may be given as a string). A key '
         "reads and rates only its agent's actions. Keys are at least 24 characters.",
     )
-    api_host: str = "127.0.0.1"
-    api_port: int = Field(default=8080, ge=1, le=65_535)
+    api_host: str = Field(default="127.0.0.1", description="Address `agent-memory api` listens on.")
+    api_port: int = Field(
+        default=8080, ge=1, le=65_535, description="Port `agent-memory api` listens on."
+    )
 
     @field_validator("mongodb_uri")
     @classmethod
