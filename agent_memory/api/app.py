@@ -57,8 +57,13 @@ __all__ = ["create_app"]
 
 logger = structlog.get_logger(__name__)
 
-#: Ids as the memories accept them: 1-256 characters, no control characters.
-_ID_RULES: dict[str, Any] = {"min_length": 1, "max_length": 256, "pattern": r"^[^\x00-\x1f\x7f]+$"}
+#: Ids as the memories accept them (check_id): 1-256 characters, not only whitespace, no
+#: control characters.
+_ID_RULES: dict[str, Any] = {
+    "min_length": 1,
+    "max_length": 256,
+    "pattern": r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$",
+}
 _ID = Annotated[str, Field(**_ID_RULES)]
 _api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The agent's API key")
 
@@ -144,9 +149,22 @@ def _agent_of(request: Request, key: Annotated[str | None, Depends(_api_key)]) -
 
 Agent = Annotated[str, Depends(_agent_of)]
 ActionId = Annotated[str, Path(**_ID_RULES)]
-UserId = Annotated[str, Query(**_ID_RULES)]
-ActionType = Annotated[str | None, Query(**_ID_RULES)]
-Days = Annotated[int, Query(ge=1, le=3660)]
+
+
+class ActionQuery(BaseModel):
+    # A misspelt parameter is refused, not silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: _ID
+
+
+class RatesQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action_type: _ID | SkipJsonSchema[None] = None
+    days: Annotated[int, Field(ge=1, le=3660)] = 30
+
+
 IdempotencyKey = Annotated[
     str | None,
     Header(
@@ -259,7 +277,11 @@ def create_app(
     @app.post(
         "/v1/actions/{action_id}/feedback",
         tags=["feedback"],
-        responses={404: {"model": Problem}, 409: {"model": Problem}},
+        responses={
+            400: {"model": Problem, "description": "A body that cannot be read (not UTF-8)"},
+            404: {"model": Problem},
+            409: {"model": Problem},
+        },
     )
     async def add_feedback(
         request: Request,
@@ -285,11 +307,11 @@ def create_app(
         request: Request,
         agent_id: Agent,
         action_id: ActionId,
-        user_id: UserId,
+        query: Annotated[ActionQuery, Query()],
     ) -> ActionOut:
         """The action with its feedback."""
         episodic: EpisodicMemory = request.app.state.episodic
-        action = await episodic.get_action(Tenant(agent_id, user_id), action_id)
+        action = await episodic.get_action(Tenant(agent_id, query.user_id), action_id)
         data = asdict(action)
         data["memory_ids"] = list(action.memory_ids)
         return ActionOut(**{k: v for k, v in data.items() if k in ActionOut.model_fields})
@@ -298,11 +320,10 @@ def create_app(
     async def success_rates(
         request: Request,
         agent_id: Agent,
-        action_type: ActionType = None,
-        days: Days = 30,
+        query: Annotated[RatesQuery, Query()],
     ) -> SuccessRates:
         """Counts and rates of the agent's actions over the last ``days`` days."""
         episodic: EpisodicMemory = request.app.state.episodic
-        return await episodic.success_rates(agent_id, action_type, days=days)
+        return await episodic.success_rates(agent_id, query.action_type, days=query.days)
 
     return app

@@ -144,8 +144,22 @@ async def test_unknown_ids_and_malformed_requests(api):
         headers={**_key(), "Content-Type": "application/json"},
     )
     assert not_json.status_code == 422
+    not_utf8 = await client.post(
+        "/v1/actions/act_nope/feedback",
+        content=b"\xff\xfe{",
+        headers={**_key(), "Content-Type": "application/json"},
+    )
+    assert not_utf8.status_code == 400 and not_utf8.json()["detail"]
     assert (await client.get("/v1/success-rates?days=0", headers=_key())).status_code == 422
     assert (await client.get("/v1/success-rates?days=x", headers=_key())).status_code == 422
+    # A misspelt parameter is refused rather than ignored (``day`` would silently mean 30 days).
+    misspelt = await client.get("/v1/success-rates?day=7", headers=_key())
+    assert misspelt.status_code == 422 and "day" in str(misspelt.json()["detail"])
+    extra = await client.get("/v1/actions/act_nope?user_id=alice&agent_id=other", headers=_key())
+    assert extra.status_code == 422
+    # An id of whitespace only is refused by the schema, as the memories refuse it.
+    blank = await client.get("/v1/actions/act_nope?user_id=%20%20", headers=_key())
+    assert blank.status_code == 422
 
 
 async def test_the_openapi_document_describes_every_route(api):
