@@ -1,0 +1,30 @@
+"""Operations: the scheduled maintenance run and its lock, erasing a user, counting data.
+
+- :class:`Maintenance` (:mod:`~agent_memory.ops.maintenance`): decay and retention under one
+  lease, for cron, Kubernetes CronJobs or an app's own scheduler (``agent-memory decay``).
+- :class:`Lease` (:mod:`~agent_memory.ops.lease`): a named lease in the ``locks`` collection.
+- :func:`forget_user` (:mod:`~agent_memory.ops.forget`): a user erased from the memories, the
+  formation queue and the LangGraph checkpointer (``agent-memory forget``).
+- :func:`collect_stats` (:mod:`~agent_memory.ops.stats`): counts per kind and tenant
+  (``agent-memory stats``).
+"""
+
+from __future__ import annotations
+
+from agent_memory.ops.forget import agents_of, forget_user
+from agent_memory.ops.lease import Lease, LeaseHeldError, LeaseLostError, LeaseState
+from agent_memory.ops.maintenance import Maintenance, MaintenanceReport
+from agent_memory.ops.stats import Stats, collect_stats
+
+__all__ = [
+    "Lease",
+    "LeaseHeldError",
+    "LeaseLostError",
+    "LeaseState",
+    "Maintenance",
+    "MaintenanceReport",
+    "Stats",
+    "agents_of",
+    "collect_stats",
+    "forget_user",
+]

@@ -1,0 +1,90 @@
+"""Erase a user everywhere: the memories, queued formation jobs and LangGraph threads.
+
+:meth:`MemorySystem.forget_user <agent_memory.memory.system.MemorySystem.forget_user>` erases
+the four memories and the knowledge base, plus whatever was registered with it (the
+``RAGAgent`` registers its formation queue). Two holders of user data live beside the
+memories and are easy to miss: queued memory-formation jobs and the threads of the LangGraph
+checkpointer (:class:`~agent_memory.langgraph.checkpointer.MongoCheckpointer`, when the app
+runs its graphs with ``agent_id`` and ``user_id`` in the configurable). :func:`forget_user`
+erases those too, so an erasure request is one call.
+
+Without an agent, :func:`agents_of` finds every agent that holds something of the user (one
+``distinct`` per collection), and each of those tenants is erased.
+
+>>> erased = await forget_user(memories, Tenant("support-agent", "u42"))   # doctest: +SKIP
+>>> erased["formation_jobs"], erased["lg_checkpoints"]                     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.formation.queue import FormationQueue
+from agent_memory.memory._common import Tenant, check_id
+from agent_memory.memory.knowledge import SHARED_USER
+from agent_memory.memory.system import MemorySystem
+from agent_memory.mongo._errors import translate_errors
+
+__all__ = ["USER_COLLECTIONS", "agents_of", "forget_user"]
+
+logger = structlog.get_logger(__name__)
+
+#: Collections holding documents with the tenant keys ``agent_id`` and ``user_id``.
+USER_COLLECTIONS = (
+    "memories",
+    "profiles",
+    "sessions",
+    "messages",
+    "tasks",
+    "checkpoints",
+    "action_logs",
+    "knowledge_chunks",
+    "formation_jobs",
+    "lg_checkpoints",
+    "lg_checkpoint_writes",
+)
+
+
+def check_user(user_id: str) -> str:
+    """A user id that may be erased: ``"*"`` names the knowledge shared by every user."""
+    user_id = check_id(user_id, "user_id")
+    if user_id == SHARED_USER:
+        raise InvalidInputError(
+            f"user_id {SHARED_USER!r} is reserved for knowledge shared by all users of an agent; "
+            "it is not a user and cannot be forgotten"
+        )
+    return user_id
+
+
+async def agents_of(memories: MemorySystem, user_id: str) -> list[str]:
+    """Every agent that holds something of ``user_id``, sorted."""
+    user_id = check_user(user_id)
+    found: set[str] = set()
+    with translate_errors("finding the agents of a user"):
+        for name in USER_COLLECTIONS:
+            values = await memories.connection.collection(name).distinct(
+                "agent_id", {"user_id": {"$eq": user_id}}
+            )
+            found.update(value for value in values if isinstance(value, str))
+    return sorted(found)
+
+
+async def forget_user(memories: MemorySystem, tenant: Tenant) -> dict[str, int]:
+    """Erase ``tenant`` in the memories, the formation queue and the LangGraph checkpointer;
+    returns what was erased per collection. Idempotent: a rerun finishes an interrupted one."""
+    if not isinstance(tenant, Tenant):
+        raise InvalidInputError(f"tenant must be a Tenant, got {type(tenant).__name__}")
+    check_user(tenant.user_id)  # before anything is erased
+    # Imported here: the checkpointer pulls in LangGraph, which only this path needs.
+    from agent_memory.langgraph.checkpointer import MongoCheckpointer
+
+    connection = memories.connection
+    erased = dict(await memories.forget_user(tenant))
+    jobs = await FormationQueue(connection).forget_user(tenant)  # names carry the prefix
+    threads = await MongoCheckpointer(connection).forget_user(tenant)  # names do not
+    more = [*jobs.items()] + [(connection.collection_name(k), v) for k, v in threads.items()]
+    for collection, count in more:
+        erased[collection] = erased.get(collection, 0) + count
+    logger.info("user_erased", agent_id=tenant.agent_id, erased=sum(erased.values()))
+    return erased

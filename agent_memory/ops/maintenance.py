@@ -1,0 +1,293 @@
+"""The scheduled maintenance run: importance decay, then retention, under one lock.
+
+What cron (or a Kubernetes CronJob) runs, through ``agent-memory decay``, and what an app can
+call from its own scheduler:
+
+1. take the ``maintenance`` lease (:mod:`agent_memory.ops.lease`), so two overlapping runs
+   never work at once; a run whose holder died is taken over once its lease expires;
+2. decay long-term memories not used for a while (:class:`~agent_memory.memory.decay.DecayJob`,
+   idempotent per period: a second run in the period decays nothing);
+3. finish feedback credits a crash left half-done (servers without transactions);
+4. archive or delete inactive conversation sessions;
+5. summarise and delete action logs older than the episodic retention;
+6. give the lease back.
+
+Each step is idempotent on its own, so a run that fails half-way is finished by the next. A dry
+run takes no lease and writes nothing: it counts what each step would touch.
+
+>>> maintenance = Maintenance(memories)                          # doctest: +SKIP
+>>> report = await maintenance.run(agent_id="support-agent")    # LeaseHeldError if running
+>>> print(report.summary())                                     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.memory import conversation_queries as q
+from agent_memory.memory._common import check_id, utcnow
+from agent_memory.memory.decay import DecayReport
+from agent_memory.memory.episodic_records import day_start
+from agent_memory.memory.system import MemorySystem
+from agent_memory.mongo import _driver
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.ops.lease import Lease
+
+__all__ = ["STEPS", "Maintenance", "MaintenanceReport"]
+
+logger = structlog.get_logger(__name__)
+
+LEASE_NAME = "maintenance"
+#: The steps a run reports progress for, in order.
+STEPS = ("decay", "credits", "sessions", "actions")
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceReport:
+    """What a run did (a dry run: what it would do). Retention counts are zero when
+    retention was skipped (``retention`` false)."""
+
+    agent_id: str | None
+    dry_run: bool
+    retention: bool
+    decay: DecayReport
+    credits_repaired: int
+    sessions_archived: int
+    sessions_deleted: int
+    messages_deleted: int
+    actions_summarised: int
+    actions_deleted: int
+    #: Retention stopped at its batch limit with work left: run again.
+    more: bool
+    holder: str | None
+    #: The holder of an expired lease this run took over (that run died).
+    took_over: str | None
+    seconds: float
+
+    def summary(self) -> str:
+        """One line for logs and cron mail."""
+        scope = f"agent {self.agent_id}" if self.agent_id else "all agents"
+        would = "would " if self.dry_run else ""
+        decay = self.decay
+        parts = [
+            f"{'dry run, ' if self.dry_run else ''}{scope}, period {decay.period}",
+            (
+                f"{would}decay {decay.eligible} memories"
+                if self.dry_run
+                else f"decayed {decay.decayed} of {decay.eligible} eligible memories"
+            ),
+        ]
+        if self.retention:
+            parts.append(
+                f"sessions {would}archive {self.sessions_archived}, {would}delete "
+                f"{self.sessions_deleted} ({self.messages_deleted} messages)"
+                if self.dry_run
+                else f"sessions archived {self.sessions_archived}, deleted "
+                f"{self.sessions_deleted} ({self.messages_deleted} messages)"
+            )
+            parts.append(
+                f"actions {would}summarise {self.actions_summarised}"
+                if self.dry_run
+                else f"actions summarised {self.actions_summarised}, deleted {self.actions_deleted}"
+            )
+            if not self.dry_run:
+                parts.append(f"credits repaired {self.credits_repaired}")
+        else:
+            parts.append("retention skipped")
+        if self.more:
+            parts.append("more retention work left: run again")
+        if self.took_over:
+            parts.append(f"took over the lock of {self.took_over}")
+        parts.append(f"{self.seconds:.2f} s")
+        return "; ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready (datetimes as ISO strings)."""
+        data = asdict(self)
+        data["decay"] = {
+            key: value.isoformat() if isinstance(value, datetime) else value
+            for key, value in data["decay"].items()
+        }
+        return data
+
+
+class Maintenance:
+    """The locked decay-and-retention run over a :class:`MemorySystem`'s stores and configs.
+
+    ``lease_seconds`` is how long a crashed run blocks the next one; a live run renews its
+    lease every third of it, so it only needs to exceed a stall (not a whole run).
+    """
+
+    def __init__(
+        self,
+        memories: MemorySystem,
+        *,
+        lease_seconds: float = 300.0,
+        holder: str | None = None,
+    ) -> None:
+        self.memories = memories
+        self.connection = memories.connection
+        self.lease_seconds = lease_seconds
+        self.holder = holder
+        # Checked now, so a bad value fails before any run.
+        Lease(self.connection, LEASE_NAME, ttl_seconds=lease_seconds, holder=holder)
+
+    def lease(self) -> Lease:
+        """A new lease object for one run (the same holder when one was given)."""
+        return Lease(
+            self.connection, LEASE_NAME, ttl_seconds=self.lease_seconds, holder=self.holder
+        )
+
+    async def run(
+        self,
+        *,
+        agent_id: str | None = None,
+        dry_run: bool = False,
+        retention: bool = True,
+        now: datetime | None = None,
+        on_step: Callable[[str], None] | None = None,
+    ) -> MaintenanceReport:
+        """One run for ``agent_id`` (``None``: every agent). ``on_step(name)`` is called as
+        each of :data:`STEPS` finishes (for a progress bar). Raises
+        :class:`~agent_memory.ops.lease.LeaseHeldError` when another run holds the lock, before
+        anything is written."""
+        agent = None if agent_id is None else check_id(agent_id, "agent_id")
+        if not isinstance(dry_run, bool) or not isinstance(retention, bool):
+            raise InvalidInputError("dry_run and retention must be bools")
+        moment = utcnow() if now is None else now
+        if not isinstance(moment, datetime) or moment.tzinfo is None:
+            raise InvalidInputError("now must be a timezone-aware datetime")
+        started = time.perf_counter()
+        step = on_step or (lambda name: None)
+        if dry_run:
+            counts = await self._count(agent, moment, retention, step)
+            holder = took_over = None
+        else:
+            lease = self.lease()
+            state = await lease.acquire()
+            lease.start_renewing()
+            try:
+                counts = await self._work(agent, moment, retention, step, lease)
+            finally:
+                await lease.release()
+            holder, took_over = state.holder, state.took_over
+        report = MaintenanceReport(
+            agent_id=agent,
+            dry_run=dry_run,
+            retention=retention,
+            holder=holder,
+            took_over=took_over,
+            seconds=round(time.perf_counter() - started, 3),
+            **counts,
+        )
+        logger.info(
+            "maintenance_finished",
+            agent_id=agent,
+            dry_run=dry_run,
+            period=report.decay.period,
+            decayed=report.decay.decayed,
+            eligible=report.decay.eligible,
+            sessions_archived=report.sessions_archived,
+            sessions_deleted=report.sessions_deleted,
+            actions_deleted=report.actions_deleted,
+            took_over=took_over,
+            seconds=report.seconds,
+        )
+        return report
+
+    async def _work(
+        self,
+        agent: str | None,
+        now: datetime,
+        retention: bool,
+        step: Callable[[str], None],
+        lease: Lease,
+    ) -> dict[str, Any]:
+        m = self.memories
+        decay = await m.decay.run(agent_id=agent, now=now)
+        step("decay")
+        counts: dict[str, Any] = _empty(decay)
+        if not retention:
+            return counts
+        lease.check()
+        counts["credits_repaired"] = await m.episodic.repair_pending_credits(agent_id=agent)
+        step("credits")
+        lease.check()
+        sessions = await m.conversation.apply_retention(agent_id=agent, now=now)
+        counts["sessions_archived"] = sessions["archived"]
+        counts["sessions_deleted"] = sessions["sessions_deleted"]
+        counts["messages_deleted"] = sessions["messages_deleted"]
+        step("sessions")
+        lease.check()
+        actions = await m.episodic.apply_retention(agent_id=agent, now=now)
+        counts["actions_summarised"] = actions.summarised
+        counts["actions_deleted"] = actions.deleted
+        counts["more"] = actions.more
+        step("actions")
+        return counts
+
+    async def _count(
+        self, agent: str | None, now: datetime, retention: bool, step: Callable[[str], None]
+    ) -> dict[str, Any]:
+        """What a run would do, read-only."""
+        m = self.memories
+        decay = await m.decay.run(agent_id=agent, now=now, dry_run=True)
+        step("decay")
+        counts = _empty(decay)
+        if not retention:
+            return counts
+        step("credits")
+        config = m.conversation.config
+        archive = config.retention_mode == "archive"
+        stale = q.stale_sessions(
+            archive=archive, cutoff=now - timedelta(days=config.retention_days), agent_id=agent
+        )
+        tenant = {} if agent is None else {"agent_id": {"$eq": agent}}
+        cutoff = day_start(now - timedelta(days=m.episodic.config.retention_days))
+        with translate_errors("counting what retention would do"):
+            rows = await _driver.aggregate(
+                m.conversation.sessions,
+                [
+                    {"$match": stale},
+                    {
+                        "$group": {
+                            "_id": None,
+                            "sessions": {"$sum": 1},
+                            "messages": {"$sum": {"$ifNull": ["$message_count", 0]}},
+                        }
+                    },
+                ],
+            )
+            step("sessions")
+            actions = await self.connection.collection("action_logs").count_documents(
+                {**tenant, "timestamp": {"$lt": cutoff}}
+            )
+            step("actions")
+        found = rows[0] if rows else {"sessions": 0, "messages": 0}
+        if archive:
+            counts["sessions_archived"] = found["sessions"]
+        else:
+            counts["sessions_deleted"] = found["sessions"]
+            counts["messages_deleted"] = found["messages"]
+        counts["actions_summarised"] = counts["actions_deleted"] = actions
+        return counts
+
+
+def _empty(decay: DecayReport) -> dict[str, Any]:
+    return {
+        "decay": decay,
+        "credits_repaired": 0,
+        "sessions_archived": 0,
+        "sessions_deleted": 0,
+        "messages_deleted": 0,
+        "actions_summarised": 0,
+        "actions_deleted": 0,
+        "more": False,
+    }

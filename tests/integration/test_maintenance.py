@@ -1,0 +1,303 @@
+"""The locked maintenance run (decay + retention), its lease, forgetting everywhere, stats."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.formation.queue import FormationQueue
+from agent_memory.langgraph.checkpointer import MongoCheckpointer
+from agent_memory.memory import MemorySystem, Tenant
+from agent_memory.memory._common import utcnow
+from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.ops import (
+    Lease,
+    LeaseHeldError,
+    LeaseLostError,
+    Maintenance,
+    agents_of,
+    collect_stats,
+    forget_user,
+)
+from agent_memory.providers.chat.fake import FakeChatModel
+
+ALICE = Tenant("agent", "alice")
+BOB = Tenant("agent", "bob")
+CAROL = Tenant("other-agent", "carol")
+LATER = timedelta(days=120)  # past every default: decay 30 d, actions 30 d, sessions 90 d
+
+
+@pytest.fixture
+async def system(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    memories = MemorySystem(connection, embedder, chat_model=FakeChatModel(default="summary"))
+    yield memories
+    await memories.aclose()
+
+
+async def seed(system: MemorySystem, tenant: Tenant, *, memories: int = 2) -> str:
+    """Memories, a session of 2 messages, 2 actions (one rated), a task, knowledge."""
+    stored = [
+        await system.long_term.store(tenant, f"{tenant.user_id} fact number {i}")
+        for i in range(memories)
+    ]
+    await system.conversation.append_turn(
+        tenant, f"{tenant.user_id}-s1", [NewMessage.user("hello"), NewMessage("assistant", "hi")]
+    )
+    action = await system.episodic.log_action(
+        tenant,
+        session_id=f"{tenant.user_id}-s1",
+        action_type="query_response",
+        outcome="success",
+        content="hello",
+        memory_ids=[m.id for m in stored],
+    )
+    await system.episodic.log_action(
+        tenant,
+        session_id=f"{tenant.user_id}-s1",
+        action_type="query_response",
+        outcome="failure",
+        content="bye",
+    )
+    await system.episodic.add_feedback(tenant, action, rating=5)
+    await system.working.create_task(tenant, f"{tenant.user_id}-s1", "plan", plan=["a"])
+    await system.knowledge.ingest(tenant, source="notes.txt", text="Some notes.")
+    await system.conversation.drain()
+    await system.long_term.drain()
+    return action
+
+
+async def importances(connection) -> dict[str, float]:
+    docs = await connection.collection("memories").find({}, {"importance": 1}).to_list(None)
+    return {d["_id"]: d["importance"] for d in docs}
+
+
+# --- the lease ---------------------------------------------------------------------------------
+
+
+async def test_lease_is_exclusive_renewed_released_and_taken_over_after_expiry(connection):
+    first = Lease(connection, "job", ttl_seconds=60, holder="first")
+    second = Lease(connection, "job", ttl_seconds=60, holder="second")
+    state = await first.acquire()
+    assert state.took_over is None
+    with pytest.raises(LeaseHeldError, match="first"):
+        await second.acquire()
+    assert await first.acquire()  # the holder may take it again (renewal)
+    await first.release()
+    assert (await second.acquire()).took_over is None  # released, not crashed
+    await second.release()
+
+    # a holder that died: its lease expires and the next caller takes it over
+    crashed = Lease(connection, "job", ttl_seconds=0.05, holder="crashed")
+    await crashed.acquire()
+    await asyncio.sleep(0.1)
+    taken = await second.acquire()
+    assert taken.took_over == "crashed"
+    assert not await crashed.renew()  # the dead holder finds out
+    with pytest.raises(LeaseLostError):
+        crashed.check()
+    await second.release()
+
+
+async def test_lease_renewal_keeps_a_long_run_exclusive(connection):
+    holder = Lease(connection, "job", ttl_seconds=0.3, holder="long")
+    async with holder:
+        await asyncio.sleep(0.6)  # two ttls: without renewal it would have expired
+        with pytest.raises(LeaseHeldError):
+            await Lease(connection, "job", ttl_seconds=0.3, holder="other").acquire()
+    await Lease(connection, "job", holder="other").acquire()
+
+
+async def test_concurrent_acquires_give_the_lease_to_exactly_one(connection):
+    leases = [Lease(connection, "job", holder=f"h{i}") for i in range(6)]
+    results = await asyncio.gather(*(lease.acquire() for lease in leases), return_exceptions=True)
+    assert sum(not isinstance(r, BaseException) for r in results) == 1
+    assert all(isinstance(r, LeaseHeldError) for r in results if isinstance(r, BaseException))
+
+
+@pytest.mark.parametrize("ttl", [0, -1, float("nan"), True, 10**9])
+def test_bad_lease_times_are_refused(connection, ttl):
+    with pytest.raises(InvalidInputError):
+        Lease(connection, "job", ttl_seconds=ttl)
+
+
+# --- the maintenance run -----------------------------------------------------------------------
+
+
+async def test_run_decays_once_per_period_and_applies_retention(system, connection):
+    await seed(system, ALICE)
+    await seed(system, CAROL, memories=1)
+    before = await importances(connection)
+    now = utcnow() + LATER
+    report = await Maintenance(system).run(now=now)
+    assert report.decay.eligible == 3 and report.decay.decayed == 3
+    after = await importances(connection)
+    assert all(after[k] == pytest.approx(max(0.1, before[k] * 0.95)) for k in before)
+    assert report.sessions_archived == 2 and report.sessions_deleted == 0
+    assert report.actions_summarised == 4 and report.actions_deleted == 4
+    assert await connection.collection("action_logs").count_documents({}) == 0
+    statuses = await connection.collection("sessions").distinct("status")
+    assert statuses == ["archived"]
+    assert report.holder and report.took_over is None
+    assert "decayed 3 of 3 eligible memories" in report.summary()
+    # the success rates still count the summarised actions
+    rates = await system.episodic.success_rates("agent", days=200, now=now)
+    assert rates.total == 2 and rates.summarised == 2 and rates.average_rating == 5
+
+    again = await Maintenance(system).run(now=now + timedelta(hours=1))
+    assert again.decay.period == report.decay.period
+    assert again.decay.decayed == 0 and again.sessions_archived == 0
+    assert await importances(connection) == after
+    lock = await connection.collection("locks").find_one({"_id": "maintenance"})
+    assert lock["released_at"] is not None
+
+
+async def test_one_agent_only_and_skip_retention(system, connection):
+    await seed(system, ALICE)
+    await seed(system, CAROL, memories=1)
+    report = await Maintenance(system).run(agent_id="agent", retention=False, now=utcnow() + LATER)
+    assert report.decay.decayed == 2 and not report.retention
+    assert "retention skipped" in report.summary()
+    assert await connection.collection("action_logs").count_documents({}) == 4
+    carol = await connection.collection("memories").find_one({"agent_id": "other-agent"})
+    assert carol["importance"] == pytest.approx(0.5) and "decay_period" not in carol
+
+
+async def test_dry_run_counts_and_writes_nothing(system, connection):
+    await seed(system, ALICE)
+    names = await connection.db.list_collection_names()
+    snapshot = {
+        name: await connection.collection(name).find({}).sort("_id", 1).to_list(None)
+        for name in names
+    }
+    report = await Maintenance(system).run(dry_run=True, now=utcnow() + LATER)
+    assert report.dry_run and report.decay.eligible == 2 and report.decay.decayed == 0
+    assert report.sessions_archived == 1 and report.actions_summarised == 2
+    assert report.holder is None
+    assert "would decay 2 memories" in report.summary()
+    assert sorted(await connection.db.list_collection_names()) == sorted(names)
+    for name in names:
+        assert (
+            await connection.collection(name).find({}).sort("_id", 1).to_list(None)
+            == (snapshot[name])
+        ), name
+
+
+async def test_a_run_while_another_holds_the_lock_writes_nothing(system, connection):
+    await seed(system, ALICE)
+    before = await importances(connection)
+    await Lease(connection, "maintenance", holder="cron-1").acquire()
+    with pytest.raises(LeaseHeldError, match="cron-1"):
+        await Maintenance(system).run(now=utcnow() + LATER)
+    assert await importances(connection) == before
+    assert await connection.collection("decay_runs").count_documents({}) == 0
+
+
+async def test_two_concurrent_runs_one_works_the_other_is_refused(system, connection):
+    await seed(system, ALICE)
+    now = utcnow() + LATER
+    results = await asyncio.gather(
+        Maintenance(system).run(now=now),
+        Maintenance(system).run(now=now),
+        return_exceptions=True,
+    )
+    done = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, LeaseHeldError)]
+    assert len(done) == 1 and len(refused) == 1, results
+    assert done[0].decay.decayed == 2
+    assert await connection.collection("decay_runs").count_documents({}) == 1
+
+
+async def test_an_expired_lock_of_a_crashed_run_is_taken_over(system, connection):
+    await seed(system, ALICE)
+    crashed = Lease(connection, "maintenance", ttl_seconds=60, holder="dead-pod")
+    await crashed.acquire(now=utcnow() - timedelta(minutes=10))
+    report = await Maintenance(system).run(now=utcnow() + LATER)
+    assert report.took_over == "dead-pod" and report.decay.decayed == 2
+    assert "took over the lock of dead-pod" in report.summary()
+
+
+async def test_bad_arguments_are_refused_before_anything(system):
+    with pytest.raises(InvalidInputError):
+        await Maintenance(system).run(agent_id={"$ne": None})  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        await Maintenance(system).run(now=utcnow().replace(tzinfo=None))
+    with pytest.raises(InvalidInputError):
+        Maintenance(system, lease_seconds=-5)
+
+
+# --- forgetting everywhere ---------------------------------------------------------------------
+
+
+async def test_forget_user_erases_formation_jobs_and_langgraph_threads_too(system, connection):
+    await seed(system, ALICE)
+    await seed(system, BOB)
+    queue = FormationQueue(connection)
+    await queue.setup()
+    await queue.schedule(ALICE, "alice-s1")
+    await queue.schedule(BOB, "bob-s1")
+    saver = MongoCheckpointer(connection)
+    await saver.setup()
+    for tenant in (ALICE, BOB):
+        config = {
+            "configurable": {
+                "thread_id": f"t-{tenant.user_id}",
+                "checkpoint_ns": "",
+                "agent_id": tenant.agent_id,
+                "user_id": tenant.user_id,
+            }
+        }
+        checkpoint = {
+            "v": 1,
+            "id": f"1f0-{tenant.user_id}",
+            "ts": utcnow().isoformat(),
+            "channel_values": {},
+            "channel_versions": {},
+            "versions_seen": {},
+        }
+        await saver.aput(config, checkpoint, {"source": "input", "step": 0}, {})
+
+    assert await agents_of(system, "alice") == ["agent"]
+    erased = await forget_user(system, ALICE)
+    assert erased["formation_jobs"] == 1 and erased["lg_checkpoints"] == 1
+    assert erased["memories"] == 2 and erased["action_logs"] == 2 and erased["messages"] == 2
+    assert await agents_of(system, "alice") == []
+    for name in ("memories", "sessions", "action_logs", "formation_jobs", "lg_checkpoints"):
+        assert await connection.collection(name).count_documents({"user_id": "alice"}) == 0
+        assert await connection.collection(name).count_documents({"user_id": "bob"}) >= 1, name
+    assert sum((await forget_user(system, ALICE)).values()) == 0
+
+
+async def test_forget_refuses_the_shared_knowledge_user_before_erasing(system, connection):
+    await seed(system, ALICE)
+    with pytest.raises(InvalidInputError, match="reserved"):
+        await forget_user(system, Tenant("agent", "*"))
+    assert await connection.collection("memories").count_documents({}) == 2
+
+
+# --- stats -------------------------------------------------------------------------------------
+
+
+async def test_stats_count_exactly_per_kind_and_tenant(system, connection):
+    await seed(system, ALICE, memories=3)
+    await seed(system, BOB, memories=1)
+    await seed(system, CAROL, memories=2)
+    await system.long_term.store(ALICE, "alice fact number 0")  # reinforces: still 3
+    stats = await collect_stats(connection)
+    totals = stats.totals
+    assert totals["memories"].count == 6
+    assert totals["sessions"].count == 3 and totals["messages"].count == 6
+    assert totals["actions"].count == 6 and totals["actions"].by == {"success": 3, "failure": 3}
+    assert totals["knowledge docs"].count == 3 and totals["tasks"].count == 3
+    assert stats.agents == ["agent", "other-agent"]
+    alice = next(t for t in stats.tenants if t.user_id == "alice")
+    assert alice.counts["memories"] == 3 and alice.counts["actions"] == 2
+    assert stats.tenants[0].user_id == "alice"  # the largest first
+
+    scoped = await collect_stats(connection, agent_id="other-agent")
+    assert scoped.totals["memories"].count == 2 and scoped.agents == ["other-agent"]
+    assert [t.user_id for t in scoped.tenants] == ["carol"]
