@@ -231,3 +231,20 @@ async def test_a_statement_about_the_user_is_acknowledged(chat: OfflineChatModel
         )
     asked = ChatRequest((Message.user("Do I prefer the window seat?"),))
     assert "nothing relevant" in (await chat.generate(asked)).text
+
+
+async def test_earlier_turns_of_the_conversation_are_context(chat: OfflineChatModel) -> None:
+    request = ChatRequest(
+        (
+            Message.user("My flight to Kyoto is on 12 April. Where should I stay?"),
+            Message.assistant(f"{OFFLINE_LABEL}Noted."),
+            Message.user("When is the Kyoto flight?"),
+        )
+    )
+    text = (await chat.generate(request)).text
+    assert text == f"{OFFLINE_LABEL}From memory: My flight to Kyoto is on 12 April."
+    # Its own earlier replies and the user's earlier questions are never quoted back.
+    again = ChatRequest((*request.messages, Message.assistant(text), Message.user("Noted?")))
+    assert "nothing relevant" in (await chat.generate(again)).text
+    stay = ChatRequest((*request.messages[:2], Message.user("Where should I stay in Kyoto?")))
+    assert "Where should I stay" not in (await chat.generate(stay)).text

@@ -186,6 +186,11 @@ def empty_extraction(schema: dict[str, Any]) -> Any:
     return build(schema)
 
 
+def _user_text(request: ChatRequest, index: int) -> str:
+    message = request.messages[index]
+    return message.text if message.role == "user" else ""
+
+
 class OfflineChatModel(ChatModel):
     """Answers from the context in the request by word overlap: no network, deterministic.
 
@@ -214,10 +219,14 @@ class OfflineChatModel(ChatModel):
         if request.output_schema is not None:
             return json.dumps(empty_extraction(request.output_schema), ensure_ascii=False)
         # Messages carrying only tool results have no text; the question is in an earlier one.
-        asked = next(
-            (m.text for m in reversed(request.messages) if m.role == "user" and m.text), ""
+        position = next(
+            (i for i in range(len(request.messages) - 1, -1, -1) if _user_text(request, i)), None
         )
+        asked = "" if position is None else request.messages[position].text
         question, context = _split_question(asked)
+        # Earlier turns (the recent window) are context too: the user's words only, since
+        # this model's own earlier replies merely repeat what it quoted then.
+        earlier = [_user_text(request, i) for i in range(position or 0)]
         # Context arrives in the system prompt, around the question, or as tool results;
         # parts that instruct the model are not context.
         context_parts = [part.text for part in request.system if not part.instructions]
@@ -231,6 +240,12 @@ class OfflineChatModel(ChatModel):
             *(line for text in context_parts for line in _candidates(text)),
             *_candidates("\n".join(context)),
             *(line for text in tool_output for line in _candidates(text)),
+            *(
+                line
+                for text in earlier
+                for line in _candidates(text)
+                if not line.endswith(_QUESTION_MARKS)  # an earlier question is no answer
+            ),
         ]
         lines = best_lines(question, candidates)
         if not lines:
