@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape  # ids in messages may look like markup: [/x]
 
 from agent_memory.cli._logging import configure_logging
 from agent_memory.errors import (
@@ -39,6 +40,7 @@ EXIT = {
     "unavailable": 3,
     "not_ready": 4,
     "provider": 5,
+    "locked": 6,
     "interrupted": 130,
 }
 
@@ -55,7 +57,8 @@ app = typer.Typer(
     help=(
         "Memory for AI agents on MongoDB.\n\n"
         "Exit codes: 0 ok, 1 error, 2 configuration, 3 database unreachable or refused, "
-        "4 indexes missing or drifted, 5 provider failure, 130 interrupted."
+        "4 indexes missing or drifted, 5 provider failure, 6 another maintenance run holds the "
+        "lock, 130 interrupted."
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -63,15 +66,33 @@ app = typer.Typer(
 )
 
 
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    return parse
+
+
 @app.callback()
 def _main(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
-    log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning, error."),
-    log_format: str = typer.Option("auto", "--log-format", help="auto, json or console."),
+    log_level: str = typer.Option(
+        "warning",
+        "--log-level",
+        parser=_choice("debug", "info", "warning", "error"),
+        help="Least severe log events shown.",
+    ),
+    log_format: str = typer.Option(
+        "auto",
+        "--log-format",
+        parser=_choice("auto", "json", "console"),
+        help="Log lines as JSON, for people, or JSON unless on a terminal.",
+    ),
 ) -> None:
     state.debug = debug
-    fmt = log_format if log_format in ("auto", "json", "console") else "auto"
-    configure_logging("debug" if debug else log_level, fmt)  # type: ignore[arg-type]
+    configure_logging("debug" if debug else log_level, log_format)  # type: ignore[arg-type]
 
 
 def _exit_code(exc: AgentMemoryError) -> int:
@@ -96,12 +117,14 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
     except AgentMemoryError as exc:
         if state.debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(_exit_code(exc)) from None
 
 
 def fail(message: str, code: int = EXIT["error"]) -> Any:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -41,7 +41,7 @@ def _table(states: list[IndexState], title: str) -> Table:
 @app.command("setup")
 def setup(
     wait: bool = typer.Option(True, help="Wait until Atlas search indexes are queryable."),
-    timeout: float = typer.Option(300.0, help="Seconds to wait for search indexes."),
+    timeout: float = typer.Option(300.0, min=0, help="Seconds to wait for search indexes."),
     update: bool = typer.Option(
         False, help="Update Atlas search indexes whose definition drifted."
     ),

@@ -17,7 +17,7 @@ from agent_memory.providers.registry import make_chat_model
 
 def worker(
     once: bool = typer.Option(False, "--once", help="Work the jobs due now, then exit."),
-    poll_interval: float = typer.Option(1.0, help="Seconds between polls when idle."),
+    poll_interval: float = typer.Option(1.0, min=0.01, help="Seconds between polls when idle."),
 ) -> None:
     """Claim due memory-formation jobs and form memories until interrupted.
 

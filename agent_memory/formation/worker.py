@@ -36,6 +36,7 @@ import structlog
 
 from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
 from agent_memory.formation.queue import FormationQueue, Job
+from agent_memory.memory._common import check_seconds
 from agent_memory.memory.conversation_records import ConversationMessage
 from agent_memory.memory.profile import PatchOp
 from agent_memory.memory.records import NewMemory
@@ -99,7 +100,7 @@ class FormationWorker:
         self.chat_model = chat_model
         self.queue = queue
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.poll_interval = poll_interval
+        self.poll_interval = check_seconds(poll_interval, "poll_interval")
         self.max_messages = max_messages
         self.max_tokens = max_tokens
         self.schemas = tuple(memories.profiles.schemas.values())

@@ -114,6 +114,16 @@ def check_importance(value: Any, name: str = "importance") -> float:
     return float(value)
 
 
+def check_seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """A finite number of seconds, above zero (or zero with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(f"{name} must be a number of seconds, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        floor = "0 or more" if allow_zero else "above 0"
+        raise InvalidInputError(f"{name} must be a finite number of seconds {floor}, got {value!r}")
+    return float(value)
+
+
 def _check_value(value: Any, where: str, depth: int) -> None:
     if depth > MAX_NESTING:
         raise InvalidInputError(f"{where} is nested deeper than {MAX_NESTING} levels")

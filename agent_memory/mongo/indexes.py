@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from pymongo import IndexModel
 from pymongo import errors as pm
 from pymongo.operations import SearchIndexModel
 
-from agent_memory.errors import EmbeddingMismatchError, StorageError
+from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, StorageError
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
@@ -283,6 +284,11 @@ class IndexManager:
         Raises :class:`EmbeddingMismatchError` when the data was embedded differently, and
         :class:`StorageError` when Atlas search indexes are not queryable within ``timeout``.
         """
+        for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidInputError(f"{name} must be a number of seconds")
+            if not math.isfinite(value) or value < 0 or (name == "poll_interval" and value == 0):
+                raise InvalidInputError(f"{name} must be a finite number of seconds, got {value!r}")
         notify = on_progress or (lambda state: None)
         started = time.monotonic()
         results: list[IndexState] = []

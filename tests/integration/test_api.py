@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+
 import httpx
 import pytest
 
@@ -172,3 +179,46 @@ async def test_the_openapi_document_describes_every_route(api):
         "/v1/success-rates",
     }
     assert "X-API-Key" in str(spec["components"]["securitySchemes"])
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_agent_memory_api_serves_and_stops_cleanly(stop, embedded_server, offline_env, tmp_path):
+    """The command as an operator runs it: served on a port, answering, stopped by an
+    orchestrator (SIGTERM) or Ctrl+C with exit 0."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **offline_env,
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": "t_api_command",
+        "AGENT_MEMORY_API_KEYS": json.dumps({"support": SUPPORT_KEY}),
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory", "api", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(base + "/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.stderr.read()
+                assert time.monotonic() < deadline, "the API did not start"
+                time.sleep(0.2)
+        assert health.json() == {"status": "ok"}
+        assert httpx.get(base + "/v1/success-rates", timeout=5).status_code == 401
+        rates = httpx.get(base + "/v1/success-rates", headers=_key(), timeout=5)
+        assert rates.status_code == 200 and rates.json()["agent_id"] == "support"
+    finally:
+        server.send_signal(stop)
+        _, stderr = server.communicate(timeout=30)
+    assert server.returncode == 0, stderr
+    assert "Traceback" not in stderr

@@ -1,0 +1,94 @@
+"""Bad input to the commands that manage the deployment: a usage error (exit 2) before anything
+connects, or one clear line and an exit code, never a traceback, and nothing written."""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+import pytest
+from pymongo import MongoClient
+from typer.testing import CliRunner
+
+from agent_memory.cli import app
+from agent_memory.errors import InvalidInputError
+from agent_memory.formation.queue import FormationQueue
+from agent_memory.formation.worker import FormationWorker
+from agent_memory.memory.system import MemorySystem
+from agent_memory.mongo.indexes import IndexManager
+
+
+@pytest.fixture
+def cli_env(embedded_server):
+    return {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": f"cli_{uuid.uuid4().hex[:10]}",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+
+
+def invoke(args, env):
+    return CliRunner().invoke(app, args, env=env, catch_exceptions=False)
+
+
+def _collections(uri: str, database: str) -> list[str]:
+    with MongoClient(uri) as client:
+        return client[database].list_collection_names()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--log-level", "loud", "indexes", "status"],
+        ["--log-format", "xml", "indexes", "status"],
+        ["indexes", "setup", "--timeout", "-5"],
+        ["indexes", "setup", "--timeout", "soon"],
+        ["indexes", "setup", "--timeout", "nan"],
+        ["indexes", "setup", "--no-such-option"],
+        ["indexes", "rebuild"],
+        ["worker", "--poll-interval", "-1"],
+        ["worker", "--poll-interval", "0"],
+        ["api", "--port", "99999"],
+        ["api", "--port", "-1"],
+        ["embedded", "serve", "--port", "x"],
+    ],
+)
+def test_usage_errors_exit_2_before_connecting(args, cli_env, embedded_server):
+    result = invoke(args, cli_env)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert _collections(embedded_server.uri, cli_env["AGENT_MEMORY_DATABASE"]) == []
+
+
+def test_the_embedded_server_refuses_a_public_address(tmp_path):
+    result = invoke(
+        ["embedded", "serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path)],
+        {"AGENT_MEMORY_EMBEDDER": "fake"},
+    )
+    assert result.exit_code == 2 and "loopback" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["worker", "--once"], ["indexes", "validate"], ["api"]])
+def test_a_server_that_is_down_is_one_line(command):
+    env = {
+        "MONGODB_URI": "mongodb://127.0.0.1:9/",
+        "AGENT_MEMORY_CONNECT_TIMEOUT_MS": "300",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+        "AGENT_MEMORY_API_KEYS": '{"support": "a-key-of-at-least-24-characters"}',
+    }
+    result = invoke(command, env)
+    assert result.exit_code == 3, result.output
+    assert "cannot be reached" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("value", [0, -1.0, math.nan, math.inf, "1", True])
+async def test_the_library_refuses_bad_seconds(value, connection, embedder):
+    before = await connection.db.list_collection_names()
+    memories = MemorySystem(connection, embedder)
+    with pytest.raises(InvalidInputError, match="poll_interval"):
+        FormationWorker(memories, None, queue=FormationQueue(connection), poll_interval=value)
+    if value != 0:  # no wait at all is a valid timeout
+        with pytest.raises(InvalidInputError, match="timeout"):
+            await IndexManager(connection, embedder.signature).setup(timeout=value)
+    assert await connection.db.list_collection_names() == before
