@@ -248,3 +248,18 @@ async def test_earlier_turns_of_the_conversation_are_context(chat: OfflineChatMo
     assert "nothing relevant" in (await chat.generate(again)).text
     stay = ChatRequest((*request.messages[:2], Message.user("Where should I stay in Kyoto?")))
     assert "Where should I stay" not in (await chat.generate(stay)).text
+
+
+async def test_a_statement_is_not_answered_with_earlier_statements(chat: OfflineChatModel) -> None:
+    request = ChatRequest(
+        (
+            Message.user("Hi! I'm Ada, and I live in Porto."),
+            Message.assistant(f"{OFFLINE_LABEL}Noted."),
+            Message.user("On long flights I prefer a window seat. I'm vegetarian."),
+        )
+    )
+    assert (await chat.generate(request)).text == f"{OFFLINE_LABEL}Noted."
+
+
+def test_letters_left_by_apostrophes_are_not_terms() -> None:
+    assert best_lines("I'm cold?", ["I'm Ada."]) == []

@@ -68,7 +68,8 @@ def _terms(text: str) -> set[str]:
         if _CJK_CHAR.fullmatch(token):
             if token not in _CJK_STOP:
                 terms.add(token)
-        elif token not in _STOP:
+        elif token not in _STOP and not (len(token) == 1 and token.isalpha()):
+            # A lone letter is what an apostrophe leaves ("I'm" -> "i", "m"), not a word.
             terms.add(_stem(token))
     return terms
 
@@ -224,9 +225,11 @@ class OfflineChatModel(ChatModel):
         )
         asked = "" if position is None else request.messages[position].text
         question, context = _split_question(asked)
-        # Earlier turns (the recent window) are context too: the user's words only, since
-        # this model's own earlier replies merely repeat what it quoted then.
-        earlier = [_user_text(request, i) for i in range(position or 0)]
+        # For a question, earlier turns (the recent window) are context too: the user's words
+        # only, since this model's own earlier replies merely repeat what it quoted then. A
+        # statement is not answered with what the user said before.
+        asking = question.rstrip().endswith(_QUESTION_MARKS)
+        earlier = [_user_text(request, i) for i in range(position or 0)] if asking else []
         # Context arrives in the system prompt, around the question, or as tool results;
         # parts that instruct the model are not context.
         context_parts = [part.text for part in request.system if not part.instructions]
