@@ -1,0 +1,154 @@
+"""Hierarchical context routing (seed 002): recent turns first, then memory, then knowledge.
+
+Every turn of the ``RAGAgent`` recalls all sources at once (the recent window, long-term
+memory, the knowledge base), then routes: if the recent turns already cover the question
+they answer it; otherwise a strong or personal memory match; otherwise a strong match in the
+knowledge base; otherwise the model's own general knowledge. This recipe sets up each level
+and asks one question per level, printing which level answered and why (``TurnResult.route``:
+its ``level``, the ``levels`` that went into the prompt in order of weight, and ``reasons``).
+
+1. an earlier session: Sam tells the agent her name and home; after the session goes quiet
+   the formation worker turns it into long-term memories (seed 001's debounced formation);
+2. the knowledge base: three short travel-policy documents shared by every user;
+3. a new session (short-term memory empty, long-term kept), with one question for each level.
+
+Runs on the embedded default with offline providers (the ``[offline model]`` quotes the
+context it was given, so the answer shows what the chosen level contributed; at the "model"
+level it has nothing to quote, where Claude would answer from its own knowledge):
+
+    AGENT_MEMORY_EMBEDDER=fake python recipes/context_routing.py
+
+Switching to production, with no code change: set ``MONGODB_URI`` to Atlas (or atlas-local
+from docker-compose.yml) and run ``agent-memory indexes setup``; set
+``AGENT_MEMORY_CHAT_MODEL=anthropic`` and ``ANTHROPIC_API_KEY`` for Claude; set
+``AGENT_MEMORY_EMBEDDER=voyage`` and ``VOYAGE_API_KEY`` for Voyage embeddings. What counts as
+a "strong" match is a cosine similarity measured per embedder (``python -m
+agent_memory.bench.routing``); ``AgentConfig(routing=RoutingConfig(...))`` overrides it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import structlog
+
+from agent_memory import (
+    AgentConfig,
+    IndexManager,
+    RAGAgent,
+    SharedKnowledge,
+    Tenant,
+    TurnResult,
+    connect,
+    load_settings,
+    make_chat_model,
+    make_embedder,
+)
+from agent_memory.formation import FormationWorker
+
+AGENT = "travel-desk"
+USER = "sam"
+
+EARLIER_SESSION = [
+    "Hi, my name is Sam and I live in Lisbon.",
+    "I prefer an aisle seat on long flights.",
+]
+POLICIES = {
+    "hotel-cancellation.md": (
+        "Hotel cancellation: a hotel booking can be cancelled free of charge up to 48 hours "
+        "ahead of check-in; later cancellations cost the first night."
+    ),
+    "baggage.md": (
+        "Baggage: economy fares include one checked bag of 23 kg; business fares include two."
+    ),
+    "rail-pass.md": (
+        "Rail passes: the Japan Rail Pass must be bought before arrival and covers most "
+        "shinkansen lines except Nozomi trains."
+    ),
+}
+# One question per level, in the order the router tries them.
+QUESTIONS = [
+    "My flight to Kyoto is on 12 April, to see the cherry blossoms.",  # sets the scene
+    "When is the Kyoto flight?",  # answered by the turn just before: recent
+    "What is my name?",  # told in the earlier session: memory
+    "How many hours ahead of check-in can a hotel booking be cancelled free of charge?",
+    "What is the capital of Australia?",  # nothing stored: the model's own knowledge
+]
+
+
+def show(number: int, question: str, result: TurnResult) -> None:
+    route, manifest = result.route, result.manifest
+    print(f"Q{number} {USER}: {question}")
+    print(f"   answered by: {route.level.upper()} - {'; '.join(route.reasons)}")
+    print(
+        f"   prompt: levels {' > '.join(route.levels)}; {len(manifest.message_ids)} recent "
+        f"messages, {len(manifest.memory_ids)} memories, {len(manifest.document_ids)} documents"
+    )
+    answer = result.answer.replace("\n", "\n   ")
+    print(f"   agent: {answer}\n")
+
+
+async def main() -> None:
+    started = time.perf_counter()
+    settings = load_settings()
+    embedder, chat = make_embedder(settings), make_chat_model(settings)
+    # Seed 002 keeps the last 5 exchanges as recent context: 10 messages.
+    config = AgentConfig(
+        AGENT, short_term_limit=10, formation_debounce_s=0.0, run_formation_worker=False
+    )
+    async with await connect(settings) as conn:
+        await IndexManager(conn, embedder.signature).setup()
+        async with RAGAgent(conn, embedder, chat, config=config) as agent:
+            tenant = Tenant(AGENT, USER)
+            await agent.memories.forget_user(tenant)  # start clean on every run
+            print(f"{conn.tier} tier, {embedder.signature.describe()}, chat: {chat.model}")
+            thresholds = config.routing.for_embedder(embedder.strong_match_similarity)
+            print(
+                f"a strong match: cosine >= {thresholds.memory_similarity} (memory), "
+                f">= {thresholds.knowledge_similarity} (knowledge); recent answers when its "
+                f"window holds {thresholds.recent_overlap:.0%} of the question's words\n"
+            )
+
+            print("== an earlier session ==")
+            for text in EARLIER_SESSION:
+                result = await agent.process_query(USER, "earlier-session", text)
+                print(f"{USER}: {text}\nagent: {result.answer}")
+            # The session went quiet: the formation worker forms memories from it.
+            await agent.drain()
+            worker = FormationWorker(agent.memories, chat, queue=agent.queue)
+            while await worker.run_once():
+                pass
+            formed = await agent.memories.long_term.list_memories(tenant)
+            print("long-term memories formed:")
+            for memory in formed:
+                print(f"  - {memory.content}")
+
+            print("\n== the knowledge base (shared by every user of the agent) ==")
+            for source, text in POLICIES.items():
+                report = await agent.memories.knowledge.ingest(
+                    SharedKnowledge(AGENT), source=source, text=text
+                )
+                print(f"  {source}: {report.action}, {report.chunks} chunk(s)")
+
+            print("\n== a new session: short-term memory empty, long-term memory kept ==")
+            await agent.start_new_session(USER, "kyoto-trip")
+            answered: dict[str, int] = {}
+            for number, question in enumerate(QUESTIONS, start=1):
+                result = await agent.process_query(USER, "kyoto-trip", question)
+                show(number, question, result)
+                answered[result.route.level] = answered.get(result.route.level, 0) + 1
+            summary = ", ".join(
+                f"{level} {answered.get(level, 0)}"
+                for level in ("recent", "memory", "knowledge", "model")
+            )
+            print(f"levels that answered: {summary}")
+    await embedder.aclose()
+    print(f"done in {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    # The library never configures logging; an application decides what it wants to see.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    asyncio.run(main())
