@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from agent_memory.cli import api, bench, demo, embedded, indexes, worker
+from agent_memory.cli import (
+    api,
+    bench,
+    decay,
+    demo,
+    embedded,
+    feedback,
+    forget,
+    indexes,
+    stats,
+    worker,
+)
 from agent_memory.cli._app import app
 
 __all__ = ["app", "main"]
@@ -13,6 +24,10 @@ demo.register(app)
 worker.register(app)
 bench.register(app)
 api.register(app)
+decay.register(app)
+feedback.register(app)
+forget.register(app)
+stats.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,94 @@
+"""``agent-memory decay``: the scheduled maintenance run, for cron and Kubernetes CronJobs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from agent_memory.cli._app import EXIT, console, fail, is_terminal, run
+from agent_memory.cli._runtime import open_runtime
+from agent_memory.cli.feedback import checked_id, reflowed
+
+
+def decay(
+    agent: str | None = typer.Option(
+        None,
+        "--agent",
+        help="Only this agent's data (default: every agent).",
+        callback=checked_id("agent id"),
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Count what would change; write nothing, take no lock."
+    ),
+    skip_retention: bool = typer.Option(
+        False, "--skip-retention", help="Decay only; leave sessions and action logs."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    lease_seconds: float = typer.Option(
+        300.0,
+        "--lease-seconds",
+        min=1.0,
+        max=86_400.0,
+        help="How long a crashed run blocks the next one (a live run renews its lock).",
+    ),
+) -> None:
+    """Decay unused long-term memories, then apply retention to sessions and action logs.
+
+    Safe to schedule often: decay counts once per period (30 days by default), retention is
+    idempotent, and a lock lets one run work at a time. A run that finds the lock held exits
+    with code 6; the lock of a run that died is taken over once it expires. Prints one
+    summary line (or JSON with --json).
+
+    Example crontab line: 17 3 * * *  agent-memory decay --log-format json
+    """
+    from agent_memory.memory.system import MemorySystem
+    from agent_memory.ops.lease import LeaseHeldError
+    from agent_memory.ops.maintenance import STEPS, Maintenance
+
+    async def main() -> Any:
+        async with open_runtime() as rt:
+            memories = MemorySystem(rt.connection, rt.embedder)
+            try:
+                maintenance = Maintenance(memories, lease_seconds=lease_seconds)
+                steps = STEPS if not skip_retention else STEPS[:1]
+                with _progress(len(steps), show=is_terminal() and not as_json) as advance:
+                    try:
+                        return await maintenance.run(
+                            agent_id=agent,
+                            dry_run=dry_run,
+                            retention=not skip_retention,
+                            on_step=advance,
+                        )
+                    except LeaseHeldError as exc:
+                        return exc
+            finally:
+                await memories.aclose()
+
+    result = run(main)
+    if isinstance(result, LeaseHeldError):
+        fail(str(result), EXIT["locked"])
+    if as_json:
+        typer.echo(json.dumps(result.as_dict()))
+    else:
+        console.print(result.summary(), highlight=False, soft_wrap=True, markup=False)
+
+
+@contextmanager
+def _progress(total: int, *, show: bool) -> Iterator[Callable[[str], None]]:
+    """A progress bar on a terminal; nothing in cron logs, pipes or JSON output."""
+    if not show:
+        yield lambda step: None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("maintenance", total=total)
+        yield lambda step: progress.update(task, advance=1, description=f"{step} done")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("decay", help=reflowed(decay.__doc__))(decay)

@@ -1,0 +1,465 @@
+"""The operations commands as a user runs them: decay, feedback, forget, stats."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from pymongo import MongoClient
+from typer.testing import CliRunner
+
+from agent_memory.cli import app
+from agent_memory.cli import forget as forget_command
+from agent_memory.config import load_settings
+from agent_memory.memory import MemorySystem, Tenant
+from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.mongo.connection import connect
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.embedders.fake import FakeEmbedder
+
+ALICE = Tenant("agent", "alice")
+BOB = Tenant("agent", "bob")
+ALICE_ELSEWHERE = Tenant("other-agent", "alice")
+DOWN = {
+    "MONGODB_URI": "mongodb://127.0.0.1:9/",
+    "AGENT_MEMORY_CONNECT_TIMEOUT_MS": "300",
+    "AGENT_MEMORY_EMBEDDER": "fake",
+}
+HOSTILE = ['{"$ne": null}', "$where", "a.b.c", "[/x] [bold]", "ünïcødé ✓"]
+
+
+@pytest.fixture
+def cli_env(embedded_server):
+    return {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": f"ops_{uuid.uuid4().hex[:10]}",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+
+
+@pytest.fixture
+def db(cli_env):
+    with MongoClient(cli_env["MONGODB_URI"]) as client:
+        yield client[cli_env["AGENT_MEMORY_DATABASE"]]
+        client.drop_database(cli_env["AGENT_MEMORY_DATABASE"])
+
+
+def invoke(args, env, **kwargs):
+    return CliRunner().invoke(app, args, env=env, catch_exceptions=False, **kwargs)
+
+
+def seed(env, tenants=(ALICE, BOB, ALICE_ELSEWHERE)) -> dict[str, str]:
+    """Per tenant: 2 memories, a session of 2 messages, a rated action with a manifest and an
+    unrated failed one. Returns the rated action id of each user (by ``agent/user``)."""
+
+    async def main() -> dict[str, str]:
+        settings = load_settings(
+            mongodb_uri=env["MONGODB_URI"], database=env["AGENT_MEMORY_DATABASE"], embedder="fake"
+        )
+        embedder = FakeEmbedder()
+        async with await connect(settings) as conn:
+            await IndexManager(conn, embedder.signature).setup()
+            system = MemorySystem(conn, embedder)
+            actions = {}
+            for tenant in tenants:
+                memories = [
+                    await system.long_term.store(tenant, f"{tenant.user_id} likes item {i}")
+                    for i in range(2)
+                ]
+                key = f"{tenant.agent_id}/{tenant.user_id}"
+                await system.conversation.append_turn(
+                    tenant, key, [NewMessage.user("hello"), NewMessage("assistant", "hi")]
+                )
+                actions[key] = await system.episodic.log_action(
+                    tenant,
+                    session_id=key,
+                    action_type="query_response",
+                    outcome="success",
+                    content="hello",
+                    memory_ids=[m.id for m in memories],
+                )
+                await system.episodic.log_action(
+                    tenant, session_id=key, action_type="query_response", outcome="failure"
+                )
+            await system.aclose()
+            return actions
+
+    return asyncio.run(main())
+
+
+def backdate(db) -> None:
+    """Make everything old enough for decay (30 d) and retention (sessions 90 d, actions 30 d)."""
+    old = datetime.now(UTC) - timedelta(days=100)
+    db["memories"].update_many({}, {"$set": {"last_accessed": old}})
+    db["sessions"].update_many({}, {"$set": {"last_active_at": old}})
+    db["action_logs"].update_many({}, {"$set": {"timestamp": old}})
+
+
+def snapshot(db) -> dict[str, list]:
+    return {name: list(db[name].find({}).sort("_id", 1)) for name in db.list_collection_names()}
+
+
+def one_line_error(result, code: int) -> None:
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    assert len([line for line in result.output.splitlines() if line.strip()]) == 1, result.output
+
+
+# --- decay ---------------------------------------------------------------------------------------
+
+
+def test_decay_once_per_period_then_retention(cli_env, db):
+    seed(cli_env)
+    backdate(db)
+    before = {d["_id"]: d["importance"] for d in db["memories"].find()}
+
+    result = invoke(["decay"], cli_env)
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert "all agents" in lines[0] and "decayed 6 of 6 eligible memories" in lines[0]
+    assert "sessions archived 3, deleted 0" in lines[0]
+    assert "actions summarised 6, deleted 6" in lines[0]
+    after = {d["_id"]: d["importance"] for d in db["memories"].find()}
+    assert all(after[k] == pytest.approx(before[k] * 0.95) for k in before)
+    assert db["action_logs"].count_documents({}) == 0
+    assert db["action_aggregates"].count_documents({}) == 2  # per agent, type and day
+    assert set(db["sessions"].distinct("status")) == {"archived"}
+
+    again = invoke(["decay"], cli_env)
+    assert again.exit_code == 0 and "decayed 0 of 0 eligible memories" in again.output
+    assert {d["_id"]: d["importance"] for d in db["memories"].find()} == after
+    assert db["decay_runs"].count_documents({}) == 2
+
+
+def test_decay_for_one_agent_json_and_skip_retention(cli_env, db):
+    seed(cli_env)
+    backdate(db)
+    result = invoke(["decay", "--agent", "other-agent", "--skip-retention", "--json"], cli_env)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["agent_id"] == "other-agent" and report["retention"] is False
+    assert report["decay"]["decayed"] == 2 and report["actions_deleted"] == 0
+    assert db["memories"].count_documents({"decay_period": {"$exists": True}}) == 2
+    assert db["action_logs"].count_documents({}) == 6
+
+
+def test_decay_dry_run_reports_and_writes_nothing(cli_env, db):
+    seed(cli_env)
+    backdate(db)
+    before = snapshot(db)
+    result = invoke(["decay", "--dry-run"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "dry run" in result.output and "would decay 6 memories" in result.output
+    assert "sessions would archive 3" in result.output
+    assert "actions would summarise 6" in result.output
+    assert snapshot(db) == before  # not even a lock or an audit record
+
+
+def test_decay_while_another_run_holds_the_lock_exits_6(cli_env, db):
+    seed(cli_env)
+    backdate(db)
+    now = datetime.now(UTC)
+    db["locks"].insert_one(
+        {
+            "_id": "maintenance",
+            "holder": "cron-pod-7",
+            "acquired_at": now,
+            "expires_at": now + timedelta(minutes=5),
+            "released_at": None,
+        }
+    )
+    before = snapshot(db)
+    result = invoke(["decay"], cli_env)
+    one_line_error(result, 6)
+    assert "another run holds the 'maintenance' lock (cron-pod-7" in result.output
+    assert snapshot(db) == before
+
+
+def test_decay_takes_over_the_expired_lock_of_a_crashed_run(cli_env, db):
+    seed(cli_env)
+    backdate(db)
+    long_ago = datetime.now(UTC) - timedelta(hours=2)
+    db["locks"].insert_one(
+        {
+            "_id": "maintenance",
+            "holder": "crashed-pod",
+            "acquired_at": long_ago,
+            "expires_at": long_ago + timedelta(minutes=5),
+            "released_at": None,
+        }
+    )
+    result = invoke(["decay"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "took over the lock of crashed-pod" in result.output
+    assert "decayed 6 of 6" in result.output
+    lock = db["locks"].find_one({"_id": "maintenance"})
+    assert lock["holder"] != "crashed-pod" and lock["released_at"] is not None
+
+
+@pytest.mark.parametrize("agent", HOSTILE)
+def test_decay_with_hostile_agent_ids_touches_nothing(cli_env, db, agent):
+    seed(cli_env, tenants=(ALICE,))
+    backdate(db)
+    result = invoke(["decay", "--agent", agent], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "decayed 0 of 0" in result.output
+    assert db["memories"].count_documents({"decay_period": {"$exists": True}}) == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["decay", "--agent", ""],
+        ["decay", "--agent", "x" * 300],
+        ["decay", "--agent", "bad\x01id"],
+        ["decay", "--lease-seconds", "0"],
+        ["decay", "--lease-seconds", "soon"],
+        ["decay", "--unknown"],
+    ],
+)
+def test_decay_bad_arguments_are_usage_errors(cli_env, db, args):
+    result = invoke(args, cli_env)
+    assert result.exit_code == 2, result.output
+    assert db.list_collection_names() == []
+
+
+# --- feedback ------------------------------------------------------------------------------------
+
+
+def test_feedback_rates_the_action_and_changes_success_rates(cli_env, db):
+    actions = seed(cli_env)
+    action = actions["agent/alice"]
+    result = invoke(["feedback", action, "--user", "alice", "--rating", "5"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert f"action {action} of agent agent, user alice: rating 5" in result.output
+    assert "credited +1.00 to 2 memories" in result.output
+    assert "4 actions, success 50%, failure 50%, average rating 5.00 (1 rated)" in result.output
+    stored = db["action_logs"].find_one({"_id": action})
+    assert stored["feedback"]["rating"] == 5
+    credited = db["memories"].find({"_id": {"$in": stored["memory_ids"]}})
+    assert [m["feedback"]["count"] for m in credited] == [1, 1]
+
+    # given again: replaced, counted once; a correction with a key, as JSON
+    args = ["feedback", action, "--user", "alice", "--agent", "agent", "--rating", "1"]
+    result = invoke([*args, "--not-helpful", "--correction", "Tea, not coffee", "--json"], cli_env)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["feedback"]["rating"] == 1 and data["feedback"]["helpful"] is False
+    assert data["success_rates"]["average_rating"] == 1 and data["success_rates"]["rated"] == 1
+    credited = db["memories"].find({"_id": {"$in": stored["memory_ids"]}})
+    assert [m["feedback"]["count"] for m in credited] == [1, 1]
+
+
+def test_feedback_with_an_idempotency_key_counts_once(cli_env, db):
+    action = seed(cli_env, tenants=(ALICE,))["agent/alice"]
+    args = ["feedback", action, "--user", "alice", "--helpful", "--idempotency-key", "k-1"]
+    assert invoke(args, cli_env).exit_code == 0
+    assert invoke(args, cli_env).exit_code == 0
+    memories = list(db["memories"].find())
+    assert [m["feedback"]["count"] for m in memories] == [1, 1]
+    reused = invoke([*args[:-3], "--not-helpful", "--idempotency-key", "k-1"], cli_env)
+    one_line_error(reused, 1)
+
+
+def test_feedback_on_another_tenants_or_an_unknown_action_writes_nothing(cli_env, db):
+    actions = seed(cli_env)
+    alices = actions["agent/alice"]
+    before = snapshot(db)
+    cases = [
+        ["feedback", alices, "--user", "bob", "--rating", "1"],
+        ["feedback", alices, "--user", "alice", "--agent", "other-agent", "--rating", "1"],
+        [
+            "feedback",
+            actions["other-agent/alice"],
+            "--user",
+            "alice",
+            "--agent",
+            "agent",
+            "--helpful",
+        ],
+        ["feedback", "act_does_not_exist", "--user", "alice", "--rating", "1"],
+        *(["feedback", hostile, "--user", "alice", "--rating", "1"] for hostile in HOSTILE),
+        *(["feedback", alices, "--user", hostile, "--rating", "1"] for hostile in HOSTILE),
+        *(["feedback", alices, "--user", "alice", "--agent", h, "--rating", "1"] for h in HOSTILE),
+    ]
+    for args in cases:
+        result = invoke(args, cli_env)
+        one_line_error(result, 1)
+        assert "no action" in result.output, args
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["feedback"],
+        ["feedback", "act_1"],
+        ["feedback", "act_1", "--user", "alice"],
+        ["feedback", "act_1", "--user", "alice", "--rating", "6"],
+        ["feedback", "act_1", "--user", "alice", "--rating", "0"],
+        ["feedback", "act_1", "--user", "alice", "--rating", "five"],
+        ["feedback", "act_1", "--user", "", "--rating", "5"],
+        ["feedback", "x" * 300, "--user", "alice", "--rating", "5"],
+        ["feedback", "act_1", "--user", "alice", "--agent", " ", "--rating", "5"],
+        ["feedback", "act_1", "--user", "alice", "--rating", "5", "--idempotency-key", ""],
+    ],
+)
+def test_feedback_bad_arguments_are_usage_errors(cli_env, db, args):
+    result = invoke(args, cli_env)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert db.list_collection_names() == []
+
+
+def test_feedback_correction_too_long_is_one_line_and_nothing_written(cli_env, db):
+    action = seed(cli_env, tenants=(ALICE,))["agent/alice"]
+    before = snapshot(db)
+    result = invoke(["feedback", action, "--user", "alice", "--correction", "x" * 50_000], cli_env)
+    one_line_error(result, 1)
+    assert snapshot(db) == before
+
+
+# --- forget --------------------------------------------------------------------------------------
+
+
+def test_forget_erases_the_user_in_every_agent_and_leaves_others(cli_env, db):
+    seed(cli_env)
+    bob_before = {name: db[name].count_documents({"user_id": "bob"}) for name in ("memories",)}
+    result = invoke(["forget", "--user", "alice", "--yes"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "erased 14 documents of user alice (agents: agent, other-agent)" in result.output
+    assert "│ memories" in result.output and "│ formation_jobs" in result.output
+    for name in ("memories", "sessions", "messages", "action_logs"):
+        assert db[name].count_documents({"user_id": "alice"}) == 0, name
+        assert db[name].count_documents({"user_id": "bob"}) > 0, name
+    assert db["memories"].count_documents({"user_id": "bob"}) == bob_before["memories"]
+
+    again = invoke(["forget", "--user", "alice", "--yes"], cli_env)
+    assert again.exit_code == 0 and "nothing stored for user alice" in again.output
+
+
+def test_forget_one_agent_only_as_json(cli_env, db):
+    seed(cli_env)
+    result = invoke(
+        ["forget", "--user", "alice", "--agent", "other-agent", "--yes", "--json"], cli_env
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["agents"] == ["other-agent"]
+    assert data["erased"]["memories"] == 2 and data["erased"]["messages"] == 2
+    assert db["memories"].count_documents({"user_id": "alice", "agent_id": "agent"}) == 2
+    assert db["memories"].count_documents({"user_id": "alice", "agent_id": "other-agent"}) == 0
+
+
+def test_forget_refuses_without_yes_off_a_terminal(cli_env, db):
+    seed(cli_env, tenants=(ALICE,))
+    before = snapshot(db)
+    result = invoke(["forget", "--user", "alice"], cli_env)
+    assert result.exit_code == 2 and "--yes" in result.output
+    assert snapshot(db) == before
+
+
+def test_forget_asks_on_a_terminal(cli_env, db, monkeypatch):
+    seed(cli_env, tenants=(ALICE,))
+    monkeypatch.setattr(forget_command, "_interactive", lambda: True)
+    before = snapshot(db)
+    declined = invoke(["forget", "--user", "alice"], cli_env, input="n\n")
+    assert declined.exit_code == 1 and "nothing erased" in declined.output
+    assert "2 memories" in declined.output and "agent(s) agent" in declined.output
+    assert snapshot(db) == before
+    accepted = invoke(["forget", "--user", "alice"], cli_env, input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    assert db["memories"].count_documents({}) == 0
+
+
+@pytest.mark.parametrize("user", HOSTILE)
+def test_forget_hostile_user_ids_erase_nobody_else(cli_env, db, user):
+    seed(cli_env, tenants=(ALICE,))
+    before = snapshot(db)
+    result = invoke(["forget", "--user", user, "--yes"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert "nothing stored for user" in result.output
+    assert snapshot(db) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["forget"],
+        ["forget", "--user", ""],
+        ["forget", "--user", "*", "--yes"],
+        ["forget", "--user", "y" * 300, "--yes"],
+        ["forget", "--user", "alice", "--agent", "", "--yes"],
+    ],
+)
+def test_forget_bad_arguments_are_usage_errors(cli_env, db, args):
+    seed(cli_env, tenants=(ALICE,))
+    before = snapshot(db)
+    result = invoke(args, cli_env)
+    assert result.exit_code == 2, result.output
+    assert snapshot(db) == before
+
+
+# --- stats ---------------------------------------------------------------------------------------
+
+
+def test_stats_counts_are_exact(cli_env, db):
+    seed(cli_env)
+    invoke(["feedback", "act_none", "--user", "alice", "--rating", "5"], cli_env)  # refused
+    result = invoke(["stats", "--json"], cli_env)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    totals = data["totals"]
+    assert totals["memories"]["count"] == 6 and totals["messages"]["count"] == 6
+    assert totals["sessions"]["by"] == {"active": 3}
+    assert totals["actions"]["by"] == {"success": 3, "failure": 3}
+    assert totals["formation jobs"]["count"] == 0 and totals["threads"]["count"] == 0
+    assert data["agents"] == ["agent", "other-agent"] and data["users"] == 3
+    for tenant in data["tenants"]:
+        assert tenant["counts"]["memories"] == 2 and tenant["counts"]["actions"] == 2
+
+    scoped = json.loads(invoke(["stats", "--agent", "other-agent", "--json"], cli_env).output)
+    assert scoped["totals"]["memories"]["count"] == 2 and scoped["users"] == 1
+
+    table = invoke(["stats", "--top", "1"], cli_env)
+    assert table.exit_code == 0, table.output
+    assert "memories" in table.output and "per user (3)" in table.output
+    assert "... and 2 more users" in table.output
+
+
+def test_stats_on_an_empty_database(cli_env, db):
+    result = invoke(["stats", "--json"], cli_env)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["users"] == 0 and all(t["count"] == 0 for t in data["totals"].values())
+
+
+@pytest.mark.parametrize("args", [["stats", "--top", "-1"], ["stats", "--agent", ""]])
+def test_stats_bad_arguments_are_usage_errors(cli_env, args):
+    assert invoke(args, cli_env).exit_code == 2
+
+
+# --- every command: the server is down -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["decay"],
+        ["decay", "--dry-run"],
+        ["feedback", "act_1", "--user", "alice", "--rating", "5"],
+        ["forget", "--user", "alice", "--yes"],
+        ["stats"],
+    ],
+)
+def test_unreachable_database_is_one_line_and_exit_3(args):
+    result = invoke(args, DOWN)
+    one_line_error(result, 3)
+    assert "cannot be reached" in result.output
+
+    debug = CliRunner().invoke(app, ["--debug", *args], env=DOWN)
+    assert debug.exit_code != 0 and debug.exception is not None  # the traceback is shown
