@@ -264,7 +264,11 @@ async def _wait_for_formation(agent: RAGAgent, users: list[str], timeout: float 
     started = time.perf_counter()
     await agent.drain()  # the turns' scheduling of formation runs after the replies
     while time.perf_counter() - started < timeout:
-        jobs = [job for user in users for job in await agent.queue.jobs(Tenant(AGENT_ID, user))]
+        jobs = [
+            job
+            for user in users
+            for job in await agent.queue.jobs(Tenant(agent.config.agent_id, user))
+        ]
         if jobs and all(job.status in ("done", "merged") for job in jobs):
             return time.perf_counter() - started
         await asyncio.sleep(0.2)

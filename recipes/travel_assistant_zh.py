@@ -157,7 +157,7 @@ class TelegramAdapter:
         known = self._sessions.get(user_id)
         if known is None:  # e.g. after a restart: the user's latest session in the store
             latest = await self.agent.memories.conversation.list_sessions(
-                Tenant(AGENT_ID, user_id), limit=1
+                Tenant(self.agent.config.agent_id, user_id), limit=1
             )
             if latest:
                 known = (latest[0].session_id, latest[0].last_active_at)
@@ -326,7 +326,11 @@ async def wait_for_formation(agent: RAGAgent, users: list[str], timeout: float =
     await agent.drain()  # scheduling formation runs after the replies
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
-        jobs = [job for user in users for job in await agent.queue.jobs(Tenant(AGENT_ID, user))]
+        jobs = [
+            job
+            for user in users
+            for job in await agent.queue.jobs(Tenant(agent.config.agent_id, user))
+        ]
         if jobs and all(job.status in ("done", "merged") for job in jobs):
             return
         await asyncio.sleep(0.2)

@@ -1,0 +1,312 @@
+"""Recipes 1-3 do what they say: checked through their own pieces on the embedded server.
+
+``test_recipes.py`` runs every recipe as a script; these tests import the recipes and assert
+their behaviour: the web app recalls across sessions and keeps users apart, the killed research
+worker is finished by another process within the checkpoint contract, and the Telegram adapter
+maps chats to users and sessions and answers in Chinese from what it remembers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib.util
+import signal
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+from structlog.testing import capture_logs
+
+from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.rag_agent import RAGAgent
+from agent_memory.errors import NotInitialisedError
+from agent_memory.memory import Tenant
+from agent_memory.memory.knowledge import SharedKnowledge
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.chat.offline import OfflineChatModel
+
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"recipe_{name}", RECIPES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+web = _load("support_agent_web")
+research = _load("research_agent_resume")
+travel = _load("travel_assistant_zh")
+
+
+@pytest.fixture
+async def indexed(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    return connection
+
+
+# --- 1. the support agent in a web app -----------------------------------------------------------
+
+
+async def test_web_app_recalls_across_sessions_and_keeps_concurrent_users_apart(settings, indexed):
+    app = web.create_app(settings, formation_delay_s=0.0)
+    async with app.router.lifespan_context(app):
+        agent = app.state.agent
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            await asyncio.gather(
+                *(web._talk(client, u, f"{u}-1", m) for u, m in web.SESSION_1.items())
+            )
+            await web._wait_for_formation(agent, list(web.SESSION_1))
+            question = ["Which seat should I book for my flight?"]
+            (alice,), (bob,) = await asyncio.gather(
+                web._talk(client, "alice", "alice-2", question),
+                web._talk(client, "bob", "bob-2", question),
+            )
+            assert "aisle" in alice["answer"] and "window" not in alice["answer"]
+            assert "window" in bob["answer"] and "aisle" not in bob["answer"]
+            assert alice["route"] == "memory" and alice["memories_used"] > 0
+            assert alice["session_id"] == "alice-2" and alice["action_id"].startswith("act_")
+            (faq,) = await web._talk(client, "bob", "bob-2", [web.BAGGAGE])
+            assert "two checked bags of up to 32 kg" in faq["answer"]
+            assert faq["documents_used"] >= 1
+
+            rated = await client.post(
+                "/feedback",
+                json={"user_id": "alice", "action_id": alice["action_id"], "rating": 5},
+            )
+            assert rated.status_code == 200, rated.text
+            assert rated.json()["credited"] == 1.0
+            assert rated.json()["memories_credited"] == alice["memories_used"]
+
+            # Bob cannot rate Alice's action, and trying writes nothing.
+            foreign = await client.post(
+                "/feedback", json={"user_id": "bob", "action_id": alice["action_id"], "rating": 1}
+            )
+            assert foreign.status_code == 404
+            action = await agent.memories.episodic.get_action(
+                Tenant(web.AGENT_ID, "alice"), alice["action_id"]
+            )
+            assert action.feedback["rating"] == 5
+
+            bad = [
+                ("/feedback", {"user_id": "alice", "action_id": alice["action_id"]}),
+                ("/feedback", {"user_id": "alice", "action_id": "x", "rating": "5"}),
+                ("/feedback", {"user_id": "alice", "action_id": "x", "rating": 6}),
+                ("/chat", {"user_id": "bob", "session_id": "", "message": "hi"}),
+                ("/chat", {"user_id": "bob", "session_id": "s", "message": 1}),
+                ("/chat", {"user_id": {"$ne": 1}, "session_id": "s", "message": "hi"}),
+                ("/chat", {"user_id": "bob", "session_id": "s", "message": "x" * 8001}),
+            ]
+            for path, body in bad:
+                response = await client.post(path, json=body)
+                assert response.status_code == 422, (path, body, response.text)
+            unknown = await client.post(
+                "/feedback", json={"user_id": "alice", "action_id": "act_nope", "rating": 3}
+            )
+            assert unknown.status_code == 404 and "act_nope" in unknown.json()["detail"]
+    assert not hasattr(app.state, "agent")  # the lifespan closed what it opened
+
+
+async def test_web_app_refuses_to_start_on_a_server_without_indexes(settings, connection):
+    # A server named by a URI (here the test server, no indexes in this database) is not set
+    # up by the app: that is `agent-memory indexes setup`'s job at deploy time.
+    app = web.create_app(settings)
+    with pytest.raises(NotInitialisedError, match="agent-memory indexes setup"):
+        async with app.router.lifespan_context(app):
+            pass
+
+
+# --- 2. the research agent killed and resumed ------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("recover", "done_by_b"), [("restore", [3, 4, 5, 6, 7]), ("resume", [5, 6, 7])]
+)
+async def test_research_worker_killed_mid_step_is_finished_by_a_new_process(
+    recover, done_by_b, settings, indexed, embedded_server, monkeypatch, capsys
+):
+    monkeypatch.setenv("MONGODB_URI", embedded_server.uri)  # the children connect there too
+    monkeypatch.setenv("AGENT_MEMORY_DATABASE", settings.database)
+    monkeypatch.setenv("AGENT_MEMORY_EMBEDDER", "fake")
+    outcome = await research.scenario(recover)
+
+    assert outcome.a.returncode == -signal.SIGKILL
+    assert outcome.a.completed == [0, 1, 2, 3, 4] and outcome.a.started[-1] == 5
+    assert outcome.checkpoint_step == 3
+    assert outcome.b.completed == done_by_b
+    assert outcome.b.returncode == 0 and outcome.b.events[-1] == {"event": "task_completed"}
+    task = outcome.task
+    assert task.status == "completed" and all(s.status == "completed" for s in task.plan)
+    expected = [research.finding(i, step) for i, step in enumerate(research.PLAN)]
+    assert task.context["draft"] == expected
+    assert outcome.problems == []
+    output = capsys.readouterr().out
+    assert "SIGKILL to process A in the middle of step 6" in output
+    assert ("restored the last checkpoint: 3 steps" in output) == (recover == "restore")
+
+    # The checker itself fails when the contract is broken.
+    a, b = outcome.a, outcome.b
+    redone = dataclasses.replace(b, completed=[0, *b.completed])
+    assert any("kept steps ran again" in p for p in research.check(task, a, redone, 3))
+    doubled = dataclasses.replace(task, context={"draft": [*expected, expected[0]]})
+    assert any("each finding once" in p for p in research.check(doubled, a, b, 3))
+
+
+# --- 3. the Chinese travel assistant behind its Telegram adapter ---------------------------------
+
+
+def _update(update_id: int, text: str | None, *, chat: int = 7001, user: int = 7001, at=None):
+    raw = travel.update(
+        update_id,
+        {"id": user, "is_bot": False, "first_name": "小明"},
+        text or "",
+        at or travel.DAY_1,
+    )
+    raw["message"]["chat"] = {"id": chat, "type": "private" if chat == user else "group"}
+    if text is None:
+        del raw["message"]["text"]
+        raw["message"]["sticker"] = {"file_id": "abc", "emoji": "👍"}
+    return raw
+
+
+def _message(raw: dict[str, Any]):
+    return travel.TgUpdate.model_validate(raw).message
+
+
+def test_telegram_chats_map_to_agent_users():
+    assert travel.TelegramAdapter.user_id(_message(_update(1, "hi"))) == "tg-7001"
+    in_group = _message(_update(2, "hi", chat=-100500, user=7001))
+    assert travel.TelegramAdapter.user_id(in_group) == "tg--100500-7001"
+    other = _message(_update(3, "hi", chat=-100500, user=7002))
+    assert travel.TelegramAdapter.user_id(other) == "tg--100500-7002"
+
+
+def test_long_answers_are_split_into_telegram_sized_messages():
+    pieces = travel._pieces("字" * 5000)
+    assert [len(p) for p in pieces] == [4096, 904]
+    assert travel._pieces("   ") == ["…"]
+
+
+@pytest.fixture
+async def agent(indexed, embedder):
+    config = AgentConfig(travel.AGENT_ID, formation_debounce_s=0.2, run_formation_worker=True)
+    async with RAGAgent(indexed, embedder, OfflineChatModel(), config=config) as agent:
+        yield agent
+
+
+def _bot(agent, recorded, reply=None):
+    transport = httpx.MockTransport(reply) if reply else travel.bot_api(recorded)
+    client = httpx.AsyncClient(base_url="https://api.telegram.org/botTEST/", transport=transport)
+    return client, travel.TelegramAdapter(agent, client)
+
+
+async def test_telegram_sessions_start_on_start_and_after_an_idle_gap(agent):
+    recorded: list[dict[str, Any]] = []
+    client, bot = _bot(agent, recorded)
+    async with client:
+        start = await bot.handle(_update(1, "/start"))
+        assert (start.session_id, start.new_session) == ("tg-7001-1", "/start")
+        assert start.sent == (
+            {"chat_id": 7001, "text": travel.GREETING, "reply_parameters": {"message_id": 1}},
+        )
+        later = travel.DAY_1 + timedelta(minutes=5)
+        turn = await bot.handle(_update(2, "我叫小明，我吃素食。", at=later))
+        assert (turn.session_id, turn.new_session) == ("tg-7001-1", "")
+        assert turn.sent[0]["text"].startswith("[offline model]")
+        assert recorded[-1] == {"method": "sendMessage", **turn.sent[0]}
+
+        assert await bot.handle(_update(2, "我叫小明，我吃素食。", at=later)) is None  # retried
+        sticker = await bot.handle(_update(3, None, at=later))
+        assert sticker.sent[0]["text"] == travel.NOT_TEXT
+        from_bot = _update(6, "hi")
+        from_bot["message"]["from"]["is_bot"] = True
+        for ignored in (
+            {"update_id": 4, "channel_post": {"message_id": 1}},
+            {"update_id": "five", "message": {}},
+            ["not", "an", "update"],
+            from_bot,
+        ):
+            assert await bot.handle(ignored) is None
+        assert len(recorded) == 3  # greeting, answer, the note about text
+
+        idle = await bot.handle(_update(7, "我住在哪里？", at=travel.DAY_1 + timedelta(hours=7)))
+        assert (idle.session_id, idle.new_session) == ("tg-7001-7", "idle for 7 h")
+        window = await agent.memories.conversation.window(
+            Tenant(travel.AGENT_ID, "tg-7001"), "tg-7001-1"
+        )
+        assert [m.content for m in window if m.role == "user"] == ["我叫小明，我吃素食。"]
+
+        # A group member is another agent user, with sessions of their own.
+        group = await bot.handle(_update(8, "/new", chat=-100500, user=7001, at=later))
+        assert (group.user_id, group.session_id) == ("tg--100500-7001", "tg--100500-8")
+
+    # After a restart the adapter continues the user's latest stored session.
+    client, restarted = _bot(agent, recorded)
+    async with client:
+        now = datetime.now(UTC)
+        again = await restarted.handle(_update(9, "我吃素食。", at=now))
+        assert (again.session_id, again.new_session) == ("tg-7001-7", "")
+
+
+async def test_telegram_send_failures_are_logged_and_the_bot_carries_on(agent):
+    calls: list[int] = []
+
+    def failing_api(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            raise httpx.ConnectError("unreachable", request=request)
+        return httpx.Response(403, json={"ok": False, "description": "Forbidden: bot was blocked"})
+
+    client, bot = _bot(agent, [], reply=failing_api)
+    async with client:
+        with capture_logs() as logs:
+            first = await bot.handle(_update(1, "/start"))
+            second = await bot.handle(_update(2, "/start"))
+    assert first.sent and second.sent and len(calls) == 2
+    failures = [e for e in logs if e["event"] == "telegram_send_failed"]
+    assert failures[0]["error"] == "ConnectError"
+    assert failures[1]["detail"] == "Forbidden: bot was blocked" and failures[1]["status"] == 403
+
+
+async def test_travel_assistant_answers_in_chinese_from_what_it_remembers(agent):
+    await agent.memories.knowledge.ingest(
+        SharedKnowledge(travel.AGENT_ID), source="japan-tips.md", text=travel.KNOWLEDGE
+    )
+    recorded: list[dict[str, Any]] = []
+    client, bot = _bot(agent, recorded)
+    async with client:
+        for raw in travel.SESSION_1:
+            await bot.handle(raw)
+        await travel.wait_for_formation(agent, ["tg-7001", "tg-7002"])
+        profile = await agent.memories.profiles.get(Tenant(travel.AGENT_ID, "tg-7001"))
+        assert profile.data == {
+            "user_name": "小明",
+            "preferences": {"座位": "靠窗", "饮食": "素食"},
+        }
+        answers = {}
+        for raw in travel.SESSION_2:
+            handled = await bot.handle(raw)
+            answers[(handled.user_id, raw["message"]["text"])] = handled
+    name = answers[("tg-7001", "我叫什么名字？")]
+    assert name.new_session.startswith("idle for") and name.session_id == "tg-7001-101"
+    assert "小明" in name.sent[0]["text"]
+    seat = "订机票时我应该选什么座位？"
+    assert "靠窗" in answers[("tg-7001", seat)].sent[0]["text"]
+    assert "过道" not in answers[("tg-7001", seat)].sent[0]["text"]
+    assert "过道" in answers[("tg-7002", seat)].sent[0]["text"]
+    assert "靠窗" not in answers[("tg-7002", seat)].sent[0]["text"]
+    assert "素食" in answers[("tg-7001", "我的饮食有什么要求？")].sent[0]["text"]
+    trip = answers[("tg-7001", "我想下个月去日本看樱花，有适合的航班推荐吗？")]
+    assert "樱花季" in trip.sent[0]["text"]
+    assert {p["chat_id"] for p in recorded} == {7001, 7002}
+    assert all(p["method"] == "sendMessage" for p in recorded)
