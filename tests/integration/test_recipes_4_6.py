@@ -1,0 +1,134 @@
+"""Recipes 4-6 do what their docstrings say: checked on their output, run as a user runs them."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+
+
+def run(recipe: str, tmp_path: Path, env: dict[str, str]) -> str:
+    env = {**env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, str(RECIPES / recipe)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert time.perf_counter() - started < 60, f"{recipe} took too long"
+    assert not result.stderr.strip(), result.stderr[-2000:]  # readable: no log noise
+    return result.stdout
+
+
+def test_context_routing_answers_from_every_level(tmp_path: Path, offline_env):
+    out = run("context_routing.py", tmp_path, offline_env)
+    # Each question and the level that answered it (with its reasons).
+    routed = dict(re.findall(r"^(Q\d) .*\n   answered by: ([A-Z]+) - ", out, re.MULTILINE))
+    assert routed == {
+        "Q1": "MEMORY",  # a statement about the user: memory is where it belongs
+        "Q2": "RECENT",
+        "Q3": "MEMORY",
+        "Q4": "KNOWLEDGE",
+        "Q5": "MODEL",
+    }
+    answers = dict(re.findall(r"^(Q\d) [\s\S]*?   agent: (.*)$", out, re.MULTILINE))
+    assert "12 April" in answers["Q2"]  # quoted from the turn before
+    assert "Sam" in answers["Q3"]  # told in the earlier session, formed into memory
+    assert "48 hours" in answers["Q4"] and "hotel-cancellation.md" in answers["Q4"]
+    assert "nothing relevant" in answers["Q5"]  # offline: no general knowledge of its own
+    assert "recent window covers 100%" in out
+    assert "(a strong match) and the question is about the user" in out
+    assert "levels that answered: recent 1, memory 2, knowledge 1, model 1" in out
+    assert "The user's name is Sam." in out  # the earlier session, formed
+
+
+def test_langgraph_memory_service_debounces_and_recalls_across_threads(tmp_path: Path, offline_env):
+    out = run("langgraph_memory_service.py", tmp_path, offline_env)
+    assert re.search(
+        r"formation scheduled 3 times -> 1 job \(fjob_\w+: pending\); "
+        r"formation runs so far: 0",
+        out,
+    )
+    formed = re.search(
+        r"formation run 1 of job (fjob_\w+), ([\d.]+) s after the last message: "
+        r"6 messages",
+        out,
+    )
+    assert formed, out
+    assert float(formed.group(2)) >= 1.5  # not before the debounce delay
+    assert "formation runs in all: 1" in out
+    assert "'user_name': 'Ada', 'home': 'Porto', 'occupation': 'translator'" in out
+    assert "('memories', 'ada', 'Fact') 'home': The user lives in Porto." in out
+    thread_2 = out.split("== thread 2")[1]
+    assert "window seat" in thread_2
+    assert "From memory: The user lives in Porto." in thread_2
+    assert "From memory: The user works as a translator." in thread_2
+    assert "thread-1 has 6 messages, thread-2 has 6" in out
+
+
+def test_chatbot_mcp_calls_memory_and_mcp_tools_and_starts_a_new_session(
+    tmp_path: Path, offline_env
+):
+    out = run("chatbot_mcp.py", tmp_path, offline_env)
+    assert "tool use is SCRIPTED here" in out  # the offline model calls no tools: said plainly
+    session_1, session_2 = out.split("== a new session starts ==")
+    assert 'tool call: travel__weather({"city": "Porto"}) -> Porto this weekend: sunny' in session_1
+    assert "0 messages in short-term memory, 3 long-term memories kept" in session_2
+    assert "Welcome back, Maya!" in session_2 and "The user lives in Lisbon." in session_2
+    umbrella = session_2.split("maya: Will I need an umbrella")[1].split("maya:")[0]
+    calls = re.findall(r"tool call: (\S+?)\((.*?)\) -> ", umbrella)
+    assert calls == [
+        ("search_long_term_memory", '{"query": "Where does the user live?"}'),
+        ("travel__weather", '{"city": "Lisbon"}'),  # the city came from memory
+    ]
+    assert "Take an umbrella." in umbrella and "(2 tool calls, route: memory)" in umbrella
+    assert "My memory search found:" in session_2
+    assert 'travel__local_time({"city": "Tokyo"}) -> Tokyo is at UTC+9' in session_2
+
+
+def _load(recipe: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(recipe.removesuffix(".py"), RECIPES / recipe)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def test_the_chatbots_mcp_server_wants_its_bearer_token():
+    pytest.importorskip("mcp")
+    from agent_memory.agent.mcp import McpServer, McpTools
+    from agent_memory.errors import ProviderUnavailableError
+
+    recipe = _load("chatbot_mcp.py")
+    url, server, serving = await recipe.serve_on_loopback("s3cret")
+    try:
+        anonymous = McpTools([McpServer("travel", url, required=True, connect_timeout_s=3)])
+        with pytest.raises(ProviderUnavailableError):
+            await anonymous.open()
+        wrong = {"Authorization": "Bearer guess"}
+        guessing = McpTools([McpServer("travel", url, wrong, required=True, connect_timeout_s=3)])
+        with pytest.raises(ProviderUnavailableError):
+            await guessing.open()
+        tools = McpTools([McpServer("travel", url, {"Authorization": "Bearer s3cret"})])
+        await tools.open()
+        try:
+            assert {spec.name for spec in tools.specs} == {"travel__weather", "travel__local_time"}
+            assert "Take an umbrella" in await tools.call("travel__weather", {"city": "lisbon"})
+            assert await tools.call("travel__weather", {"city": "Oslo"}) == "No forecast for Oslo."
+        finally:
+            await tools.aclose()
+    finally:
+        server.should_exit = True
+        await serving
