@@ -1,14 +1,18 @@
 """``agent-memory demo``: memory at work on the embedded default, offline.
 
-First the agent: a user tells it about herself in one session, memories are formed from the
-conversation by the formation worker (profile facts and notes), and in a new session, with an
-empty short-term memory, the agent answers from what it remembers, showing how each turn was
-routed and which memories went into the prompt.
+Each part has a heading:
 
-Then long-term memory on its own: a few memories for two users, retrieved with hybrid search
-(vector and keyword, fused) re-ranked by the full memory score, why each result ranked where
-it did, a changed fact superseding the old one while history stays queryable, and one user's
-search never seeing the other's memories.
+1. The agent: a user tells it about herself in one session, memories are formed from the
+   conversation by the formation worker (profile facts and notes), and in a new session,
+   with an empty short-term memory, the agent answers from what it remembers, showing how
+   each turn was routed and which memories went into the prompt; another user sees none of it.
+2. Long-term memory on its own (:mod:`.demo_long_term`): hybrid search with each result's
+   ranks and fused score, a changed fact superseding the old one, tenants kept apart.
+3. Feedback (:mod:`.demo_feedback`): ratings credited to the memories of the rated turn's
+   prompt change what the next question recalls.
+4. Working memory (:mod:`.demo_working`): a task planned, checkpointed, interrupted mid-step
+   and resumed from the checkpoint by a restarted worker.
+5. Decay (:mod:`.demo_feedback`): memories unused for a month lose importance, once per period.
 """
 
 from __future__ import annotations
@@ -17,45 +21,18 @@ import time
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent, TurnResult
 from agent_memory.cli._app import console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
+from agent_memory.cli.demo_feedback import decay_part, feedback_part
+from agent_memory.cli.demo_long_term import AGENT, MEMORIES, long_term_part
+from agent_memory.cli.demo_working import working_part
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory._common import Tenant
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory, RetrievedMemory
 from agent_memory.mongo.indexes import IndexManager
-
-AGENT = "demo-agent"
-MEMORIES = {
-    "alice": [
-        NewMemory(
-            "Alice lives in Berlin and works as a nurse at the Charité hospital.", key="home"
-        ),
-        NewMemory("Alice prefers a window seat on long flights.", "preference"),
-        NewMemory("Alice is vegetarian and avoids fish.", "preference"),
-        NewMemory("Alice's sister Maria is getting married in Lisbon in June.", "fact"),
-        NewMemory(
-            "Keep answers to Alice short, with bullet points.", "instruction", importance=0.8
-        ),
-        NewMemory("小明是爱丽丝的同事，他喜欢喝绿茶。", "fact"),
-    ],
-    "bob": [
-        NewMemory("Bob lives in Paris and drives a red bicycle to work.", key="home"),
-        NewMemory("Bob prefers an aisle seat.", "preference"),
-    ],
-}
-QUESTIONS = [
-    ("alice", "Where does she live and what is her job?"),
-    ("alice", "What should I book for her flight?"),
-    ("alice", "Any dietary restrictions for dinner?"),
-    ("alice", "谁喜欢喝茶？"),
-    ("bob", "Which seat does he like?"),
-]
-
+from agent_memory.providers.chat.offline import OfflineChatModel
 
 SESSION_1 = [
     "Hi! My name is Alice and I live in Berlin.",
@@ -80,20 +57,17 @@ def _turn(user: str, text: str, result: TurnResult) -> None:
     )
 
 
-async def _agent_part(rt: Runtime) -> None:
-    from agent_memory.providers.chat.offline import OfflineChatModel
-
-    chat = OfflineChatModel()
+async def _agent_part(rt: Runtime, chat: OfflineChatModel) -> None:
     config = AgentConfig(AGENT, formation_debounce_s=0.0, run_formation_worker=False)
     async with RAGAgent(rt.connection, rt.embedder, chat, config=config) as agent:
         alice = Tenant(AGENT, "alice")
         for user in MEMORIES:  # a clean slate, so reruns show the same thing
             await agent.memories.forget_user(Tenant(AGENT, user))
-        console.rule("session 1: Alice talks to the agent")
+        console.print("[bold]session 1: Alice talks to the agent[/]")
         for text in SESSION_1:
             _turn("alice", text, await agent.process_query("alice", "session-1", text))
 
-        console.rule("memory formation (a worker, after the conversation goes quiet)")
+        console.print("\n[bold]memory formation (a worker, after the conversation goes quiet)[/]")
         await agent.drain()
         worker = FormationWorker(agent.memories, chat, queue=agent.queue)
         while await worker.run_once():
@@ -106,7 +80,7 @@ async def _agent_part(rt: Runtime) -> None:
             highlight=False,
         )
 
-        console.rule("session 2: a new session, short-term memory empty")
+        console.print("\n[bold]session 2: a new session, short-term memory empty[/]")
         await agent.start_new_session("alice", "session-2")
         for text in SESSION_2:
             _turn("alice", text, await agent.process_query("alice", "session-2", text))
@@ -117,31 +91,6 @@ async def _agent_part(rt: Runtime) -> None:
             highlight=False,
         )
         await agent.memories.forget_user(Tenant(AGENT, "bob"))
-
-
-def _table(title: str, hits: list[RetrievedMemory]) -> Table:
-    table = Table(title=title, title_justify="left", show_edge=False)
-    table.add_column("#", justify="right")
-    table.add_column("memory", overflow="fold")
-    table.add_column("vector", justify="right")
-    table.add_column("keyword", justify="right")
-    table.add_column("score", justify="right")
-    for position, hit in enumerate(hits, start=1):
-        vector, text = hit.sources.get("vector"), hit.sources.get("text")
-        status = "" if hit.memory.status == "active" else f" [dim]({hit.memory.status})[/]"
-        table.add_row(
-            str(position),
-            hit.memory.content + status,
-            f"#{vector.rank} ({vector.score:.2f})" if vector else "-",
-            f"#{text.rank}" if text else "-",
-            f"{hit.score:.3f}",
-        )
-    return table
-
-
-async def _reset(rt: Runtime) -> None:
-    # The demo's own agent id starts from a clean slate, so reruns show the same thing.
-    await rt.connection.collection("memories").delete_many({"agent_id": AGENT})
 
 
 async def _demo() -> None:
@@ -160,56 +109,18 @@ async def _demo() -> None:
             f"indexes: {created} created, {len(states) - created} already in place or not needed"
         )
 
-        await _agent_part(rt)
-
-        console.rule("long-term memory: hybrid search, ranking, supersede, tenants")
-        await _reset(rt)
-        memory = LongTermMemory(rt.connection, rt.embedder)
-        try:
-            for user, items in MEMORIES.items():
-                await memory.store_many(Tenant(AGENT, user), items)
-            console.print(
-                f"stored {sum(map(len, MEMORIES.values()))} memories for {len(MEMORIES)} users\n"
-            )
-
-            # Instructions say how to answer, not what: they go with every prompt, and
-            # questions search facts and preferences.
-            answers = ("fact", "preference")
-            for user, question in QUESTIONS:
-                hits = await memory.retrieve(
-                    Tenant(AGENT, user), question, k=3, memory_types=answers
-                )
-                console.print(_table(f"{user}: {question}", hits))
-                others = {hit.memory.user_id for hit in hits} - {user}
-                if others:  # never expected: it would mean a tenant leak
-                    raise RuntimeError(f"search for {user} returned memories of {others}")
-
-            alice = Tenant(AGENT, "alice")
-            moved = await memory.store(
-                alice, "Alice moved to Lisbon to be near her sister.", key="home"
-            )
-            console.print(f"\nAlice moves: the new memory [bold]{moved.action}[/] the Berlin one.")
-            now = await memory.retrieve(
-                alice, "Which city does Alice live in?", k=1, memory_types=answers
-            )
-            console.print(f"where does she live now?  {now[0].memory.content}")
-            before = await memory.history(alice, key="home")
-            console.print(
-                "where did she live before?  "
-                + " <- ".join(f"{m.content} ({m.status})" for m in before)
-            )
-            console.print(f"why that answer ranked first: {now[0].explain(memory.config.ranking)}")
-            rules = await memory.retrieve(alice, "how to answer", k=3, memory_types="instruction")
-            console.print(
-                "instructions applied to every answer: "
-                + "; ".join(r.memory.content for r in rules)
-            )
-        finally:
-            await memory.aclose()
-        console.print(
-            f"\nEvery result came from the asking user's own memories. "
-            f"Done in {time.perf_counter() - started:.1f} s."
-        )
+        chat = OfflineChatModel()
+        console.rule("1. the agent: session 1, memory formation, a new session")
+        await _agent_part(rt, chat)
+        console.rule("2. long-term memory: hybrid search, ranking, supersede, tenants")
+        await long_term_part(rt)
+        console.rule("3. feedback: a rating changes what is recalled")
+        await feedback_part(rt, chat)
+        console.rule("4. working memory: a task planned, checkpointed, interrupted, resumed")
+        await working_part(rt)
+        console.rule("5. decay: memories nobody uses lose importance")
+        await decay_part(rt)
+        console.print(f"\nDone in {time.perf_counter() - started:.1f} s.")
         if rt.connection.tier == "plain":
             console.print(
                 "[dim]On Atlas (or atlas-local: docker compose up -d) the same calls run "
@@ -218,7 +129,8 @@ async def _demo() -> None:
 
 
 def demo() -> None:
-    """Store and retrieve memories on the embedded default (offline, under a minute)."""
+    """Memory at work on the embedded default: recall across sessions, hybrid search,
+    feedback, a resumed task, decay (offline, under a minute)."""
     run(_demo)
 
 

@@ -75,36 +75,6 @@ def test_bad_configuration_exits_2():
     assert result.exit_code == 2 and "choose one of" in result.output
 
 
-def test_demo_runs_on_the_embedded_default(tmp_path: Path):
-    env = {"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"), "AGENT_MEMORY_EMBEDDER": "fake"}
-    result = invoke(["demo"], env)
-    assert result.exit_code == 0, result.output
-    assert "search tier: plain" in result.output
-    assert "stored 8 memories for 2 users" in result.output
-    # the agent: told in session 1, formed by the worker, recalled in a new session
-    assert "- user_name: Alice" in result.output and "seat: window" in result.output
-    session_2 = result.output.split("session 2")[1]
-    assert "From memory: The user lives in Berlin." in session_2
-    assert "From memory: The user's name is Alice." in session_2
-    bob = session_2.split("bob: Where do I live?")[1].splitlines()[1]
-    assert "nothing relevant" in bob and "Berlin" not in bob
-    assert "Every result came from the asking user's own memories" in result.output
-    # a second run works on the same data directory (idempotent set-up, same answers)
-    again = invoke(["demo"], env)
-    assert again.exit_code == 0 and "0 created" in again.output
-
-
-@pytest.mark.slow
-def test_demo_with_the_default_local_embedder(tmp_path: Path):
-    result = invoke(["demo"], {"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")})
-    assert result.exit_code == 0, result.output
-    assert "local/multilingual-e5-small-q4 (384 dims" in result.output
-    # the multilingual model finds the Chinese memory for a Chinese question
-    section = result.output.split("谁喜欢喝茶")[1]
-    first_row = next(line for line in section.splitlines() if line.strip().startswith("1 "))
-    assert "小明" in first_row
-
-
 def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
     data_dir = tmp_path / "served"
     process = subprocess.Popen(

@@ -1,0 +1,116 @@
+"""The demo's long-term memory part: hybrid search, ranking, supersede, tenants.
+
+A few memories for two users, retrieved with hybrid search (vector and keyword, fused)
+re-ranked by the full memory score, why each result ranked where it did, a changed fact
+superseding the old one while history stays queryable, and one user's search never seeing
+the other's memories. The memories stored here are the ones the feedback and decay parts
+(:mod:`.demo_feedback`) work on afterwards.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from agent_memory.cli._app import console
+from agent_memory.cli._runtime import Runtime
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.records import NewMemory, RetrievedMemory
+
+__all__ = ["AGENT", "ANSWER_TYPES", "MEMORIES", "long_term_part", "ranking_table"]
+
+#: Every part of the demo works under this agent id, and starts by clearing what an earlier
+#: run left under it, so reruns show the same thing.
+AGENT = "demo-agent"
+#: Instructions say how to answer, not what: they go with every prompt, and questions search
+#: facts and preferences.
+ANSWER_TYPES = ("fact", "preference")
+MEMORIES = {
+    "alice": [
+        NewMemory(
+            "Alice lives in Berlin and works as a nurse at the Charité hospital.", key="home"
+        ),
+        NewMemory("Alice prefers a window seat on long flights.", "preference"),
+        NewMemory("Alice is vegetarian and avoids fish.", "preference"),
+        NewMemory("Alice's sister Maria is getting married in Lisbon in June.", "fact"),
+        NewMemory(
+            "Keep answers to Alice short, with bullet points.", "instruction", importance=0.8
+        ),
+        NewMemory("小明是爱丽丝的同事，他喜欢喝绿茶。", "fact"),
+    ],
+    "bob": [
+        NewMemory("Bob lives in Paris and drives a red bicycle to work.", key="home"),
+        NewMemory("Bob prefers an aisle seat.", "preference"),
+    ],
+}
+QUESTIONS = [
+    ("alice", "Where does she live and what is her job?"),
+    ("alice", "What should I book for her flight?"),
+    ("alice", "Any dietary restrictions for dinner?"),
+    ("alice", "谁喜欢喝茶？"),
+    ("bob", "Which seat does he like?"),
+]
+
+
+def ranking_table(title: str, hits: list[RetrievedMemory]) -> Table:
+    """Each hit's rank in the vector and the keyword ranking and its fused score."""
+    table = Table(title=title, title_justify="left", show_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("memory", overflow="fold")
+    table.add_column("vector", justify="right")
+    table.add_column("keyword", justify="right")
+    table.add_column("score", justify="right")
+    for position, hit in enumerate(hits, start=1):
+        vector, text = hit.sources.get("vector"), hit.sources.get("text")
+        status = "" if hit.memory.status == "active" else f" [dim]({hit.memory.status})[/]"
+        table.add_row(
+            str(position),
+            hit.memory.content + status,
+            f"#{vector.rank} ({vector.score:.2f})" if vector else "-",
+            f"#{text.rank}" if text else "-",
+            f"{hit.score:.3f}",
+        )
+    return table
+
+
+async def long_term_part(rt: Runtime) -> None:
+    # The demo's own agent id starts from a clean slate, so reruns show the same thing.
+    await rt.connection.collection("memories").delete_many({"agent_id": AGENT})
+    memory = LongTermMemory(rt.connection, rt.embedder)
+    try:
+        for user, items in MEMORIES.items():
+            await memory.store_many(Tenant(AGENT, user), items)
+        console.print(
+            f"stored {sum(map(len, MEMORIES.values()))} memories for {len(MEMORIES)} users\n"
+        )
+        for user, question in QUESTIONS:
+            hits = await memory.retrieve(
+                Tenant(AGENT, user), question, k=3, memory_types=ANSWER_TYPES
+            )
+            console.print(ranking_table(f"{user}: {question}", hits))
+            others = {hit.memory.user_id for hit in hits} - {user}
+            if others:  # never expected: it would mean a tenant leak
+                raise RuntimeError(f"search for {user} returned memories of {others}")
+
+        alice = Tenant(AGENT, "alice")
+        moved = await memory.store(
+            alice, "Alice moved to Lisbon to be near her sister.", key="home"
+        )
+        console.print(f"\nAlice moves: the new memory [bold]{moved.action}[/] the Berlin one.")
+        now = await memory.retrieve(
+            alice, "Which city does Alice live in?", k=1, memory_types=ANSWER_TYPES
+        )
+        console.print(f"where does she live now?  {now[0].memory.content}")
+        before = await memory.history(alice, key="home")
+        console.print(
+            "where did she live before?  "
+            + " <- ".join(f"{m.content} ({m.status})" for m in before)
+        )
+        console.print(f"why that answer ranked first: {now[0].explain(memory.config.ranking)}")
+        rules = await memory.retrieve(alice, "how to answer", k=3, memory_types="instruction")
+        console.print(
+            "instructions applied to every answer: " + "; ".join(r.memory.content for r in rules)
+        )
+        console.print("Every result came from the asking user's own memories.")
+    finally:
+        await memory.aclose()

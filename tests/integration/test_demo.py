@@ -1,0 +1,169 @@
+"""``agent-memory demo``: every part shows real values, checked in its output and its database."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from pymongo import MongoClient
+from typer.testing import CliRunner
+
+from agent_memory.cli import app
+from agent_memory.cli.demo_feedback import FAVOURITE, STEAKHOUSE
+from agent_memory.cli.demo_working import PLAN
+
+AGENT = "demo-agent"
+
+
+def invoke(env: dict[str, str]):
+    return CliRunner().invoke(app, ["demo"], env=env, catch_exceptions=False)
+
+
+def part(output: str, number: int) -> str:
+    """The output under the heading of part ``number`` (up to the next heading)."""
+    start = re.search(rf"─ {number}\. ", output)
+    assert start, f"no heading for part {number}"
+    end = re.search(rf"─ {number + 1}\. ", output[start.end() :])
+    return output[start.end() : start.end() + end.start() if end else None]
+
+
+@pytest.fixture(scope="module")
+def shared_run(embedded_server):
+    """One demo run with the fake embedder on the session's server, and its database name."""
+    database = f"demo_{uuid.uuid4().hex[:10]}"
+    env = {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": database,
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+    result = invoke(env)
+    assert result.exit_code == 0, result.output
+    with MongoClient(embedded_server.uri) as client:
+        yield result.output, client[database]
+        client.drop_database(database)
+
+
+def test_demo_runs_on_the_embedded_default(tmp_path: Path):
+    env = {"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"), "AGENT_MEMORY_EMBEDDER": "fake"}
+    result = invoke(env)
+    assert result.exit_code == 0, result.output
+    assert "search tier: plain" in result.output
+    assert "stored 8 memories for 2 users" in result.output
+    # the agent: told in session 1, formed by the worker, recalled in a new session
+    assert "- user_name: Alice" in result.output and "seat: window" in result.output
+    session_2 = result.output.split("session 2:")[1]
+    assert "From memory: The user lives in Berlin." in session_2
+    assert "From memory: The user's name is Alice." in session_2
+    bob = session_2.split("bob: Where do I live?")[1].splitlines()[1]
+    assert "nothing relevant" in bob and "Berlin" not in bob
+    assert "Every result came from the asking user's own memories" in result.output
+    for number in range(1, 6):
+        assert part(result.output, number).strip()
+    # a second run works on the same data directory (idempotent set-up, same story)
+    again = invoke(env)
+    assert again.exit_code == 0 and "0 created" in again.output
+    for output in (result.output, again.output):
+        assert "steakhouse memory: rank 1 -> 2" in output
+        assert "resumed at step 2: buy a wedding gift" in output
+
+
+def test_a_rating_changes_what_is_recalled(shared_run):
+    output, db = shared_run
+    feedback = part(output, 3)
+    ratings = [int(r) for r in re.findall(r"alice rates the answer (\d)/5", feedback)]
+    # the steakhouse answer is rated down until the agent names her favourite, rated up
+    assert ratings[0] == 1 and ratings[-1] == 5 and set(ratings[:-1]) == {1}
+    evenings = feedback.split("evening ")[1:]
+    assert "steakhouse" in evenings[0].split("alice rates")[0]
+    assert "Green Garden" in evenings[-1].split("alice rates")[0]
+
+    moved = re.search(
+        r"steakhouse memory: rank (\d) -> (\d), score ([\d.]+) -> ([\d.]+), utility ([-+][\d.]+)",
+        feedback,
+    )
+    assert moved, feedback
+    rank_before, rank_after, score_before, score_after, utility = moved.groups()
+    assert (int(rank_before), int(rank_after)) == (1, 2)
+    assert float(score_after) < float(score_before) and float(utility) < 0
+    raised = re.search(
+        r"Green Garden memory: rank (\d) -> (\d), score ([\d.]+) -> ([\d.]+)", feedback
+    )
+    assert raised and raised.group(2) == "1" and float(raised.group(4)) > float(raised.group(3))
+
+    # in the database: the ratings sit on the turns' actions and on the memories they used
+    actions = list(
+        db.action_logs.find(
+            {"agent_id": AGENT, "user_id": "alice", "feedback.rating": {"$exists": True}}
+        ).sort("created_at", 1)
+    )
+    assert [a["feedback"]["rating"] for a in actions] == ratings
+    steakhouse = db.memories.find_one({"agent_id": AGENT, "content": STEAKHOUSE})
+    favourite = db.memories.find_one({"agent_id": AGENT, "content": FAVOURITE})
+    assert steakhouse["feedback"]["sum"] == -1.0 * (len(ratings) - 1)
+    assert (favourite["feedback"]["count"], favourite["feedback"]["sum"]) == (1, 1.0)
+    assert steakhouse["_id"] in actions[0]["memory_ids"]
+    assert favourite["_id"] in actions[-1]["memory_ids"]
+
+
+def test_a_task_is_interrupted_and_resumed_from_its_checkpoint(shared_run):
+    output, db = shared_run
+    working = part(output, 4)
+    checkpoint = re.search(r"checkpoint (ckpt_\w+) taken after 2 completed steps", working)
+    assert checkpoint, working
+    assert "killed" in working
+    assert "2 in_progress" in working and "'gift_shortlist'" in working  # left by the crash
+    assert f"restored checkpoint {checkpoint.group(1)}: 2 steps completed, context {{}}" in working
+    assert "resumed at step 2: buy a wedding gift" in working
+    row = next(line for line in working.splitlines() if "2 buy a wedding gift" in line)
+    assert re.search(r"in_progress\s*│\s*pending\s*│\s*completed", row), row
+    assert f"task completed: 4 of {len(PLAN)} steps" in working
+
+    task = db.tasks.find_one({"agent_id": AGENT, "user_id": "alice"})
+    assert task["status"] == "completed" and task["restored_from"] == checkpoint.group(1)
+    assert [step["status"] for step in task["plan"]] == ["completed"] * len(PLAN)
+    assert "gift_shortlist" not in task["context"]  # the half-done write was rolled back
+    assert task["plan"][2]["result"] == {"gift": "a hand-painted azulejo"}
+
+
+def test_decay_is_applied_once_per_period(shared_run):
+    output, db = shared_run
+    decay = part(output, 5)
+    first = re.search(r"decayed (\d+) memories \((\d+) eligible\)", decay)
+    assert first, decay
+    decayed, eligible = int(first.group(1)), int(first.group(2))
+    assert decayed == eligible > 0
+    assert re.search(r"runs again.*decayed 0 memories", decay)
+    seat = next(line for line in decay.splitlines() if "window seat" in line)
+    assert "day 40" in seat and "(decayed)" not in seat
+    assert re.search(r"0\.500\s*│\s*0\.475 \(decayed\)", decay)
+
+    runs = list(db.decay_runs.find({"agent_id": AGENT}).sort("started_at", 1))
+    assert [run["decayed"] for run in runs] == [decayed, 0]
+    assert runs[0]["period"] == runs[1]["period"]
+    memories = list(db.memories.find({"agent_id": AGENT, "user_id": "alice", "status": "active"}))
+    window = [m for m in memories if "window seat" in m["content"]]
+    assert window and all(m["importance"] == 0.5 for m in window)
+    others = [m for m in memories if "window seat" not in m["content"]]
+    assert others and all("decay_period" in m for m in others)
+
+
+@pytest.mark.slow
+def test_demo_with_the_default_local_embedder(tmp_path: Path):
+    result = invoke({"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")})
+    assert result.exit_code == 0, result.output
+    assert "local/multilingual-e5-small-q4 (384 dims" in result.output
+    # the multilingual model finds the Chinese memory for a Chinese question
+    section = result.output.split("谁喜欢喝茶")[1]
+    first_row = next(line for line in section.splitlines() if line.strip().startswith("1 "))
+    assert "小明" in first_row
+    # with the README's embedder too, one low rating moves the steakhouse below her favourite
+    feedback = part(result.output, 3)
+    assert "alice rates the answer 1/5" in feedback
+    assert "steakhouse memory: rank 1 -> 2" in feedback
+    assert "Green Garden memory: rank 2 -> 1" in feedback
+    assert "resumed at step 2: buy a wedding gift" in part(result.output, 4)
+    assert re.search(r"decayed [1-9]\d* memories", part(result.output, 5))
+    done = re.search(r"Done in ([\d.]+) s\.", result.output)
+    assert done and float(done.group(1)) < 60
