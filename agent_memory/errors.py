@@ -122,7 +122,8 @@ class StorageUnavailableError(StorageError):
 
 
 class AuthenticationError(StorageError):
-    """The database server refused the credentials."""
+    """The database server refused the credentials, or an operation the user has no
+    privilege for."""
 
 
 class EmbeddedServerError(StorageError):

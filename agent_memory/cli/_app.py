@@ -20,6 +20,7 @@ from agent_memory.errors import (
     EmbeddingMismatchError,
     NotInitialisedError,
     ProviderError,
+    SearchUnavailableError,
     StorageUnavailableError,
 )
 
@@ -100,7 +101,7 @@ def _exit_code(exc: AgentMemoryError) -> int:
         return EXIT["unavailable"]
     if isinstance(exc, NotInitialisedError | EmbeddingMismatchError):
         return EXIT["not_ready"]
-    if isinstance(exc, ConfigurationError):
+    if isinstance(exc, ConfigurationError | SearchUnavailableError):
         return EXIT["config"]
     if isinstance(exc, ProviderError):
         return EXIT["provider"]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import structlog
 from pymongo import errors as pm
 
-from agent_memory.errors import SearchUnavailableError
+from agent_memory.errors import AuthenticationError, SearchUnavailableError
 from agent_memory.mongo import _driver
 
 __all__ = ["Capabilities", "SearchTier", "choose_tier", "probe_capabilities"]
@@ -55,6 +55,9 @@ class Capabilities:
         return f"MongoDB {self.version} {kind}: " + ", ".join(features)
 
 
+_UNAUTHORIZED = 13
+
+
 def _reason(exc: Exception) -> str:
     return str(exc).split(", full error:", 1)[0][:200]
 
@@ -64,12 +67,23 @@ async def _try(coro: Any) -> str | None:
     try:
         await coro
     except pm.OperationFailure as exc:
+        if exc.code == _UNAUTHORIZED:
+            raise
         return _reason(exc)
     return None
 
 
-async def probe_capabilities(db: Any, *, probe_collection: str, embedded: bool) -> Capabilities:
+async def probe_capabilities(
+    db: Any,
+    *,
+    probe_collection: str,
+    embedded: bool,
+    requested_tier: Literal["auto", "atlas", "plain"] = "auto",
+) -> Capabilities:
     """Ask the server behind ``db`` what it supports.
+
+    A user not allowed to list search indexes gets :class:`AuthenticationError` when the
+    tier is ``auto`` (support cannot be told), and the tier it asked for otherwise.
 
     ``probe_collection`` must exist (search stages on a missing collection fail for reasons
     unrelated to support); the probes read nothing from it and write nothing.
@@ -87,8 +101,20 @@ async def probe_capabilities(db: Any, *, probe_collection: str, embedded: bool) 
     collection = db[probe_collection]
     notes: dict[str, str] = {}
 
-    search_error = await _try(_driver.aggregate(collection, [{"$listSearchIndexes": {}}]))
-    if search_error:
+    try:
+        search_error = await _try(_driver.aggregate(collection, [{"$listSearchIndexes": {}}]))
+    except pm.OperationFailure as exc:
+        # Not allowed is not "not supported": on auto, falling back to the plain tier on
+        # Atlas would search through $text indexes that were never created there.
+        if requested_tier == "auto":
+            raise AuthenticationError(
+                "the database user may not list search indexes, so whether this server has "
+                "Atlas Search is unknown; grant it the listSearchIndexes action (see "
+                "docs/atlas.md) or set AGENT_MEMORY_SEARCH_TIER=atlas or plain"
+            ) from exc
+        search_error = None if requested_tier == "atlas" else _reason(exc)
+        notes["atlas_search"] = f"not allowed to list search indexes; {requested_tier} as set"
+    if search_error and "atlas_search" not in notes:
         notes["atlas_search"] = search_error
 
     # Fusion stages need input pipelines that are selections with a defined ranking.

@@ -201,7 +201,12 @@ async def connect(
             await db.client.admin.command("ping")
             meta = settings.collection_prefix + META_COLLECTION
             await ensure_collection(db, meta)
-            capabilities = await probe_capabilities(db, probe_collection=meta, embedded=is_embedded)
+            capabilities = await probe_capabilities(
+                db,
+                probe_collection=meta,
+                embedded=is_embedded,
+                requested_tier=settings.search_tier,
+            )
         except pm.PyMongoError as exc:
             error = map_error(exc, f"connecting to {target}")
             raise error from exc

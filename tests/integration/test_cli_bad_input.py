@@ -92,3 +92,9 @@ async def test_the_library_refuses_bad_seconds(value, connection, embedder):
         with pytest.raises(InvalidInputError, match="timeout"):
             await IndexManager(connection, embedder.signature).setup(timeout=value)
     assert await connection.db.list_collection_names() == before
+
+
+def test_forcing_the_atlas_tier_on_a_server_without_it_is_a_configuration_error(cli_env):
+    result = invoke(["indexes", "status"], {**cli_env, "AGENT_MEMORY_SEARCH_TIER": "atlas"})
+    assert result.exit_code == 2, result.output
+    assert "AGENT_MEMORY_SEARCH_TIER=plain" in result.output and "Traceback" not in result.output

@@ -202,3 +202,34 @@ async def test_connection_logs_never_show_the_password(tmp_path):
         assert any("app:***@" in str(entry.get("target")) for entry in logs)
     finally:
         await server.close()
+
+
+@pytest.mark.parametrize("tier", ["auto", "atlas", "plain"])
+async def test_a_user_not_allowed_to_list_search_indexes(tier, settings, monkeypatch):
+    """Atlas without the listSearchIndexes privilege: on auto that is a clear refusal, not a
+    silent fall back to the plain tier (whose $text indexes Atlas deployments do not have);
+    a tier set explicitly is taken as set."""
+    from pymongo import errors as pm
+
+    from agent_memory.mongo import _driver
+
+    real_aggregate = _driver.aggregate
+
+    async def refusing(collection, pipeline, **kwargs):
+        if "$listSearchIndexes" in pipeline[0]:
+            raise pm.OperationFailure("not authorized on db to execute command", code=13)
+        return await real_aggregate(collection, pipeline, **kwargs)
+
+    monkeypatch.setattr(_driver, "aggregate", refusing)
+    configured = settings.model_copy(update={"search_tier": tier})
+    if tier == "auto":
+        with pytest.raises(AuthenticationError, match="listSearchIndexes"):
+            await connect(configured)
+        return
+    conn = await connect(configured)
+    try:
+        assert conn.tier == tier
+        assert conn.capabilities.atlas_search is (tier == "atlas")
+        assert "not allowed" in conn.capabilities.notes["atlas_search"]
+    finally:
+        await conn.close()
