@@ -30,7 +30,7 @@ Run it (embedded database, offline; about 15 s with AGENT_MEMORY_EMBEDDER=fake):
 Production: MONGODB_URI for Atlas or atlas-local; AGENT_MEMORY_EMBEDDER=voyage with
 VOYAGE_API_KEY (the embeddings of memories and actions); AGENT_MEMORY_API_KEYS for the
 feedback API (``'{"support": "a-key-of-24-characters-or-more"}'``). A Kubernetes CronJob
-runs ``agent-memory decay --log-format json`` with the same environment; exit code 6 means
+runs ``agent-memory --log-format json decay`` with the same environment; exit code 6 means
 "another run is working", not a failure to alert on. Needs the ``[api]`` extra and httpx.
 """
 

@@ -43,7 +43,7 @@ def decay(
     with code 6; the lock of a run that died is taken over once it expires. Prints one
     summary line (or JSON with --json).
 
-    Example crontab line: 17 3 * * *  agent-memory decay --log-format json
+    Example crontab line: 17 3 * * *  agent-memory --log-format json decay
     """
     from agent_memory.memory.system import MemorySystem
     from agent_memory.ops.lease import LeaseHeldError
