@@ -23,8 +23,8 @@ Why not ``FormationWorker``: it forms memories into the ``RAGAgent``'s profile a
 memory, while ``MemoryStore`` shows a LangGraph agent only the items put through a store. The
 service here writes through the store, so the graph sees exactly what was formed.
 
-Runs on the embedded default with offline providers (about 5 s, 1.5 of them waiting for the
-debounce):
+Runs on the embedded default with offline providers in a few seconds (1.5 of them waiting
+for the debounce):
 
     AGENT_MEMORY_EMBEDDER=fake python recipes/langgraph_memory_service.py
 
@@ -68,6 +68,8 @@ from agent_memory.formation import Extraction, FormationQueue, Job, extract
 from agent_memory.memory import ConversationMemory
 from agent_memory.providers.chat.base import SystemPart
 
+logger = structlog.get_logger(__name__)
+
 AGENT = "langgraph-bot"
 USER = "ada"
 DEBOUNCE_S = 1.5
@@ -84,6 +86,7 @@ THREAD_2 = [
     "Which seat should I book for my flight to Oslo?",
     "Where do I live?",
     "What do I do for work?",
+    "By the way, I moved: I live in Lisbon.",
 ]
 
 
@@ -218,7 +221,12 @@ class MemoryService:
 
     async def run_forever(self, stop: asyncio.Event, poll_s: float = 0.2) -> None:
         while not stop.is_set():
-            if not await self.run_once():
+            try:
+                worked = await self.run_once()
+            except Exception as exc:  # the job was given back; keep serving the others
+                logger.warning("memory_service_job_failed", error=type(exc).__name__)
+                worked = False
+            if not worked:
                 try:
                     await asyncio.wait_for(stop.wait(), poll_s)
                 except TimeoutError:
@@ -285,15 +293,27 @@ async def main() -> None:
 
             print("\n== thread 2: a new conversation, recalled from the store ==")
             for text in THREAD_2:
-                state = await say(graph, "thread-2", text)
-            print(f"  (the last question recalled {len(state['remembered'])} memories)")
+                await say(graph, "thread-2", text)
             first = await graph.aget_state({"configurable": {"thread_id": "thread-1"}})
             second = await graph.aget_state({"configurable": {"thread_id": "thread-2"}})
             print(
                 f"checkpointed threads: thread-1 has {len(first.values['messages'])} messages, "
-                f"thread-2 has {len(second.values['messages'])}; thread 2's burst is one more "
-                f"pending job, formed {DEBOUNCE_S} s after it goes quiet (the queue is durable: "
-                "a restarted service picks it up)"
+                f"thread-2 has {len(second.values['messages'])}"
+            )
+
+            service.formed.clear()  # thread 2's burst: one more job, formed once it is quiet
+            await asyncio.wait_for(service.formed.wait(), timeout=15)
+            job, formed_from, _ = service.runs[-1]
+            profile = await store.aget(("memories", USER, "User"), "profile")
+            history = await store.ahistory(("memories", USER, "Fact"), "home")
+            print(
+                f"\nformation run {len(service.runs)} (job {job.id}, {job.session_id}, "
+                f"{formed_from} messages): home is now {profile.value['home']}; the 'home' fact "
+                "superseded, its history: " + " <- ".join(i.value["content"] for i in history)
+            )
+            print(
+                f"formation runs in all: {len(service.runs)}, for "
+                f"{len(THREAD_1) + len(THREAD_2)} user messages in two bursts"
             )
         finally:
             stop.set()

@@ -75,7 +75,13 @@ def test_langgraph_memory_service_debounces_and_recalls_across_threads(tmp_path:
     assert "window seat" in thread_2
     assert "From memory: The user lives in Porto." in thread_2
     assert "From memory: The user works as a translator." in thread_2
-    assert "thread-1 has 6 messages, thread-2 has 6" in out
+    assert "thread-1 has 6 messages, thread-2 has 8" in out
+    # Thread 2's burst: one more job; the changed home supersedes the old one, kept as history.
+    assert re.search(
+        r"formation run 2 \(job fjob_\w+, thread-2, 8 messages\): home is now Lisbon", out
+    )
+    assert "its history: The user lives in Lisbon. <- The user lives in Porto." in out
+    assert "formation runs in all: 2, for 7 user messages in two bursts" in out
 
 
 def test_chatbot_mcp_calls_memory_and_mcp_tools_and_starts_a_new_session(
