@@ -17,7 +17,7 @@ document, so the last holder stays visible.
 
 Expiry compares times from the callers' clocks: keep hosts in sync (NTP) and the time to
 live well above their skew. A holder that finds its lease taken over (it stalled past the
-expiry) learns it at its next renewal or :meth:`Lease.check`, and stops.
+expiry) learns it at its next renewal or :meth:`Lease.confirm`, and stops.
 
 >>> lease = Lease(connection, "maintenance", ttl_seconds=600)     # doctest: +SKIP
 >>> async with lease:                                              # LeaseHeldError if taken
@@ -187,6 +187,12 @@ class Lease:
             )
         logger.info("lease_released", name=self.name, holder=self.holder)
         self.state = None
+
+    async def confirm(self) -> None:
+        """Renew now and raise :class:`LeaseLostError` if the lease is no longer ours: call it
+        before each step that must not overlap another holder's work."""
+        await self.renew()
+        self.check()
 
     def check(self) -> None:
         """Raise :class:`LeaseLostError` if a renewal found the lease taken over."""

@@ -216,16 +216,16 @@ class Maintenance:
         counts: dict[str, Any] = _empty(decay)
         if not retention:
             return counts
-        lease.check()
+        await lease.confirm()
         counts["credits_repaired"] = await m.episodic.repair_pending_credits(agent_id=agent)
         step("credits")
-        lease.check()
+        await lease.confirm()
         sessions = await m.conversation.apply_retention(agent_id=agent, now=now)
         counts["sessions_archived"] = sessions["archived"]
         counts["sessions_deleted"] = sessions["sessions_deleted"]
         counts["messages_deleted"] = sessions["messages_deleted"]
         step("sessions")
-        lease.check()
+        await lease.confirm()
         actions = await m.episodic.apply_retention(agent_id=agent, now=now)
         counts["actions_summarised"] = actions.summarised
         counts["actions_deleted"] = actions.deleted

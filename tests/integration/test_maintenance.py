@@ -6,6 +6,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from pymongo import MongoClient
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
@@ -219,6 +220,25 @@ async def test_an_expired_lock_of_a_crashed_run_is_taken_over(system, connection
     report = await Maintenance(system).run(now=utcnow() + LATER)
     assert report.took_over == "dead-pod" and report.decay.decayed == 2
     assert "took over the lock of dead-pod" in report.summary()
+
+
+async def test_a_run_whose_lock_was_taken_over_stops_before_the_next_step(
+    system, connection, settings
+):
+    await seed(system, ALICE)
+
+    def stolen(step: str) -> None:
+        # another run took the lock meanwhile (this one stalled past its expiry)
+        with MongoClient(settings.mongodb_uri.get_secret_value()) as client:
+            client[settings.database]["locks"].update_one(
+                {"_id": "maintenance"}, {"$set": {"holder": "thief"}}
+            )
+
+    with pytest.raises(LeaseLostError):
+        await Maintenance(system).run(now=utcnow() + LATER, on_step=stolen)
+    assert await connection.collection("sessions").distinct("status") == ["active"]
+    lock = await connection.collection("locks").find_one({"_id": "maintenance"})
+    assert lock["holder"] == "thief" and lock["released_at"] is None  # left to its holder
 
 
 async def test_bad_arguments_are_refused_before_anything(system):
