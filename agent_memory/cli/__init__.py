@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent_memory.cli import (
     api,
     bench,
+    chat,
     decay,
     demo,
     embedded,
@@ -21,6 +22,7 @@ __all__ = ["app", "main"]
 app.add_typer(indexes.app, name="indexes")
 app.add_typer(embedded.app, name="embedded")
 demo.register(app)
+chat.register(app)
 worker.register(app)
 bench.register(app)
 api.register(app)

@@ -1,0 +1,344 @@
+"""``agent-memory chat``: talk to the agent with memory, in a terminal or through a pipe.
+
+The same :class:`~agent_memory.agent.rag_agent.RAGAgent` as the demo, with the chat model the
+settings name (the offline model unless ``AGENT_MEMORY_CHAT_MODEL=anthropic``). Lines are read
+from standard input, so a script drives it as well as a person does::
+
+    printf 'My name is Ann\\n/new\\nWhat is my name?\\n' | agent-memory chat --user ann
+
+Memories are formed from a session when it ends (``/new``, ``/quit``, end of input), by the
+formation worker run in the foreground, so the next session, or the next ``agent-memory chat``
+for the same user, remembers. A line that is not a command is one turn; a command that is
+wrong (unknown, a bad rating, nothing to rate yet) or an empty line gets one line saying
+what to do, and the conversation goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import typer
+from rich.markup import escape
+
+from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
+from agent_memory.cli._app import console, err_console, run
+from agent_memory.cli._runtime import Runtime, open_runtime
+from agent_memory.errors import InvalidInputError, NotInitialisedError, ProviderError
+from agent_memory.formation.worker import FormationWorker
+from agent_memory.memory._common import Tenant, check_id
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.chat.base import ChatModel
+from agent_memory.providers.registry import make_chat_model
+
+__all__ = ["chat", "register"]
+
+PROMPT = "you> "
+HELP = """commands:
+  /new            start a new session (memories are formed from this one first)
+  /feedback N     rate the last answer from 1 (useless) to 5 (right); the memories in its
+                  prompt are credited, so ratings change what is recalled next
+  /memories       what the agent remembers about you (profile and long-term memories)
+  /help           this help
+  /quit           leave (Ctrl-D too)
+anything else is a message to the agent."""
+#: Formation jobs a session end works through at most (others' due jobs may come first).
+MAX_FORMATION_JOBS = 20
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,9}")
+#: Undecodable input bytes arrive as lone surrogates, which no database can store.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MEMORIES_SHOWN = 30
+
+
+def _new_session_id() -> str:
+    return f"chat-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+async def read_line(prompt: str) -> str | None:
+    """The next line of standard input without its newline, ``None`` at end of input (or
+    when standard input cannot be read, said on stderr).
+
+    Read in a daemon thread, so the event loop keeps running the agent's background writes
+    meanwhile, and an interrupted chat does not wait at exit for a line nobody types.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str | None] = loop.create_future()
+    problems: list[str] = []
+
+    def deliver(value: str | None) -> None:
+        if not done.done():
+            done.set_result(value)
+
+    def read() -> None:
+        value: str | None = None
+        try:
+            value = input(prompt)
+        except EOFError:
+            pass
+        except Exception as exc:  # undecodable bytes, a closed stream: end the chat
+            problems.append(f"{type(exc).__name__}: {exc}"[:200])
+        with contextlib.suppress(RuntimeError):  # the loop closed (Ctrl-C) meanwhile
+            loop.call_soon_threadsafe(deliver, value)
+
+    threading.Thread(target=read, name="agent-memory-chat-input", daemon=True).start()
+    line = await done
+    if problems:
+        err_console.print(
+            f"[bold red]error:[/] cannot read standard input ({escape(problems[0])}); "
+            "ending the chat",
+            highlight=False,
+        )
+    return line
+
+
+class ChatSession:
+    """One user's conversation with the agent, and the slash commands around it."""
+
+    def __init__(self, agent: RAGAgent, user_id: str, session_id: str) -> None:
+        self.agent = agent
+        self.user_id = user_id
+        self.session_id = session_id
+        self.tenant = Tenant(agent.config.agent_id, user_id)
+        self.last: TurnResult | None = None
+        self.turns = 0  # turns in this session, so an empty one forms nothing
+
+    async def ask(self, text: str) -> None:
+        console.print("[bold]agent:[/] ", end="")
+        result: TurnResult | None = None
+        try:
+            async for event in self.agent.stream(self.user_id, self.session_id, text):
+                if isinstance(event, AnswerDelta):
+                    console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
+                else:
+                    result = event
+        except (InvalidInputError, ProviderError) as exc:
+            console.print()
+            console.print(f"[red]not answered:[/] {escape(str(exc))}", highlight=False)
+            return
+        console.print()
+        assert result is not None
+        self.last = result
+        self.turns += 1
+        console.print(
+            f"  [dim]route {result.route.level}; {len(result.memory_ids)} memories and "
+            f"{result.manifest.tokens.get('total', 0)} tokens in the prompt; "
+            f"/feedback 1-5 rates this answer[/]",
+            highlight=False,
+        )
+
+    async def command(self, line: str) -> bool:
+        """Run a slash command; ``False`` when the chat should end."""
+        name, _, argument = line.partition(" ")
+        name, argument = name.lower(), argument.strip()
+        if name in ("/quit", "/exit"):
+            return False
+        if name == "/help":
+            console.print(HELP, highlight=False)
+        elif name == "/new":
+            await self.new_session()
+        elif name == "/feedback":
+            await self.rate(argument)
+        elif name == "/memories":
+            await self.show_memories()
+        else:
+            console.print(
+                f"unknown command {escape(name[:40])!r}; type /help for the commands",
+                highlight=False,
+            )
+        return True
+
+    async def new_session(self) -> None:
+        await self.form_memories()
+        self.session_id = _new_session_id()
+        await self.agent.start_new_session(self.user_id, self.session_id)
+        console.print(
+            f"new session {self.session_id}: short-term memory is empty, long-term memory kept",
+            highlight=False,
+        )
+
+    async def rate(self, argument: str) -> None:
+        if not _WHOLE_NUMBER.fullmatch(argument):
+            console.print(
+                "usage: /feedback N, where N is a whole number from 1 (useless) to 5 (right)"
+                + (f"; got {escape(argument[:40])!r}" if argument else ""),
+                highlight=False,
+            )
+            return
+        rating = int(argument)
+        if not 1 <= rating <= 5:
+            console.print(f"a rating is from 1 to 5; got {rating}", highlight=False)
+            return
+        if self.last is None:
+            console.print("nothing to rate yet: ask something first", highlight=False)
+            return
+        feedback = await self.agent.memories.episodic.add_feedback(
+            self.tenant, self.last.action_id, rating=rating
+        )
+        credited = len(feedback.memory_ids)
+        console.print(
+            f"rated {rating}/5 (action {feedback.action_id}): "
+            + (
+                f"{feedback.credited:+.2f} credited to the {credited} memories in its prompt"
+                if credited
+                else "no memories were in its prompt, so no memory is credited"
+            ),
+            highlight=False,
+        )
+
+    async def show_memories(self) -> None:
+        memories = self.agent.memories
+        profile = await memories.profiles.render(self.tenant)
+        notes = await memories.long_term.list_memories(self.tenant, limit=MEMORIES_SHOWN)
+        if not profile and not notes:
+            console.print(
+                f"nothing remembered about {escape(self.user_id)} yet: memories are formed "
+                "when a session ends (/new)",
+                highlight=False,
+            )
+            return
+        lines = [f"what I remember about {escape(self.user_id)}:"]
+        if profile:
+            lines += ["profile:", escape(profile)]
+        if notes:
+            lines.append(f"long-term memories ({len(notes)}, newest first):")
+            lines += [
+                f"- {escape(m.content)} [dim]({m.memory_type}, importance {m.importance:.2f})[/]"
+                for m in notes
+            ]
+        console.print("\n".join(lines), highlight=False)
+
+    async def form_memories(self) -> None:
+        """Form the memories of the session now, as a worker would once it went quiet."""
+        if self.turns == 0:
+            return
+        agent = self.agent
+        await agent.drain()  # the last turn's formation job is scheduled in the background
+        before = len(await agent.memories.long_term.list_memories(self.tenant, limit=1000))
+        worker = FormationWorker(agent.memories, agent.chat_model, queue=agent.queue)
+        for _ in range(MAX_FORMATION_JOBS):
+            if not await worker.run_once():
+                break
+            jobs = await agent.queue.jobs(self.tenant, self.session_id)
+            if not any(job.status in ("pending", "running") for job in jobs):
+                break
+        jobs = await agent.queue.jobs(self.tenant, self.session_id)
+        stuck = [job for job in jobs if job.status in ("pending", "running", "dead")]
+        after = len(await agent.memories.long_term.list_memories(self.tenant, limit=1000))
+        if stuck:
+            console.print(
+                f"[yellow]memories of session {self.session_id} are not formed yet "
+                f"({stuck[-1].last_error or stuck[-1].status}); `agent-memory worker` "
+                "forms them later[/]",
+                highlight=False,
+            )
+        elif after > before:
+            console.print(
+                f"memories formed from session {self.session_id}: {after - before} new "
+                "long-term memories",
+                highlight=False,
+            )
+        else:
+            console.print(
+                f"nothing new to remember from session {self.session_id}", highlight=False
+            )
+        self.turns = 0
+
+
+async def _prepare(rt: Runtime) -> None:
+    """Indexes: created on the embedded server (a sandbox), checked anywhere else."""
+    manager = IndexManager(rt.connection, rt.embedder.signature)
+    if rt.connection.capabilities.embedded:
+        await manager.setup()
+        return
+    problems = await manager.validate()
+    if problems:
+        raise NotInitialisedError(
+            f"{len(problems)} indexes are missing or drifted; run `agent-memory indexes setup`"
+        )
+
+
+async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
+    async with open_runtime() as rt:
+        await _prepare(rt)
+        model: ChatModel = make_chat_model(rt.settings)
+        config = AgentConfig(agent_id, formation_debounce_s=0.0, run_formation_worker=False)
+        try:
+            async with RAGAgent(rt.connection, rt.embedder, model, config=config) as agent:
+                session = ChatSession(agent, user_id, session_id or _new_session_id())
+                await agent.start_new_session(user_id, session.session_id)
+                label = "offline: quotes what it recalls" if model.offline else model.model
+                console.print(
+                    f"chatting as {escape(user_id)} with agent {escape(agent_id)}, session "
+                    f"{escape(session.session_id)}; chat model {escape(label)}; "
+                    "/help for commands, /quit or Ctrl-D to leave",
+                    highlight=False,
+                )
+                await _loop(session)
+                await session.form_memories()
+        finally:
+            await model.aclose()
+
+
+async def _loop(session: ChatSession) -> None:
+    while True:
+        line = await read_line(PROMPT)
+        if line is None:
+            console.print()
+            return
+        text = line.strip()
+        if not text:
+            console.print("(empty message: type something, or /help for the commands)")
+            continue
+        if _SURROGATE.search(text):
+            console.print("(that line has bytes that are not valid text; send it as UTF-8)")
+            continue
+        if text.startswith("/"):
+            if not await session.command(text):
+                return
+            continue
+        await session.ask(text)
+
+
+def _id_option(name: str) -> Callable[[str | None], str | None]:
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            return check_id(value, name)
+        except InvalidInputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return check
+
+
+def chat(
+    user: str = typer.Option("me", "--user", help="Who is talking.", callback=_id_option("user")),
+    agent: str = typer.Option(
+        "chat",
+        "--agent",
+        help="The agent id (memories are per agent and user).",
+        callback=_id_option("agent"),
+    ),
+    session: str | None = typer.Option(
+        None,
+        "--session",
+        help="Continue this session (default: a new one).",
+        callback=_id_option("session"),
+    ),
+) -> None:
+    """Talk to the agent with memory; /help lists the commands."""
+    if sys.stdin.isatty():
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401 - line editing and history for input()
+    run(lambda: _chat(user, agent, session))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(chat)

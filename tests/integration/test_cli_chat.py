@@ -1,0 +1,212 @@
+"""``agent-memory chat`` driven by a scripted conversation on standard input."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import uuid
+
+import pytest
+from pymongo import MongoClient
+from typer.testing import CliRunner
+
+from agent_memory.cli import app
+
+AGENT = "chat"
+
+
+@pytest.fixture
+def chat_env(embedded_server):
+    database = f"chat_{uuid.uuid4().hex[:10]}"
+    env = {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": database,
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+    setup = CliRunner().invoke(app, ["indexes", "setup"], env=env)
+    assert setup.exit_code == 0, setup.output
+    with MongoClient(embedded_server.uri) as client:
+        yield env, client[database]
+        client.drop_database(database)
+
+
+def chat(env, lines: list[str], *args: str):
+    return CliRunner().invoke(
+        app, ["chat", *args], input="".join(f"{line}\n" for line in lines), env=env
+    )
+
+
+def answers(output: str) -> list[str]:
+    return re.findall(r"agent: (.*)", output)
+
+
+def test_facts_told_in_one_session_are_remembered_after_new(chat_env):
+    env, db = chat_env
+    result = chat(
+        env,
+        [
+            "Hi! My name is Ann and I live in Lisbon.",
+            "I prefer the aisle seat.",
+            "/memories",
+            "/new",
+            "/memories",
+            "Where do I live?",
+            "/quit",
+            "this line is never read",
+        ],
+        "--user",
+        "ann",
+    )
+    assert result.exit_code == 0, result.output
+    before_new, after_new = result.output.split("/memories shows", 1)[0].split("new session ")
+    assert "nothing remembered about ann yet" in before_new
+    formed = re.search(r"memories formed from session (\S+): (\d+) new", before_new)
+    assert formed and int(formed.group(2)) >= 2
+    shown = after_new.split("you> ")[1]
+    assert "user_name: Ann" in shown and "home: Lisbon" in shown and "seat: aisle" in shown
+    assert "The user lives in Lisbon." in shown
+    # recalled in the new session, whose short-term memory is empty
+    assert "From memory: The user lives in Lisbon." in answers(result.output)[-1]
+    assert "never read" not in result.output
+    sessions = db.sessions.distinct("_id", {"agent_id": AGENT, "user_id": "ann"})
+    assert len(sessions) == 2 and formed.group(1) in sessions
+
+    # another run of the command (a new process would do the same) remembers too
+    again = chat(env, ["What is my name?"], "--user", "ann")
+    assert again.exit_code == 0, again.output
+    assert "The user's name is Ann." in answers(again.output)[0]
+    # and another user of the same agent sees none of it
+    other = chat(env, ["Where do I live?", "/memories"], "--user", "ben")
+    assert "Lisbon" not in other.output and "nothing remembered about ben" in other.output
+
+
+def test_feedback_rates_the_last_answer_and_credits_its_memories(chat_env):
+    env, db = chat_env
+    result = chat(
+        env,
+        [
+            "My name is Ann and I live in Lisbon.",
+            "/new",
+            "Where do I live?",
+            "/feedback 2",
+            "What is my name?",
+            "/feedback 5",
+            "/feedback 4",  # a change of mind replaces the rating of the same answer
+        ],
+        "--user",
+        "ann",
+    )
+    assert result.exit_code == 0, result.output
+    rated = re.findall(
+        r"rated (\d)/5 \(action (act_\w+)\): ([-+][\d.]+) credited to the (\d+)", result.output
+    )
+    assert [(r[0], r[2]) for r in rated] == [("2", "-0.50"), ("5", "+1.00"), ("4", "+0.50")]
+    where, name, again = (r[1] for r in rated)
+    assert where != name and name == again
+
+    where_doc = db.action_logs.find_one({"_id": where})
+    name_doc = db.action_logs.find_one({"_id": name})
+    assert where_doc["content"] == "Where do I live?" and where_doc["feedback"]["rating"] == 2
+    assert name_doc["content"] == "What is my name?" and name_doc["feedback"]["rating"] == 4
+    assert int(rated[0][3]) == len(where_doc["memory_ids"]) > 0
+    unrated = db.action_logs.count_documents(
+        {"agent_id": AGENT, "feedback.rating": {"$exists": False}}
+    )
+    assert unrated == 1  # the first session's turn
+    # each memory holds the sum of the ratings of the answers it was in, counted once
+    for memory in db.memories.find({"agent_id": AGENT, "user_id": "ann"}):
+        expected = [-0.5] * (memory["_id"] in where_doc["memory_ids"]) + [0.5] * (
+            memory["_id"] in name_doc["memory_ids"]
+        )
+        feedback = memory.get("feedback") or {"count": 0, "sum": 0.0}
+        assert (feedback["count"], feedback["sum"]) == (len(expected), sum(expected))
+
+
+def test_bad_input_gets_one_line_and_the_chat_goes_on(chat_env):
+    env, db = chat_env
+    result = chat(
+        env,
+        [
+            "/feedback 3",
+            "",
+            "   ",
+            "/feedback",
+            "/feedback nine",
+            "/feedback 9",
+            "/feedback 0",
+            "/feedback 2.5",
+            "/remember everything",
+            "/help",
+            "Hello there",
+            "/feedback 4",
+        ],  # then end of input, without /quit
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "nothing to rate yet: ask something first" in out
+    assert out.count("(empty message: type something, or /help for the commands)") == 2
+    assert out.count("usage: /feedback N, where N is a whole number from 1") == 3
+    assert "got 'nine'" in out and "got '2.5'" in out
+    assert "a rating is from 1 to 5; got 9" in out and "a rating is from 1 to 5; got 0" in out
+    assert "unknown command '/remember'; type /help for the commands" in out
+    assert "/feedback N" in out and "/memories" in out and "/quit" in out  # the help
+    assert len(answers(out)) == 1 and "rated 4/5" in out
+    rated = list(db.action_logs.find({"feedback.rating": {"$exists": True}}))
+    assert [doc["feedback"]["rating"] for doc in rated] == [4]
+    assert "Traceback" not in out
+
+
+def test_a_long_message_is_refused_and_nothing_is_stored(chat_env):
+    env, db = chat_env
+    result = chat(env, ["x" * 9_000, "/feedback 5", "Still there?"])
+    assert result.exit_code == 0, result.output
+    assert "not answered: the query has 9000 characters; the limit is 8000" in result.output
+    assert "nothing to rate yet" in result.output
+    assert db.action_logs.count_documents({}) == 1  # only "Still there?"
+
+
+def test_without_indexes_it_says_what_to_run(embedded_server):
+    env = {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": f"chat_{uuid.uuid4().hex[:10]}",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+    result = chat(env, ["hello"])
+    assert result.exit_code == 4
+    assert "missing or drifted; run `agent-memory indexes setup`" in result.output
+    with MongoClient(embedded_server.uri) as client:
+        assert client[env["AGENT_MEMORY_DATABASE"]].action_logs.count_documents({}) == 0
+        client.drop_database(env["AGENT_MEMORY_DATABASE"])
+
+
+def test_bad_options_exit_with_a_clear_line(chat_env):
+    env, _ = chat_env
+    empty = chat(env, [], "--user", " ")
+    assert empty.exit_code == 2 and "user is empty" in empty.output
+
+    assert chat(env, ["hello"], "--user", "ann", "--session", "shared-id").exit_code == 0
+    taken = chat(env, ["hello"], "--user", "ben", "--session", "shared-id")
+    assert taken.exit_code == 1 and "error:" in taken.output
+    assert "Traceback" not in taken.output
+
+
+def test_undecodable_input_ends_or_skips_with_a_message(chat_env, offline_env, tmp_path):
+    env, db = chat_env
+    # through CliRunner the bytes fail to decode: the chat ends cleanly, nothing sent
+    result = CliRunner().invoke(app, ["chat"], input=b"\xff\xfe bad\nhello\n", env=env)
+    assert result.exit_code == 0, result.output
+    assert "cannot read standard input (UnicodeDecodeError" in result.output
+    assert db.action_logs.count_documents({}) == 0
+    # through a real pipe they arrive as lone surrogates: that line is skipped, the next sent
+    piped = subprocess.run(
+        [sys.executable, "-m", "agent_memory", "chat", "--user", "piper"],
+        input=b"\xff\xfe bad\nhello\n",
+        capture_output=True,
+        env={**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")},
+        timeout=120,
+    )
+    out = piped.stdout.decode()
+    assert piped.returncode == 0, out + piped.stderr.decode()
+    assert "that line has bytes that are not valid text" in out
+    assert len(answers(out)) == 1 and "Traceback" not in piped.stderr.decode()
