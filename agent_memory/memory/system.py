@@ -14,10 +14,13 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from agent_memory.memory._common import Tenant
+from agent_memory.memory._tasks import WorkingConfig
 from agent_memory.memory.conversation import ConversationMemory
+from agent_memory.memory.conversation_records import ConversationConfig
 from agent_memory.memory.decay import DecayConfig, DecayJob
 from agent_memory.memory.episodic import EpisodicMemory
-from agent_memory.memory.knowledge import KnowledgeBase
+from agent_memory.memory.episodic_records import EpisodicConfig
+from agent_memory.memory.knowledge import KnowledgeBase, KnowledgeConfig
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema, ProfileMemory
 from agent_memory.memory.records import LongTermConfig
@@ -52,16 +55,22 @@ class MemorySystem:
         long_term_config: LongTermConfig | None = None,
         schemas: tuple[MemorySchema, ...] = DEFAULT_SCHEMAS,
         decay_config: DecayConfig | None = None,
+        conversation_config: ConversationConfig | None = None,
+        working_config: WorkingConfig | None = None,
+        episodic_config: EpisodicConfig | None = None,
+        knowledge_config: KnowledgeConfig | None = None,
     ) -> None:
         self.connection = connection
-        self.conversation = ConversationMemory(connection, chat_model=chat_model)
+        self.conversation = ConversationMemory(
+            connection, chat_model=chat_model, config=conversation_config
+        )
         self.long_term = LongTermMemory(
             connection, embedder, config=long_term_config, judge=chat_model
         )
         self.profiles = ProfileMemory(connection, self.long_term, schemas=schemas)
-        self.working = WorkingMemory(connection)
-        self.episodic = EpisodicMemory(connection, embedder)
-        self.knowledge = KnowledgeBase(connection, embedder)
+        self.working = WorkingMemory(connection, config=working_config)
+        self.episodic = EpisodicMemory(connection, embedder, config=episodic_config)
+        self.knowledge = KnowledgeBase(connection, embedder, config=knowledge_config)
         self.decay = DecayJob(connection, config=decay_config)
         self._forgetters: list[Forgetter] = [
             self.long_term.forget_user,

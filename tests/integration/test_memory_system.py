@@ -117,3 +117,27 @@ async def test_feedback_through_the_system_changes_ranking(system):
         hit.memory.id for hit in await system.long_term.retrieve(ALICE, "favourite drink", k=2)
     ]
     assert after[0] == liked, "a well-rated memory should now rank first"
+
+
+async def test_each_memory_takes_its_config_through_the_system(connection, embedder):
+    from agent_memory.memory import DecayConfig
+    from agent_memory.memory._tasks import WorkingConfig
+    from agent_memory.memory.conversation_records import ConversationConfig
+    from agent_memory.memory.episodic_records import EpisodicConfig
+    from agent_memory.memory.knowledge import KnowledgeConfig
+
+    configs = {
+        "conversation": ConversationConfig(retention_days=7, retention_mode="delete"),
+        "working": WorkingConfig(checkpoints_kept=2),
+        "episodic": EpisodicConfig(retention_days=3),
+        "knowledge": KnowledgeConfig(chunk_tokens=100),
+    }
+    memories = MemorySystem(
+        connection,
+        embedder,
+        decay_config=DecayConfig(factor=0.5),
+        **{f"{name}_config": config for name, config in configs.items()},
+    )
+    for name, config in configs.items():
+        assert getattr(memories, name).config is config
+    assert memories.decay.config.factor == 0.5
