@@ -241,7 +241,7 @@ class ChatSession:
         elif after > before:
             console.print(
                 f"memories formed from session {self.session_id}: {after - before} new "
-                "long-term memories",
+                + ("long-term memory" if after - before == 1 else "long-term memories"),
                 highlight=False,
             )
         else:
