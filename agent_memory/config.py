@@ -147,6 +147,45 @@ class Settings(BaseSettings):
         default=8080, ge=1, le=65_535, description="Port `agent-memory api` listens on."
     )
 
+    # --- maintenance (agent-memory decay) ----------------------------------------------------
+    decay_factor: float = Field(
+        default=0.95,
+        gt=0,
+        le=1,
+        description="Importance of an unused long-term memory is multiplied by this once per "
+        "decay period.",
+    )
+    decay_inactive_days: float = Field(
+        default=30.0, ge=0, le=36_500, description="Days without use before a memory decays."
+    )
+    decay_floor: float = Field(
+        default=0.1, ge=0, le=1, description="Decay never takes importance below this."
+    )
+    decay_period_days: float = Field(
+        default=30.0,
+        gt=0,
+        le=36_500,
+        description="A memory decays at most once per period, however often the job runs.",
+    )
+    session_retention_days: int = Field(
+        default=90,
+        ge=1,
+        le=36_500,
+        description="Sessions inactive this long are archived or deleted by the decay job.",
+    )
+    session_retention_mode: Literal["archive", "delete"] = Field(
+        default="archive",
+        description="archive (messages kept, a new turn reactivates the session) or delete "
+        "(the session and its messages).",
+    )
+    action_retention_days: int = Field(
+        default=30,
+        ge=2,
+        le=36_500,
+        description="Action logs older than this are summarised into daily counts and deleted "
+        "by the decay job.",
+    )
+
     @field_validator("mongodb_uri")
     @classmethod
     def _check_uri(cls, value: SecretStr | None) -> SecretStr | None:

@@ -7,7 +7,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from agent_memory.config import Settings, load_settings
+from agent_memory.memory.conversation_records import ConversationConfig
+from agent_memory.memory.decay import DecayConfig
+from agent_memory.memory.episodic_records import EpisodicConfig
+from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection, connect
+from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.registry import make_embedder
 
@@ -17,6 +22,25 @@ class Runtime:
     settings: Settings
     connection: Connection
     embedder: Embedder
+
+    def memories(self, chat_model: ChatModel | None = None) -> MemorySystem:
+        """The memories with the decay and retention the settings ask for."""
+        s = self.settings
+        return MemorySystem(
+            self.connection,
+            self.embedder,
+            chat_model=chat_model,
+            decay_config=DecayConfig(
+                factor=s.decay_factor,
+                inactive_days=s.decay_inactive_days,
+                floor=s.decay_floor,
+                period_days=s.decay_period_days,
+            ),
+            conversation_config=ConversationConfig(
+                retention_days=s.session_retention_days, retention_mode=s.session_retention_mode
+            ),
+            episodic_config=EpisodicConfig(retention_days=s.action_retention_days),
+        )
 
 
 @asynccontextmanager

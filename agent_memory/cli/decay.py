@@ -41,17 +41,18 @@ def decay(
     Safe to schedule often: decay counts once per period (30 days by default), retention is
     idempotent, and a lock lets one run work at a time. A run that finds the lock held exits
     with code 6; the lock of a run that died is taken over once it expires. Prints one
-    summary line (or JSON with --json).
+    summary line (or JSON with --json). The factor, periods and retention come from the
+    settings: AGENT_MEMORY_DECAY_FACTOR, _DECAY_INACTIVE_DAYS, _DECAY_FLOOR, _DECAY_PERIOD_DAYS,
+    _SESSION_RETENTION_DAYS, _SESSION_RETENTION_MODE, _ACTION_RETENTION_DAYS.
 
     Example crontab line: 17 3 * * *  agent-memory --log-format json decay
     """
-    from agent_memory.memory.system import MemorySystem
     from agent_memory.ops.lease import LeaseHeldError
     from agent_memory.ops.maintenance import STEPS, Maintenance
 
     async def main() -> Any:
         async with open_runtime() as rt:
-            memories = MemorySystem(rt.connection, rt.embedder)
+            memories = rt.memories()
             try:
                 maintenance = Maintenance(memories, lease_seconds=lease_seconds)
                 steps = STEPS if not skip_retention else STEPS[:1]

@@ -135,6 +135,50 @@ def test_decay_once_per_period_then_retention(cli_env, db):
     assert db["decay_runs"].count_documents({}) == 2
 
 
+def test_decay_and_retention_follow_the_settings(cli_env, db):
+    """What cron runs is configured by environment: factor, inactivity, retention periods and
+    mode. 10-day-old data is untouched by the defaults and handled under these settings."""
+    seed(cli_env)
+    ten_days = datetime.now(UTC) - timedelta(days=10)
+    db["memories"].update_many({}, {"$set": {"last_accessed": ten_days}})
+    db["sessions"].update_many({}, {"$set": {"last_active_at": ten_days}})
+    db["action_logs"].update_many({}, {"$set": {"timestamp": ten_days}})
+    before = {d["_id"]: d["importance"] for d in db["memories"].find()}
+    defaults = invoke(["decay", "--dry-run"], cli_env).output
+    assert "would decay 0 memories" in defaults and "would summarise 0" in defaults
+
+    env = {
+        **cli_env,
+        "AGENT_MEMORY_DECAY_FACTOR": "0.5",
+        "AGENT_MEMORY_DECAY_INACTIVE_DAYS": "7",
+        "AGENT_MEMORY_SESSION_RETENTION_DAYS": "5",
+        "AGENT_MEMORY_SESSION_RETENTION_MODE": "delete",
+        "AGENT_MEMORY_ACTION_RETENTION_DAYS": "5",
+    }
+    result = invoke(["decay"], env)
+    assert result.exit_code == 0, result.output
+    assert "decayed 6 of 6 eligible memories" in result.output
+    after = {d["_id"]: d["importance"] for d in db["memories"].find()}
+    assert all(after[k] == pytest.approx(max(0.1, before[k] * 0.5)) for k in before)
+    assert db["sessions"].count_documents({}) == 0 and db["messages"].count_documents({}) == 0
+    assert db["action_logs"].count_documents({}) == 0
+
+
+def test_decay_settings_out_of_range_are_configuration_errors(cli_env, db):
+    seed(cli_env)
+    before = snapshot(db)
+    for name, value in [
+        ("AGENT_MEMORY_DECAY_FACTOR", "0"),
+        ("AGENT_MEMORY_DECAY_FACTOR", "nan"),
+        ("AGENT_MEMORY_SESSION_RETENTION_MODE", "shred"),
+        ("AGENT_MEMORY_ACTION_RETENTION_DAYS", "1"),
+    ]:
+        result = invoke(["decay"], {**cli_env, name: value})
+        one_line_error(result, 2)
+        assert name.removeprefix("AGENT_MEMORY_").lower() in result.output
+    assert snapshot(db) == before
+
+
 def test_decay_for_one_agent_json_and_skip_retention(cli_env, db):
     seed(cli_env)
     backdate(db)
