@@ -29,13 +29,14 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in ci
 
 
-def _run_block(section: str, tmp_path, env) -> list[str]:
-    """Run the first Python block under ``section`` of README.md; return its output lines."""
+def _run_block(section: str, tmp_path, env, *, then: str = "") -> list[str]:
+    """Run the first Python block under ``section`` of README.md, followed by ``then``; return
+    its output lines."""
     import subprocess
     import sys
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    code = readme.split(section, 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    code = readme.split(section, 1)[1].split("```python", 1)[1].split("```", 1)[0] + then
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=tmp_path,
@@ -59,3 +60,35 @@ def test_the_agent_example_runs(tmp_path, offline_env):
     level, action_id, documents = lines[0].split(" ", 2)
     assert level in ("recent", "memory", "knowledge", "model") and action_id.startswith("act_")
     assert documents.startswith("(") and "[offline model]" in lines[-1]
+
+
+_DRIVE_THE_APP = """
+import asyncio, httpx
+
+async def drive():
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            told = await client.post("/chat/ann/s1", params={"message": "My name is Ann"})
+            asked = await client.post("/chat/ann/s1", params={"message": "What is my name?"})
+            other = await client.post("/chat/bob/s2", params={"message": "What is my name?"})
+    for response in (told, asked, other):
+        print("HTTP", response.status_code, response.json()["action_id"], response.json()["answer"])
+
+asyncio.run(drive())
+"""
+
+
+def test_the_app_example_serves_turns_with_memory(tmp_path, offline_env):
+    lines = _run_block("## In your app", tmp_path, offline_env, then=_DRIVE_THE_APP)
+    told, asked, other = (line.removeprefix("HTTP ").split(" ", 2) for line in lines[-3:])
+    assert [told[0], asked[0], other[0]] == ["200", "200", "200"]
+    assert len({told[1], asked[1], other[1]}) == 3
+    assert all(action.startswith("act_") for action in (told[1], asked[1], other[1]))
+    assert "Ann" in asked[2] and "Ann" not in other[2]
+
+
+def test_the_app_example_is_about_twenty_lines():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = readme.split("## In your app", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 22
