@@ -66,7 +66,19 @@ def check_id(value: Any, name: str) -> str:
         raise InvalidInputError(f"{name} is longer than {MAX_ID_CHARS} characters")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise InvalidInputError(f"{name} contains control characters")
+    _check_encodable(value, name)
     return value
+
+
+def _check_encodable(value: str, name: str) -> None:
+    """Refuse what BSON cannot hold: a lone surrogate (what undecodable bytes become with
+    ``errors="surrogateescape"``) would otherwise fail deep inside the driver."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"{name} is not valid Unicode text (a lone surrogate at {exc.start})"
+        ) from None
 
 
 def check_ids(value: str | Sequence[str] | None, name: str) -> list[str] | None:
@@ -102,6 +114,7 @@ def check_text(value: Any, name: str, *, max_chars: int) -> str:
         raise InvalidInputError(f"{name} has {len(value)} characters; the limit is {max_chars}")
     if "\x00" in value:
         raise InvalidInputError(f"{name} contains a NUL character")
+    _check_encodable(value, name)
     return value
 
 
@@ -132,6 +145,8 @@ def _check_value(value: Any, where: str, depth: int) -> None:
             raise InvalidInputError(f"{where} is an integer too large for BSON")
         if isinstance(value, str) and "\x00" in value:
             raise InvalidInputError(f"{where} contains a NUL character")
+        if isinstance(value, str):
+            _check_encodable(value, where)
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -161,6 +176,7 @@ def check_mapping(value: Any, name: str, *, _depth: int = 0) -> dict[str, Any]:
             raise InvalidInputError(
                 f"{name} has the key {key!r}; keys may not start with '$' or contain '.'"
             )
+        _check_encodable(key, f"a key of {name}")
         _check_value(item, f"{name}.{key}", _depth)
     return dict(value)
 

@@ -233,9 +233,18 @@ async def test_bad_retrieval_arguments(memory, kwargs):
 
 
 async def test_ids_that_are_not_strings(memory):
-    for bad in (None, 42, {"$ne": None}, "", "x\x00y"):
+    for bad in (None, 42, {"$ne": None}, "", "x\x00y", "lone \ud800 surrogate"):
         with pytest.raises(InvalidInputError):
             await memory.get(ALICE, bad)
+    for text, source, tags in (
+        ("x\udcff", None, ()),
+        ("fine", {"k": "\udcff"}, ()),
+        ("fine", {"\ud800": 1}, ()),
+        ("fine", None, ("\udcff",)),
+    ):
+        with pytest.raises(InvalidInputError, match="not valid Unicode"):
+            await memory.store(ALICE, text, source=source, tags=tags)
+    assert await memory.collection.count_documents({}) == 0
     with pytest.raises(InvalidInputError):
         Tenant({"$ne": None}, "u")
 

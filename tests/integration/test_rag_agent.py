@@ -136,7 +136,7 @@ async def test_a_provider_failing_mid_turn_keeps_the_message_and_records_failure
     await agent.aclose()
 
 
-@pytest.mark.parametrize("query", ["", "   ", 42, None])
+@pytest.mark.parametrize("query", ["", "   ", 42, None, "bad bytes \udcff here"])
 async def test_empty_or_wrong_queries_write_nothing(setup, connection, query):
     agent = await make(setup, FakeChatModel(default="x"))
     with pytest.raises(InvalidInputError):
