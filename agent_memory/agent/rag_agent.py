@@ -188,10 +188,13 @@ class RAGAgent:
         await self.memories.long_term.drain()
 
     async def start_new_session(self, user_id: str, session_id: str) -> None:
-        """Start a session with an empty short-term memory; long-term memory is kept (seed 000)."""
-        await self.memories.conversation.start_session(
-            self._tenant(user_id), check_id(session_id, "session_id")
-        )
+        """Start a session with an empty short-term memory; long-term memory is kept (seed 000).
+
+        The user's earlier sessions are over, so their memories are formed now rather than
+        after the formation debounce (:meth:`FormationQueue.expedite`)."""
+        tenant = self._tenant(user_id)
+        await self.memories.conversation.start_session(tenant, check_id(session_id, "session_id"))
+        await self.queue.expedite(tenant)
 
     # --- the turn -----------------------------------------------------------------------------
 

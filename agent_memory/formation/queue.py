@@ -13,7 +13,8 @@ State machine (``status``)::
                    │                  ├──fail while another job of the session is pending──> merged
                    │                  └──lease expired: claim takes it over (attempts + 1; dead
                    │                     once attempts exceed max_attempts)
-                   └── schedule while pending: run_after = max(run_after, now + debounce)
+                   ├── schedule while pending: run_after = max(run_after, now + debounce)
+                   └── expedite (the session ended): run_after = now, unless in a retry backoff
 
 Invariants, enforced by unique partial indexes (``atlas_indexes/formation_jobs.json``; the
 embedded engine honours them too): at most one ``pending`` job per (agent, user, session), so
@@ -222,6 +223,37 @@ class FormationQueue:
             debounced=doc.get("scheduled", 1) > 1,
         )
         return str(doc["_id"])
+
+    async def expedite(
+        self, tenant: Tenant, *, session_id: str | None = None, now: datetime | None = None
+    ) -> int:
+        """Make the tenant's pending jobs (one session's, or all) due now instead of after the
+        debounce: a session is over (the user started a new one), so there is nothing left to
+        wait for. Jobs waiting out a retry's backoff keep it; running jobs are not touched.
+        Returns how many jobs were brought forward.
+
+        Round trips: 1 (an update_many).
+        """
+        if not isinstance(tenant, Tenant):
+            raise InvalidInputError("tenant must be a Tenant")
+        now = _check_now(now)
+        selector: dict[str, Any] = {
+            **tenant.filter(),
+            "status": "pending",
+            "attempts": 0,
+            "run_after": {"$gt": now},
+        }
+        if session_id is not None:
+            selector["session_id"] = check_id(session_id, "session_id")
+        with translate_errors("bringing memory formation forward"):
+            result = await self.collection.update_many(
+                selector, {"$set": {"run_after": now, "updated_at": now}}
+            )
+        if result.modified_count:
+            logger.debug(
+                "formation_expedited", agent_id=tenant.agent_id, jobs=result.modified_count
+            )
+        return result.modified_count
 
     # --- the worker's side ----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent_memory.errors import InvalidInputError
 from agent_memory.formation import FormationQueue, FormationWorker
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation import NewMessage
@@ -348,8 +349,44 @@ async def test_messages_after_reads_a_session_in_order_from_a_cursor(memories):
 
 @pytest.mark.parametrize("delay", [-1, float("nan"), "0", True])
 async def test_a_bad_schedule_delay_is_refused_and_nothing_is_queued(memories, queue, delay):
-    from agent_memory.errors import InvalidInputError
-
     with pytest.raises(InvalidInputError):
         await queue.schedule(ANA, "s-delay", now=T0, delay=delay)
     assert await queue.jobs(ANA, "s-delay") == []
+
+
+async def test_a_finished_session_is_formed_now_not_after_the_debounce(memories, queue):
+    """expedite: when the user starts a new session the old one has nothing left to wait for.
+    Only the tenant's first-attempt pending jobs move; retries keep their backoff."""
+    await say(memories, ANA, "s1", "My name is Ana.")
+    await say(memories, XIAOMING, "x1", "我叫小明。")
+    ana_job = await queue.schedule(ANA, "s1", now=T0)
+    other_job = await queue.schedule(XIAOMING, "x1", now=T0)
+    w = worker(memories, queue, "w")
+    assert await w.run_once(now=at(1)) is False  # still debouncing
+
+    assert await queue.expedite(ANA, now=at(1)) == 1
+    assert (await queue.get(ana_job)).run_after == at(1)
+    assert (await queue.get(other_job)).run_after == at(DEBOUNCE)  # another user's job waits
+    assert await w.run_once(now=at(1)) is True
+    assert (await queue.get(ana_job)).status == "done"
+    assert await queue.expedite(ANA, now=at(2)) == 0  # nothing pending
+
+    assert await w.run_once(now=at(DEBOUNCE)) is True  # Xiaoming's, after its debounce
+    assert (await queue.get(other_job)).status == "done"
+
+    # A job in a retry's backoff keeps it.
+    await say(memories, ANA, "s1", "I live in Porto.")
+    retry = await queue.schedule(ANA, "s1", now=at(40))
+    failing = worker(memories, queue, "f", FakeChatModel(default="not JSON"))
+    assert await failing.run_once(now=at(40 + DEBOUNCE)) is True
+    failed = await queue.get(retry)
+    assert (failed.status, failed.attempts) == ("pending", 1)
+    assert failed.run_after > at(40 + DEBOUNCE)
+    assert await queue.expedite(ANA, session_id="s1", now=at(41 + DEBOUNCE)) == 0
+    assert (await queue.get(retry)).run_after == failed.run_after
+
+
+@pytest.mark.parametrize("bad", [{"$ne": None}, "", "x\x00"])
+async def test_expedite_refuses_bad_session_ids(queue, bad):
+    with pytest.raises(InvalidInputError):
+        await queue.expedite(ANA, session_id=bad)

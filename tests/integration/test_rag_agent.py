@@ -22,7 +22,9 @@ BOB = Tenant("agent", "bob")
 
 
 def config(**overrides):
-    return AgentConfig("agent", run_formation_worker=False, formation_debounce_s=0.0, **overrides)
+    return AgentConfig(
+        "agent", **{"run_formation_worker": False, "formation_debounce_s": 0.0, **overrides}
+    )
 
 
 @pytest.fixture
@@ -178,6 +180,19 @@ async def test_new_session_starts_empty_and_keeps_long_term(setup):
     second = chat.requests[-1]
     assert "love jazz" not in " ".join(m.text for m in second.messages)  # short-term is new
     assert "vegetarian" in " ".join(p.text for p in second.system)  # long-term is kept
+    await agent.aclose()
+
+
+async def test_a_new_session_forms_the_last_one_without_waiting_for_the_debounce(setup):
+    agent = await make(setup, OfflineChatModel(), formation_debounce_s=600.0)
+    await agent.process_query("alice", "s1", "my name is Ann and I prefer the window seat")
+    await agent.drain()
+    worker = FormationWorker(agent.memories, agent.chat_model, queue=agent.queue)
+    assert await worker.run_once() is False  # the session may go on: the debounce holds
+    await agent.start_new_session("alice", "s2")
+    assert await worker.run_once() is True  # s1 is over: formed now
+    profile = await agent.memories.profiles.get(ALICE)
+    assert profile.data.get("user_name") == "Ann"
     await agent.aclose()
 
 
