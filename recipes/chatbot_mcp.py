@@ -9,9 +9,9 @@ What it shows, with a ``RAGAgent``:
 - the memory search tool, ``search_long_term_memory``, which the model calls to look up
   what it remembers (seed 000's "automatic" and "explicit" uses);
 - the new-session behaviour: when a new session starts, the previous one is formed into
-  long-term memories (debounced formation: the agent's worker forms it once the session has
-  been quiet for a second), the short-term memory of the new session is empty, and the bot
-  greets the user with what it remembers;
+  long-term memories at once (formation is otherwise debounced, 30 s of quiet by default;
+  ``start_new_session`` says the old session is over), the short-term memory of the new
+  session is empty, and the bot greets the user with what it remembers;
 - every tool call made, read back from the conversation memory, where the agent records
   each call with its arguments and result.
 
@@ -230,8 +230,8 @@ async def main() -> None:
     token = secrets.token_urlsafe(16)
     url, server, serving = await serve_on_loopback(token)
     travel = McpServer("travel", url, headers={"Authorization": f"Bearer {token}"}, required=True)
-    # A session counts as over after a second of quiet (seed 001's debounce; 30 s by default).
-    config = AgentConfig(AGENT, formation_debounce_s=1.0)
+    # The default debounce (30 s of quiet); start_new_session ends the wait for session-1.
+    config = AgentConfig(AGENT)
     try:
         async with await connect(settings) as conn:
             await IndexManager(conn, embedder.signature).setup()
@@ -256,9 +256,12 @@ async def main() -> None:
 
                 print("\n== a new session starts ==")
                 await agent.drain()
-                waited = await wait_until_formed(agent, "session-1")
-                print(f"session-1 formed into long-term memory {waited:.1f} s after it went quiet")
                 await agent.start_new_session(USER, "session-2")
+                waited = await wait_until_formed(agent, "session-1")
+                print(
+                    f"session-1 formed into long-term memory {waited:.1f} s after session-2 "
+                    f"started (without it: after {config.formation_debounce_s:g} s of quiet)"
+                )
                 tenant = Tenant(AGENT, USER)
                 window = await agent.memories.conversation.window(tenant, "session-2")
                 remembered = await agent.memories.long_term.list_memories(tenant)
