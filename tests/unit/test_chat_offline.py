@@ -124,6 +124,15 @@ async def test_cjk_questions_match_by_characters(chat: OfflineChatModel) -> None
     assert text == f"{OFFLINE_LABEL}From memory: 用户住在柏林。"
 
 
+async def test_cjk_words_match_not_characters_shared_by_chance(chat: OfflineChatModel) -> None:
+    system = "记忆：\n- 上海飞东京约3小时。\n- 用户的名字是小明。\n- 小红喜欢过道座位。"
+    # Only 时 in common with the flight line, only 小 with the names: not a match.
+    text = (await chat.generate(ask("到时候我坐哪里？", system))).text
+    assert text == f"{OFFLINE_LABEL}I found nothing relevant in memory for that question."
+    text = (await chat.generate(ask("我叫什么名字？", system))).text
+    assert text == f"{OFFLINE_LABEL}From memory: 用户的名字是小明。"
+
+
 async def test_deterministic_and_never_calls_tools(chat: OfflineChatModel) -> None:
     request = ask("Where does the user work?", tools=(ToolSpec("search", "web search"),))
     first, second = await chat.generate(request), await chat.generate(request)

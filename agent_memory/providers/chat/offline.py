@@ -43,11 +43,12 @@ _STOP = frozenset(
 
 
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
-# One CJK character, or a run of other word characters.
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
+# A run of CJK characters, or a run of other word characters.
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
 # Particles and pronouns that would make almost any two CJK sentences "overlap".
 _CJK_STOP = frozenset("的了是在吗呢吧啊和与也都就我你他她它们这那哪什么谁のはがをにでともかなた")
+_CJK_STOPS = re.compile(f"[{''.join(sorted(_CJK_STOP))}]+")
 
 
 def _stem(word: str) -> str:
@@ -61,13 +62,19 @@ def _stem(word: str) -> str:
     return word
 
 
-def _terms(text: str) -> set[str]:
-    """Content words of ``text``; CJK counts character by character (it has no spaces)."""
+def _terms(text: str, *, asked: bool = False) -> set[str]:
+    """Content words of ``text``. CJK has no spaces: a run is cut at particles and pronouns
+    and each piece counts by its pairs of adjacent characters. A question (``asked``) adds a
+    piece of one character as itself; other text adds every character, so 住 in "我住在哪里"
+    meets 用户住在柏林, while a 时 or 小 shared by chance inside longer words does not make
+    two sentences related."""
     terms: set[str] = set()
     for token in _TOKEN.findall(text.lower()):
-        if _CJK_CHAR.fullmatch(token):
-            if token not in _CJK_STOP:
-                terms.add(token)
+        if _CJK_RUN.fullmatch(token):
+            for piece in _CJK_STOPS.split(token):
+                if len(piece) == 1 or not asked:
+                    terms.update(piece)
+                terms.update(piece[i : i + 2] for i in range(len(piece) - 1))
         elif token not in _STOP and not (len(token) == 1 and token.isalpha()):
             # A lone letter is what an apostrophe leaves ("I'm" -> "i", "m"), not a word.
             terms.add(_stem(token))
@@ -120,7 +127,7 @@ def best_lines(question: str, candidates: list[str], limit: int = _MAX_ANSWER_LI
     A shared term counts for more the fewer candidates contain it (inverse document
     frequency), so "user" in every memory line does not drown out "live" in one of them.
     """
-    wanted = _terms(question)
+    wanted = _terms(question, asked=True)
     if not wanted:
         return []
     asked = question.strip().casefold()
