@@ -23,12 +23,12 @@ import threading
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
 from agent_memory.cli._app import console, err_console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.errors import InvalidInputError, NotInitialisedError, ProviderError
@@ -37,6 +37,9 @@ from agent_memory.memory._common import Tenant, check_id
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.registry import make_chat_model
+
+if TYPE_CHECKING:
+    from agent_memory.agent.rag_agent import RAGAgent, TurnResult
 
 __all__ = ["chat", "register"]
 
@@ -111,6 +114,8 @@ class ChatSession:
 
     async def ask(self, text: str) -> None:
         console.print("[bold]agent:[/] ", end="")
+        from agent_memory.agent.rag_agent import AnswerDelta
+
         result: TurnResult | None = None
         try:
             async for event in self.agent.stream(self.user_id, self.session_id, text):
@@ -265,6 +270,9 @@ async def _prepare(rt: Runtime) -> None:
 
 
 async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
+    # The agent pulls in LangGraph: imported when a chat starts, so `--help` stays quick.
+    from agent_memory.agent.rag_agent import RAGAgent
+
     async with open_runtime() as rt:
         await _prepare(rt)
         model: ChatModel = make_chat_model(rt.settings)

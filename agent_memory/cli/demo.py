@@ -18,12 +18,12 @@ Each part has a heading:
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.agent.rag_agent import RAGAgent, TurnResult
 from agent_memory.cli._app import console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.demo_feedback import decay_part, feedback_part
@@ -33,6 +33,9 @@ from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory._common import Tenant
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.offline import OfflineChatModel
+
+if TYPE_CHECKING:
+    from agent_memory.agent.rag_agent import TurnResult
 
 SESSION_1 = [
     "Hi! My name is Alice and I live in Berlin.",
@@ -58,6 +61,8 @@ def _turn(user: str, text: str, result: TurnResult) -> None:
 
 
 async def _agent_part(rt: Runtime, chat: OfflineChatModel) -> None:
+    from agent_memory.agent.rag_agent import RAGAgent  # LangGraph: only when the demo runs
+
     config = AgentConfig(AGENT, formation_debounce_s=0.0, run_formation_worker=False)
     async with RAGAgent(rt.connection, rt.embedder, chat, config=config) as agent:
         alice = Tenant(AGENT, "alice")

@@ -21,7 +21,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.cli._app import console
 from agent_memory.cli._runtime import Runtime
 from agent_memory.cli.demo_long_term import AGENT, ANSWER_TYPES
@@ -55,6 +54,8 @@ def _short(text: str) -> str:
 
 
 async def feedback_part(rt: Runtime, chat: ChatModel) -> None:
+    from agent_memory.agent.rag_agent import RAGAgent  # LangGraph: only when the demo runs
+
     alice = Tenant(AGENT, "alice")
     config = AgentConfig(
         AGENT, long_term_limit=1, formation_debounce_s=0.0, run_formation_worker=False
