@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -116,8 +117,8 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
         err_console.print("interrupted")
         raise typer.Exit(EXIT["interrupted"]) from None
     except AgentMemoryError as exc:
-        if state.debug:
-            raise
+        if state.debug:  # the traceback too, but the same exit code: scripts see no difference
+            traceback.print_exc(file=sys.stderr)
         err_console.print(
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,6 +27,9 @@ def _server_class() -> type:
             yield
 
         def stop(self) -> None:
+            # A second signal stops at once, without waiting for open requests.
+            if self.should_exit:
+                self.force_exit = True
             self.should_exit = True
 
     return Server
@@ -61,24 +65,35 @@ def api(
     if not settings.api_keys:
         fail("no API keys configured: set AGENT_MEMORY_API_KEYS (see `agent-memory api --help`)", 2)
 
+    # Listen first and connect next, so a port in use or a database that is down is one clear
+    # line with its own exit code rather than the server's startup log and traceback.
+    listener = _listen(host or settings.api_host, port or settings.api_port)
+
     async def main() -> None:
-        # Connect before serving, so a database that is down is one line and exit 3 here
-        # rather than a traceback from the server's startup.
         async with open_runtime() as rt:
             server = _server_class()(
                 uvicorn.Config(
                     create_app(rt.settings, connection=rt.connection, embedder=rt.embedder),
-                    host=host or rt.settings.api_host,
-                    port=port or rt.settings.api_port,
                     log_level="warning",
                 )
             )
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, server.stop)
-            await server.serve()
+            await server.serve(sockets=[listener])
 
-    run(main)
+    try:
+        run(main)
+    finally:
+        listener.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        return fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 def register(app: typer.Typer) -> None:

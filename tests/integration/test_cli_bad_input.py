@@ -98,3 +98,29 @@ def test_forcing_the_atlas_tier_on_a_server_without_it_is_a_configuration_error(
     result = invoke(["indexes", "status"], {**cli_env, "AGENT_MEMORY_SEARCH_TIER": "atlas"})
     assert result.exit_code == 2, result.output
     assert "AGENT_MEMORY_SEARCH_TIER=plain" in result.output and "Traceback" not in result.output
+
+
+def test_debug_shows_the_traceback_and_keeps_the_exit_code():
+    env = {
+        "MONGODB_URI": "mongodb://127.0.0.1:9/",
+        "AGENT_MEMORY_CONNECT_TIMEOUT_MS": "300",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+    result = invoke(["--debug", "indexes", "status"], env)
+    assert result.exit_code == 3  # what a script sees does not depend on --debug
+    assert "Traceback" in result.output and "StorageUnavailableError" in result.output
+    assert result.output.rstrip().splitlines()[-1].startswith("error:")
+
+
+def test_the_api_on_a_port_in_use_is_one_line(cli_env):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**cli_env, "AGENT_MEMORY_API_KEYS": '{"support": "a-key-of-at-least-24-characters"}'}
+        result = invoke(["api", "--port", str(port)], env)
+    assert result.exit_code == 1, result.output
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
