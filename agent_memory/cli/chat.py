@@ -31,7 +31,7 @@ from rich.markup import escape
 from agent_memory.agent.config import AgentConfig
 from agent_memory.cli._app import console, err_console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
-from agent_memory.errors import InvalidInputError, NotInitialisedError, ProviderError
+from agent_memory.errors import AgentMemoryError, InvalidInputError, NotInitialisedError
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory._common import Tenant, check_id
 from agent_memory.mongo.indexes import IndexManager
@@ -123,7 +123,7 @@ class ChatSession:
                     console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
                 else:
                     result = event
-        except (InvalidInputError, ProviderError) as exc:
+        except AgentMemoryError as exc:  # bad input, a provider or the database failing
             console.print()
             console.print(f"[red]not answered:[/] {escape(str(exc))}", highlight=False)
             return
@@ -182,6 +182,12 @@ class ChatSession:
             return
         if self.last is None:
             console.print("nothing to rate yet: ask something first", highlight=False)
+            return
+        if not self.last.action_id:
+            console.print(
+                "the last answer was not recorded (its action log failed), so it cannot be rated",
+                highlight=False,
+            )
             return
         feedback = await self.agent.memories.episodic.add_feedback(
             self.tenant, self.last.action_id, rating=rating
@@ -289,7 +295,14 @@ async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
                     highlight=False,
                 )
                 await _loop(session)
-                await session.form_memories()
+                try:
+                    await session.form_memories()
+                except AgentMemoryError as exc:  # the messages are stored; a worker forms them
+                    console.print(
+                        "[yellow]memories of this session are not formed "
+                        f"({escape(str(exc))}); `agent-memory worker` forms them later[/]",
+                        highlight=False,
+                    )
         finally:
             await model.aclose()
 
@@ -308,8 +321,11 @@ async def _loop(session: ChatSession) -> None:
             console.print("(that line has bytes that are not valid text; send it as UTF-8)")
             continue
         if text.startswith("/"):
-            if not await session.command(text):
-                return
+            try:
+                if not await session.command(text):
+                    return
+            except AgentMemoryError as exc:  # the chat goes on; the user may try again
+                console.print(f"[red]{escape(text.split()[0])} failed:[/] {escape(str(exc))}")
             continue
         await session.ask(text)
 

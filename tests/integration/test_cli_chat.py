@@ -210,3 +210,36 @@ def test_undecodable_input_ends_or_skips_with_a_message(chat_env, offline_env, t
     assert piped.returncode == 0, out + piped.stderr.decode()
     assert "that line has bytes that are not valid text" in out
     assert len(answers(out)) == 1 and "Traceback" not in piped.stderr.decode()
+
+
+def test_a_database_failing_in_a_command_or_a_turn_is_one_line_and_the_chat_goes_on(
+    chat_env, monkeypatch
+):
+    from agent_memory.errors import StorageUnavailableError
+    from agent_memory.memory.conversation import ConversationMemory
+    from agent_memory.memory.long_term import LongTermMemory
+
+    env, _ = chat_env
+
+    async def down(*args, **kwargs):
+        raise StorageUnavailableError("the database cannot be reached (test)")
+
+    monkeypatch.setattr(LongTermMemory, "list_memories", down)  # what /memories lists
+    failing_turns = iter([True, False])
+    real_context = ConversationMemory.context
+
+    async def context(self, *args, **kwargs):  # what a turn recalls first
+        if next(failing_turns, False):
+            raise StorageUnavailableError("the database cannot be reached (test)")
+        return await real_context(self, *args, **kwargs)
+
+    monkeypatch.setattr(ConversationMemory, "context", context)
+    result = chat(env, ["Hello there", "/memories", "My name is Ann", "/feedback 5", "/quit"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "not answered:" in out and "/memories failed:" in out
+    # Forming the session's memories at the end fails too: said, and left to the worker.
+    assert "memories of this session are not formed" in out
+    assert out.count("cannot be reached (test)") == 3
+    assert len(answers(out)) == 2 and "rated 5/5" in out  # the chat went on
+    assert "Traceback" not in out
