@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import structlog
 
-from agent_memory.errors import DependencyMissingError, UnknownProviderError
+from agent_memory.errors import DependencyMissingError, InvalidInputError, UnknownProviderError
 from agent_memory.mongo.search.fusion import RRF_K
 from agent_memory.providers.embedders import Embedder, FakeEmbedder
 
@@ -101,8 +101,26 @@ def _evidence_ids(raw: Iterable[object], report: LoadReport) -> list[str]:
 
 
 def load_locomo(path: Path, *, limit: int | None = None) -> tuple[list[Conversation], LoadReport]:
-    """Read ``locomo10.json`` into conversations whose questions point at turn indices."""
-    samples = json.loads(path.read_text(encoding="utf-8"))
+    """Read ``locomo10.json`` into conversations whose questions point at turn indices.
+
+    A file that is not JSON, or not shaped like LoCoMo (a list of samples, each with a
+    ``conversation`` of ``session_N`` turn lists and a ``qa`` list), is an
+    :class:`InvalidInputError` naming what is wrong."""
+    try:
+        samples = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path} as JSON: {exc}") from None
+    if not isinstance(samples, list):
+        raise InvalidInputError(f"{path} is not a LoCoMo dataset: expected a list of samples")
+    try:
+        return _parse_locomo(samples, limit)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidInputError(
+            f"{path} is not a LoCoMo dataset: {type(exc).__name__} {exc}"
+        ) from None
+
+
+def _parse_locomo(samples: list[Any], limit: int | None) -> tuple[list[Conversation], LoadReport]:
     report = LoadReport()
     conversations = []
     for sample in samples[:limit]:

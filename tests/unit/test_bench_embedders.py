@@ -112,3 +112,26 @@ def test_routing_calibration_separates_evidence_from_other_conversations(tmp_pat
     assert result["relevant_percentiles"]["50"] > result["irrelevant_percentiles"]["50"]
     assert "strong_match_similarity =" in out
     assert calibrate_main(["--dataset", str(tmp_path / "missing.json")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "cannot read"),
+        (b"\xff\xfe\x00", "cannot read"),
+        ('{"x": 1}', "expected a list of samples"),
+        ('[{"qa": []}]', "KeyError 'conversation'"),
+        ('[{"conversation": {"session_1": [{"speaker": "a"}]}, "qa": []}]', "KeyError 'dia_id'"),
+        ('[{"conversation": {"session_1": 5}, "qa": []}]', "TypeError"),
+    ],
+)
+def test_a_file_that_is_not_locomo_is_one_clear_error(tmp_path, content, message):
+    from agent_memory.errors import InvalidInputError
+
+    path = tmp_path / "data.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    with pytest.raises(InvalidInputError, match=message):
+        load_locomo(path)
