@@ -60,7 +60,7 @@ app = typer.Typer(
         "Memory for AI agents on MongoDB.\n\n"
         "Exit codes: 0 ok, 1 error, 2 configuration, 3 database unreachable or refused, "
         "4 indexes missing or drifted, 5 provider failure, 6 another maintenance run holds the "
-        "lock, 130 interrupted."
+        "lock or took it over, 130 interrupted."
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -98,6 +98,10 @@ def _main(
 
 
 def _exit_code(exc: AgentMemoryError) -> int:
+    from agent_memory.ops.lease import LeaseLostError  # lazily: agent_memory.ops is heavy
+
+    if isinstance(exc, LeaseLostError):
+        return EXIT["locked"]
     if isinstance(exc, StorageUnavailableError | AuthenticationError):
         return EXIT["unavailable"]
     if isinstance(exc, NotInitialisedError | EmbeddingMismatchError):

@@ -40,7 +40,8 @@ def decay(
 
     Safe to schedule often: decay counts once per period (30 days by default), retention is
     idempotent, and a lock lets one run work at a time. A run that finds the lock held exits
-    with code 6; the lock of a run that died is taken over once it expires. Prints one
+    with code 6, as does one that stalled so long that another run took its lock over; the
+    lock of a run that died is taken over once it expires. Prints one
     summary line (or JSON with --json). The factor, periods and retention come from the
     settings: AGENT_MEMORY_DECAY_FACTOR, _DECAY_INACTIVE_DAYS, _DECAY_FLOOR, _DECAY_PERIOD_DAYS,
     _SESSION_RETENTION_DAYS, _SESSION_RETENTION_MODE, _ACTION_RETENTION_DAYS.

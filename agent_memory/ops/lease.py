@@ -3,11 +3,16 @@
 Each lease is one document in the ``locks`` collection (the configured prefix applies),
 ``_id`` the lease's name::
 
-    {"_id": "maintenance", "holder": "host:pid:uuid", "acquired_at": ..., "renewed_at": ...,
-     "expires_at": ..., "released_at": ...}
+    {"_id": "maintenance", "holder": "host:pid:uuid", "token": "...", "acquired_at": ...,
+     "renewed_at": ..., "expires_at": ..., "released_at": ...}
+
+``holder`` says who holds it (for people); ``token`` is drawn afresh by each :class:`Lease`
+object, and only the object that took the lease may renew or release it. Two processes given
+the same fixed ``holder`` (``Maintenance(holder="cron")``) therefore still exclude each other.
 
 Taking it is one atomic ``find_one_and_update`` with ``upsert``: it matches the document only
-when it is free (expired or released) or already ours; when another holder's lease is still
+when it is free (expired, released, or without an expiry at all) or already ours; when another
+holder's lease is still
 valid the filter matches nothing, the upsert tries to insert a second document with the same
 ``_id`` and the server refuses it (duplicate key), so exactly one of any number of concurrent
 callers gets the lease. A holder renews it while working (a background task, every third of
@@ -17,7 +22,8 @@ document, so the last holder stays visible.
 
 Expiry compares times from the callers' clocks: keep hosts in sync (NTP) and the time to
 live well above their skew. A holder that finds its lease taken over (it stalled past the
-expiry) learns it at its next renewal or :meth:`Lease.confirm`, and stops.
+expiry) learns it at its next renewal, :meth:`Lease.confirm` or :meth:`Lease.release`, and
+stops with :class:`LeaseLostError`: its work may have overlapped the other holder's.
 
 >>> lease = Lease(connection, "maintenance", ttl_seconds=600)     # doctest: +SKIP
 >>> async with lease:                                              # LeaseHeldError if taken
@@ -106,6 +112,7 @@ class Lease:
             raise InvalidInputError("ttl_seconds must be a number from 0.05 to 86400")
         self.name = check_id(name, "lease name")
         self.holder = default_holder() if holder is None else check_id(holder, "holder")
+        self._token = uuid.uuid4().hex
         self.ttl = timedelta(seconds=ttl_seconds)
         self._locks = connection.collection(LOCKS)
         self._renewer: asyncio.Task[None] | None = None
@@ -121,7 +128,11 @@ class Lease:
             raise InvalidInputError("now must be a timezone-aware datetime")
         free = {
             "_id": self.name,
-            "$or": [{"expires_at": {"$lte": now}}, {"holder": self.holder}],
+            "$or": [
+                {"expires_at": {"$lte": now}},
+                {"expires_at": None},  # missing too: a document no holder can ever renew
+                self._ours(),
+            ],
         }
         try:
             before = await self._locks.find_one_and_update(
@@ -129,6 +140,7 @@ class Lease:
                 {
                     "$set": {
                         "holder": self.holder,
+                        "token": self._token,
                         "acquired_at": now,
                         "renewed_at": now,
                         "expires_at": now + self.ttl,
@@ -146,9 +158,9 @@ class Lease:
         except pm.PyMongoError as exc:
             raise map_error(exc, "taking the maintenance lock") from exc
         took_over = None
-        if before is not None and before.get("holder") != self.holder:
+        if before is not None and before.get("token") != self._token:
             if before.get("released_at") is None:  # it expired while held: its holder died
-                took_over = before.get("holder")
+                took_over = before.get("holder") or "unknown holder"
         self._lost = False
         self.state = LeaseState(self.name, self.holder, now, now + self.ttl, took_over)
         logger.info(
@@ -166,7 +178,7 @@ class Lease:
         now = utcnow() if now is None else now
         with translate_errors("renewing the maintenance lock"):
             result = await self._locks.update_one(
-                {"_id": self.name, "holder": self.holder, "released_at": None},
+                {**self._ours(), "released_at": None},
                 {"$set": {"renewed_at": now, "expires_at": now + self.ttl}},
             )
         if result.matched_count == 0:
@@ -175,18 +187,29 @@ class Lease:
         return not self._lost
 
     async def release(self) -> None:
-        """Give the lease back (only if still ours). Idempotent."""
+        """Give the lease back. Raises :class:`LeaseLostError` when it is no longer ours
+        (another holder took it over: the work done under it may have overlapped), and leaves
+        the other holder's lock alone. Idempotent: once released, a second call does nothing."""
         await self._stop_renewing()
         if self.state is None:
             return
-        now = utcnow()
-        with translate_errors("releasing the maintenance lock"):
-            await self._locks.update_one(
-                {"_id": self.name, "holder": self.holder},
-                {"$set": {"expires_at": now, "released_at": now}},
+        if not self._lost:  # known lost: renew logged it and the lock is the other holder's
+            now = utcnow()
+            with translate_errors("releasing the maintenance lock"):
+                result = await self._locks.update_one(
+                    {**self._ours(), "released_at": None},
+                    {"$set": {"expires_at": now, "released_at": now}},
+                )
+            if result.matched_count == 0:
+                self._lost = True
+                logger.warning("lease_lost", name=self.name, holder=self.holder)
+        self.state = None
+        if self._lost:
+            raise LeaseLostError(
+                f"the {self.name!r} lock was taken over by another run before this one "
+                "finished (it stalled past its expiry); its work may have overlapped"
             )
         logger.info("lease_released", name=self.name, holder=self.holder)
-        self.state = None
 
     async def confirm(self) -> None:
         """Renew now and raise :class:`LeaseLostError` if the lease is no longer ours: call it
@@ -201,6 +224,10 @@ class Lease:
                 f"the {self.name!r} lock was taken over by another run (this run stalled past "
                 "its expiry); stopped"
             )
+
+    def _ours(self) -> dict[str, Any]:
+        """The lock document as this object holds it."""
+        return {"_id": self.name, "holder": self.holder, "token": self._token}
 
     # --- renewing while held ------------------------------------------------------------------
 
@@ -235,5 +262,18 @@ class Lease:
         self.start_renewing()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.release()
+    async def __aexit__(self, exc_type: object, *exc_info: object) -> None:
+        if exc_type is None:
+            await self.release()  # LeaseLostError when the work overlapped another holder's
+            return
+        await self.release_quietly()  # the body's error is the one to see
+
+    async def release_quietly(self) -> None:
+        """:meth:`release` while another error is on its way: a failure to release (or a
+        lost lease) is logged, not raised, so it does not replace that error."""
+        try:
+            await self.release()
+        except LeaseLostError:
+            pass  # logged as lease_lost
+        except Exception as exc:
+            logger.warning("lease_release_failed", name=self.name, error=type(exc).__name__)

@@ -122,7 +122,9 @@ class Maintenance:
     """The locked decay-and-retention run over a :class:`MemorySystem`'s stores and configs.
 
     ``lease_seconds`` is how long a crashed run blocks the next one; a live run renews its
-    lease every third of it, so it only needs to exceed a stall (not a whole run).
+    lease every third of it, so it only needs to exceed a stall (not a whole run). ``holder``
+    names the runs in the lock document (default ``host:pid:random``); it is a label only,
+    so two processes given the same ``holder`` still exclude each other.
     """
 
     def __init__(
@@ -157,7 +159,8 @@ class Maintenance:
         """One run for ``agent_id`` (``None``: every agent). ``on_step(name)`` is called as
         each of :data:`STEPS` finishes (for a progress bar). Raises
         :class:`~agent_memory.ops.lease.LeaseHeldError` when another run holds the lock, before
-        anything is written."""
+        anything is written, and :class:`~agent_memory.ops.lease.LeaseLostError` when another
+        run took the lock over while this one worked (it stalled past the lease)."""
         agent = None if agent_id is None else check_id(agent_id, "agent_id")
         if not isinstance(dry_run, bool) or not isinstance(retention, bool):
             raise InvalidInputError("dry_run and retention must be bools")
@@ -175,8 +178,10 @@ class Maintenance:
             lease.start_renewing()
             try:
                 counts = await self._work(agent, moment, retention, step, lease)
-            finally:
-                await lease.release()
+            except BaseException:
+                await lease.release_quietly()  # the step's error is the one to report
+                raise
+            await lease.release()  # LeaseLostError: another run took over while we worked
             holder, took_over = state.holder, state.took_over
         report = MaintenanceReport(
             agent_id=agent,
@@ -211,12 +216,15 @@ class Maintenance:
         lease: Lease,
     ) -> dict[str, Any]:
         m = self.memories
+        # The lease is confirmed after every step, the last included: a run that was taken
+        # over stops before its next write, and one taken over during its last step fails
+        # rather than report success (the other run may have worked alongside it).
         decay = await m.decay.run(agent_id=agent, now=now)
         step("decay")
+        await lease.confirm()
         counts: dict[str, Any] = _empty(decay)
         if not retention:
             return counts
-        await lease.confirm()
         counts["credits_repaired"] = await m.episodic.repair_pending_credits(agent_id=agent)
         step("credits")
         await lease.confirm()
@@ -231,6 +239,7 @@ class Maintenance:
         counts["actions_deleted"] = actions.deleted
         counts["more"] = actions.more
         step("actions")
+        await lease.confirm()
         return counts
 
     async def _count(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -242,6 +243,36 @@ def test_decay_takes_over_the_expired_lock_of_a_crashed_run(cli_env, db):
     assert "decayed 6 of 6" in result.output
     lock = db["locks"].find_one({"_id": "maintenance"})
     assert lock["holder"] != "crashed-pod" and lock["released_at"] is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "last_step"),
+    [
+        (["decay"], "agent_memory.memory.episodic.EpisodicMemory.apply_retention"),
+        (["decay", "--skip-retention"], "agent_memory.memory.decay.DecayJob.run"),
+    ],
+)
+def test_decay_whose_lock_is_taken_over_in_its_last_step_exits_6(
+    cli_env, db, monkeypatch, args, last_step
+):
+    """A run that stalled past its lease while another took over must not report success."""
+    seed(cli_env, tenants=(ALICE,))
+    backdate(db)
+    module, owner, method = last_step.rsplit(".", 2)
+    cls = getattr(importlib.import_module(module), owner)
+    original = getattr(cls, method)
+
+    async def then_taken_over(self, *a, **kw):
+        result = await original(self, *a, **kw)
+        db["locks"].update_one({"_id": "maintenance"}, {"$set": {"holder": "cron-pod-9"}})
+        return result
+
+    monkeypatch.setattr(cls, method, then_taken_over)
+    result = invoke(["--log-level", "error", *args], cli_env)  # without the lease_lost warning
+    one_line_error(result, 6)
+    assert "taken over by another run" in result.output
+    lock = db["locks"].find_one({"_id": "maintenance"})
+    assert lock["holder"] == "cron-pod-9" and lock["released_at"] is None
 
 
 @pytest.mark.parametrize("agent", HOSTILE)

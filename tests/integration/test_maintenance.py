@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from pymongo import MongoClient
+from structlog.testing import capture_logs
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
@@ -239,6 +240,86 @@ async def test_a_run_whose_lock_was_taken_over_stops_before_the_next_step(
     assert await connection.collection("sessions").distinct("status") == ["active"]
     lock = await connection.collection("locks").find_one({"_id": "maintenance"})
     assert lock["holder"] == "thief" and lock["released_at"] is None  # left to its holder
+
+
+def steal(settings, holder: str = "thief"):
+    """An on_step callback: another run takes the lock over (this one stalled past expiry)."""
+
+    def stolen(step: str) -> None:
+        with MongoClient(settings.mongodb_uri.get_secret_value()) as client:
+            client[settings.database]["locks"].update_one(
+                {"_id": "maintenance"}, {"$set": {"holder": holder}}
+            )
+
+    return stolen
+
+
+async def test_a_lock_taken_over_during_the_last_step_fails_the_run(system, connection, settings):
+    await seed(system, ALICE)
+    calls = []
+
+    def last(step: str) -> None:
+        calls.append(step)
+        if step == "actions":
+            steal(settings)(step)
+
+    with pytest.raises(LeaseLostError):
+        await Maintenance(system).run(now=utcnow() + LATER, on_step=last)
+    assert calls == ["decay", "credits", "sessions", "actions"]
+    lock = await connection.collection("locks").find_one({"_id": "maintenance"})
+    assert lock["holder"] == "thief" and lock["released_at"] is None
+
+
+async def test_a_lock_taken_over_without_retention_fails_the_run(system, connection, settings):
+    await seed(system, ALICE)
+    with pytest.raises(LeaseLostError):
+        await Maintenance(system).run(
+            now=utcnow() + LATER, retention=False, on_step=steal(settings)
+        )
+    lock = await connection.collection("locks").find_one({"_id": "maintenance"})
+    assert lock["holder"] == "thief" and lock["released_at"] is None
+
+
+async def test_release_of_a_lease_taken_over_raises_and_leaves_the_lock(connection):
+    lease = Lease(connection, "job", ttl_seconds=60, holder="mine")
+    await lease.acquire()
+    await connection.collection("locks").update_one({"_id": "job"}, {"$set": {"holder": "other"}})
+    with capture_logs() as logs:
+        with pytest.raises(LeaseLostError, match="taken over"):
+            await lease.release()
+    assert [e["event"] for e in logs if e["event"].startswith("lease_")] == ["lease_lost"]
+    lock = await connection.collection("locks").find_one({"_id": "job"})
+    assert lock["holder"] == "other" and lock["released_at"] is None
+    await lease.release()  # idempotent: nothing held any more
+
+
+async def test_an_error_in_a_step_is_not_replaced_by_the_lost_lease(system, settings):
+    await seed(system, ALICE)
+
+    def broken(step: str) -> None:
+        steal(settings)(step)
+        raise RuntimeError("step failed")
+
+    with pytest.raises(RuntimeError, match="step failed"):
+        await Maintenance(system).run(now=utcnow() + LATER, retention=False, on_step=broken)
+
+
+async def test_the_same_fixed_holder_in_two_runs_does_not_share_the_lease(connection):
+    first = Lease(connection, "job", ttl_seconds=60, holder="cron")
+    second = Lease(connection, "job", ttl_seconds=60, holder="cron")  # another process
+    await first.acquire()
+    with pytest.raises(LeaseHeldError, match="cron"):
+        await second.acquire()
+    assert await first.acquire()  # the instance that holds it may renew by taking it again
+    await first.release()
+    assert (await second.acquire()).took_over is None
+    await second.release()
+
+
+async def test_a_lock_document_without_expiry_can_be_taken(connection):
+    await connection.collection("locks").insert_one({"_id": "job", "holder": "half-written"})
+    state = await Lease(connection, "job", ttl_seconds=60, holder="next").acquire()
+    assert state.took_over == "half-written"
 
 
 async def test_bad_arguments_are_refused_before_anything(system):
