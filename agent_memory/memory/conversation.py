@@ -54,7 +54,7 @@ apply_retention            per batch: find + update (archive) or find +      2 o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -498,10 +498,12 @@ class ConversationMemory:
         agent_id: str | None = None,
         now: datetime | None = None,
         batch_size: int | None = None,
+        before_batch: Callable[[], object] | None = None,
     ) -> dict[str, int]:
         """Archive or delete (``config.retention_mode``) sessions inactive for more than
         ``retention_days``, over all tenants or one agent, ``batch_size`` at a time; returns
         the counts. Archiving keeps the messages. Idempotent: a second run finds nothing.
+        ``before_batch()`` runs before each batch; an exception from it stops the work there.
         """
         config = self.config
         now = utcnow() if now is None else now
@@ -517,6 +519,7 @@ class ConversationMemory:
             archive=archive,
             now=now,
             size=size,
+            before_batch=before_batch,
         )
         logger.info(
             "conversation_retention_applied",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -139,17 +139,21 @@ class SessionStore:
         archive: bool,
         now: datetime,
         size: int,
+        before_batch: Callable[[], object] | None = None,
     ) -> dict[str, int]:
         """Archive or delete the ``stale`` sessions, ``size`` at a time, until none are left.
 
         ``guard`` is checked again in each write, so a session active again since the find
-        is spared. Deleting removes a batch's messages before its sessions: an interrupted run
+        is spared. ``before_batch`` is called before each batch; what it raises stops the
+        loop there (the maintenance run checks its lease). Deleting removes a batch's messages before its sessions: an interrupted run
         leaves nothing unreachable, and the next run finishes it.
         """
         counts = {"archived": 0, "sessions_deleted": 0, "messages_deleted": 0, "batches": 0}
         fields = {"_id": 1, "agent_id": 1, "user_id": 1}
         with translate_errors("applying conversation retention"):
             while True:
+                if before_batch is not None:
+                    before_batch()
                 cursor = self.sessions.find(stale, fields, batch_size=size)
                 found = await cursor.sort("last_active_at", 1).limit(size).to_list(None)
                 if not found:

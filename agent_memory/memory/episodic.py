@@ -39,7 +39,7 @@ apply_retention                    distinct agents (unless given); per agent dis
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -421,15 +421,20 @@ class EpisodicMemory:
         return rates
 
     async def apply_retention(
-        self, *, agent_id: str | None = None, now: Any = None
+        self,
+        *,
+        agent_id: str | None = None,
+        now: Any = None,
+        before_batch: Callable[[], object] | None = None,
     ) -> RetentionReport:
         """Summarise logs older than ``retention_days`` (whole UTC days) into
         ``action_aggregates`` and delete them, in bounded batches. Idempotent and safe to rerun
         after a crash (see :mod:`~agent_memory.memory.episodic_retention`); ``more`` in the
-        report says the batch limit stopped it early. ``agent_id=None`` covers every agent."""
+        report says the batch limit stopped it early. ``agent_id=None`` covers every agent.
+        ``before_batch()`` runs before each batch; an exception from it stops the work there."""
         agent_id = None if agent_id is None else check_id(agent_id, "agent_id")
         moment = utcnow() if now is None else check_now(now)
-        return await self._retention.apply(agent_id=agent_id, now=moment)
+        return await self._retention.apply(agent_id=agent_id, now=moment, before_batch=before_batch)
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         """Delete every action log of this tenant; returns ``{collection: deleted}``.

@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -201,7 +201,13 @@ class ActionRetention:
 
     # --- retention --------------------------------------------------------------------------
 
-    async def apply(self, *, agent_id: str | None, now: datetime) -> RetentionReport:
+    async def apply(
+        self,
+        *,
+        agent_id: str | None,
+        now: datetime,
+        before_batch: Callable[[], object] | None = None,
+    ) -> RetentionReport:
         cutoff = day_start(now - timedelta(days=self._config.retention_days))
         budget = self._config.retention_max_batches
         batches = resumed = summarised = deleted = written = 0
@@ -218,6 +224,8 @@ class ActionRetention:
                     if batches >= budget:
                         more = True
                         break
+                    if before_batch is not None:
+                        before_batch()
                     if queue:
                         batch, is_resumed = queue.pop(0)
                     else:

@@ -228,13 +228,17 @@ class Maintenance:
         counts["credits_repaired"] = await m.episodic.repair_pending_credits(agent_id=agent)
         step("credits")
         await lease.confirm()
-        sessions = await m.conversation.apply_retention(agent_id=agent, now=now)
+        sessions = await m.conversation.apply_retention(
+            agent_id=agent, now=now, before_batch=lease.check
+        )
         counts["sessions_archived"] = sessions["archived"]
         counts["sessions_deleted"] = sessions["sessions_deleted"]
         counts["messages_deleted"] = sessions["messages_deleted"]
         step("sessions")
         await lease.confirm()
-        actions = await m.episodic.apply_retention(agent_id=agent, now=now)
+        actions = await m.episodic.apply_retention(
+            agent_id=agent, now=now, before_batch=lease.check
+        )
         counts["actions_summarised"] = actions.summarised
         counts["actions_deleted"] = actions.deleted
         counts["more"] = actions.more

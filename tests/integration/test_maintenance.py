@@ -14,7 +14,8 @@ from agent_memory.formation.queue import FormationQueue
 from agent_memory.langgraph.checkpointer import MongoCheckpointer
 from agent_memory.memory import MemorySystem, Tenant
 from agent_memory.memory._common import utcnow
-from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.memory.conversation_records import ConversationConfig, NewMessage
+from agent_memory.memory.episodic_records import EpisodicConfig
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.ops import (
     Lease,
@@ -320,6 +321,65 @@ async def test_a_lock_document_without_expiry_can_be_taken(connection):
     await connection.collection("locks").insert_one({"_id": "job", "holder": "half-written"})
     state = await Lease(connection, "job", ttl_seconds=60, holder="next").acquire()
     assert state.took_over == "half-written"
+
+
+def stop_after(batches: int):
+    """A before_batch hook that lets ``batches`` batches through, then stops the loop."""
+    calls = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) > batches:
+            raise LeaseLostError("stopped")
+
+    return check
+
+
+async def test_retention_loops_stop_between_batches_when_the_hook_raises(connection, embedder):
+    small = MemorySystem(
+        connection,
+        embedder,
+        conversation_config=ConversationConfig(retention_batch=1, retention_mode="delete"),
+        episodic_config=EpisodicConfig(retention_batch_size=1),
+    )
+    await seed(small, ALICE)
+    await seed(small, BOB)
+    now = utcnow() + LATER
+    with pytest.raises(LeaseLostError):
+        await small.conversation.apply_retention(now=now, before_batch=stop_after(1))
+    assert await connection.collection("sessions").count_documents({}) == 1
+    with pytest.raises(LeaseLostError):
+        await small.episodic.apply_retention(now=now, before_batch=stop_after(2))
+    assert await connection.collection("action_logs").count_documents({}) == 2
+    # a rerun finishes the work
+    assert (await small.conversation.apply_retention(now=now))["sessions_deleted"] == 1
+    assert (await small.episodic.apply_retention(now=now)).deleted == 2
+    await small.aclose()
+
+
+async def test_a_lock_lost_inside_the_retention_loop_stops_it(
+    connection, embedder, settings, monkeypatch
+):
+    """The renewal in the background finds the lock taken over; the next batch stops."""
+    from agent_memory.memory.episodic_retention import ActionRetention
+
+    small = MemorySystem(
+        connection, embedder, episodic_config=EpisodicConfig(retention_batch_size=1)
+    )
+    await seed(small, ALICE)
+    original = ActionRetention._summarise
+
+    async def then_stall(self, *args, **kwargs):
+        result = await original(self, *args, **kwargs)
+        steal(settings)("actions")
+        await asyncio.sleep(0.3)  # stalled: the renewer (every ttl / 3) finds the lock gone
+        return result
+
+    monkeypatch.setattr(ActionRetention, "_summarise", then_stall)
+    with pytest.raises(LeaseLostError):
+        await Maintenance(small, lease_seconds=0.1).run(now=utcnow() + LATER)
+    assert await connection.collection("action_logs").count_documents({}) == 1
+    await small.aclose()
 
 
 async def test_bad_arguments_are_refused_before_anything(system):
