@@ -21,7 +21,7 @@ and a written policy (below, ``scripted_tool_use``): a keyword rule decides whic
 call, and the answers are the offline model's quotes of the tool results. The output says
 so. With Claude the same agent lets the model choose the tools itself.
 
-    AGENT_MEMORY_EMBEDDER=fake python recipes/chatbot_mcp.py
+    python recipes/chatbot_mcp.py
 
 Needs the MCP extra (``pip install 'agent-memory[mcp]'``). Switching to production, with no
 code change: set ``MONGODB_URI`` to Atlas (or atlas-local from docker-compose.yml) and run
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import secrets
 import socket
@@ -219,6 +220,10 @@ async def wait_until_formed(agent: RAGAgent, session: str, timeout: float = 20) 
 
 async def main() -> None:
     started = time.perf_counter()
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_chatbot_mcp_{chosen.embedder}"
     settings = load_settings()
     embedder, chat = make_embedder(settings), make_chat_model(settings)
     scripted = chat.provider in ("offline", "fake")

@@ -16,7 +16,7 @@ Runs on the embedded default with offline providers (the ``[offline model]`` quo
 context it was given, so the answer shows what the chosen level contributed; at the "model"
 level it has nothing to quote, where Claude would answer from its own knowledge):
 
-    AGENT_MEMORY_EMBEDDER=fake python recipes/context_routing.py
+    python recipes/context_routing.py
 
 Switching to production, with no code change: set ``MONGODB_URI`` to Atlas (or atlas-local
 from docker-compose.yml) and run ``agent-memory indexes setup``; set
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 
 import structlog
@@ -92,6 +93,10 @@ def show(number: int, question: str, result: TurnResult) -> None:
 
 async def main() -> None:
     started = time.perf_counter()
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_context_routing_{chosen.embedder}"
     settings = load_settings()
     embedder, chat = make_embedder(settings), make_chat_model(settings)
     # Seed 002 keeps the last 5 exchanges as recent context: 10 messages.

@@ -26,7 +26,7 @@ service here writes through the store, so the graph sees exactly what was formed
 Runs on the embedded default with offline providers in a few seconds (1.5 of them waiting
 for the debounce):
 
-    AGENT_MEMORY_EMBEDDER=fake python recipes/langgraph_memory_service.py
+    python recipes/langgraph_memory_service.py
 
 Switching to production, with no code change: set ``MONGODB_URI`` to Atlas (or atlas-local
 from docker-compose.yml) and run ``agent-memory indexes setup``; set
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
@@ -246,6 +247,10 @@ async def say(graph: Any, thread: str, text: str) -> State:
 
 async def main() -> None:
     started = time.perf_counter()
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_langgraph_memory_service_{chosen.embedder}"
     settings = load_settings()
     embedder, chat = make_embedder(settings), make_chat_model(settings)
     async with await connect(settings) as conn:

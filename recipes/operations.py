@@ -128,6 +128,10 @@ async def back_date(memories: MemorySystem, days: int) -> None:
 
 
 async def main() -> None:
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_operations_{chosen.embedder}"
     print("1. index setup (once, before first use; on Atlas it creates the search indexes too)")
     if cli("indexes", "setup", last_line_only=True).returncode != 0:
         sys.exit("index setup failed")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 import structlog
 
@@ -22,6 +23,10 @@ USER = Tenant(agent_id="quickstart", user_id="u1")
 
 
 async def main() -> None:
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_quickstart_{chosen.embedder}"
     settings = load_settings()
     embedder = make_embedder(settings)
     async with await connect(settings) as conn:

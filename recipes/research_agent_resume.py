@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -282,6 +283,10 @@ async def scenario(recover: str) -> Outcome:
 
 async def main(recover: str) -> None:
     started = time.perf_counter()
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_research_agent_resume_{chosen.embedder}"
     outcome = await scenario(recover)
     task = outcome.task
     _table(task, outcome.a, outcome.b)

@@ -12,7 +12,7 @@ What it shows (the blueprint's support agent, seed 004, as a service):
   what they said into profile facts, and in a new session each gets answers from their own
   memories only.
 
-Run it (embedded database, offline models, a few seconds with AGENT_MEMORY_EMBEDDER=fake)::
+Run it (embedded database, offline models)::
 
     python recipes/support_agent_web.py
 
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -149,6 +150,11 @@ def create_app(settings: Settings | None = None, *, formation_delay_s: float = 3
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings is None:
+            # This recipe's data in a database of its own, one per embedder (vectors of two models
+            # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+            if "database" not in (chosen := load_settings()).model_fields_set:
+                os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_support_agent_web_{chosen.embedder}"
         config = settings or load_settings()
         embedder, chat = make_embedder(config), make_chat_model(config)
         try:

@@ -21,7 +21,7 @@ API. Against the real Bot API, pass a plain client (webhook or getUpdates loop):
     bot = TelegramAdapter(agent, client)
     await bot.handle(update)            # each Update from getUpdates or your webhook route
 
-Run it (embedded database, offline models; a few seconds with AGENT_MEMORY_EMBEDDER=fake)::
+Run it (embedded database, offline models)::
 
     python recipes/travel_assistant_zh.py
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -339,6 +340,10 @@ async def wait_for_formation(agent: RAGAgent, users: list[str], timeout: float =
 
 async def main() -> None:
     started = time.perf_counter()
+    # This recipe's data in a database of its own, one per embedder (vectors of two models
+    # cannot be compared), unless AGENT_MEMORY_DATABASE (or .env) names one.
+    if "database" not in (chosen := load_settings()).model_fields_set:
+        os.environ["AGENT_MEMORY_DATABASE"] = f"recipe_travel_assistant_zh_{chosen.embedder}"
     settings = load_settings()
     embedder, chat = make_embedder(settings), make_chat_model(settings)
     async with await connect(settings) as conn:
