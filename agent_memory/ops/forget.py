@@ -8,8 +8,16 @@ checkpointer (:class:`~agent_memory.langgraph.checkpointer.MongoCheckpointer`, w
 runs its graphs with ``agent_id`` and ``user_id`` in the configurable). :func:`forget_user`
 erases those too, so an erasure request is one call.
 
-Without an agent, :func:`agents_of` finds every agent that holds something of the user (one
-``distinct`` per collection), and each of those tenants is erased.
+Order matters while the app runs. Formation jobs are erased first: a worker that takes over a
+job with a recorded plan (its extracted facts and profile) would otherwise write the memories
+back right after they were erased. The jobs are erased again at the end, for a turn that queued
+one meanwhile. A turn of the user that is still running can still write its messages and action
+log after the erasure: stop the user's sessions (or the app) first, and check with
+:func:`agents_of` afterwards (``agent-memory forget`` does, and erases what came back).
+
+Without an agent, :func:`agents_of` finds every agent that holds something of the user: the
+agents come from ``distinct("agent_id")`` and each is checked with ``{agent_id, user_id}``,
+both answered by the collections' tenant indexes (the user alone has no index of its own).
 
 >>> erased = await forget_user(memories, Tenant("support-agent", "u42"))   # doctest: +SKIP
 >>> erased["formation_jobs"], erased["lg_checkpoints"]                     # doctest: +SKIP
@@ -58,15 +66,21 @@ def check_user(user_id: str) -> str:
 
 
 async def agents_of(memories: MemorySystem, user_id: str) -> list[str]:
-    """Every agent that holds something of ``user_id``, sorted."""
+    """Every agent that holds something of ``user_id``, sorted.
+
+    Index-backed: every collection's indexes start with ``agent_id, user_id``, so the agents
+    are listed from the index and each agent is probed for the user with one indexed
+    ``find_one``; a filter on the user alone would scan every collection."""
     user_id = check_user(user_id)
     found: set[str] = set()
     with translate_errors("finding the agents of a user"):
         for name in USER_COLLECTIONS:
-            values = await memories.connection.collection(name).distinct(
-                "agent_id", {"user_id": {"$eq": user_id}}
-            )
-            found.update(value for value in values if isinstance(value, str))
+            collection = memories.connection.collection(name)
+            agents = await collection.distinct("agent_id")
+            for agent in sorted(a for a in agents if isinstance(a, str) and a not in found):
+                probe = {"agent_id": {"$eq": agent}, "user_id": {"$eq": user_id}}
+                if await collection.find_one(probe, {"_id": 1}) is not None:
+                    found.add(agent)
     return sorted(found)
 
 
@@ -80,10 +94,15 @@ async def forget_user(memories: MemorySystem, tenant: Tenant) -> dict[str, int]:
     from agent_memory.langgraph.checkpointer import MongoCheckpointer
 
     connection = memories.connection
+    queue = FormationQueue(connection)
+    # Jobs first (a recorded plan would be re-applied by a worker taking the job over), then
+    # the memories, then jobs queued meanwhile; see the module docstring.
+    before = await queue.forget_user(tenant)  # names carry the prefix
     erased = dict(await memories.forget_user(tenant))
-    jobs = await FormationQueue(connection).forget_user(tenant)  # names carry the prefix
+    after = await queue.forget_user(tenant)
     threads = await MongoCheckpointer(connection).forget_user(tenant)  # names do not
-    more = [*jobs.items()] + [(connection.collection_name(k), v) for k, v in threads.items()]
+    more = [*before.items(), *after.items()]
+    more += [(connection.collection_name(k), v) for k, v in threads.items()]
     for collection, count in more:
         erased[collection] = erased.get(collection, 0) + count
     logger.info("user_erased", agent_id=tenant.agent_id, erased=sum(erased.values()))

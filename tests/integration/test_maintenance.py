@@ -433,6 +433,68 @@ async def test_forget_user_erases_formation_jobs_and_langgraph_threads_too(syste
     assert sum((await forget_user(system, ALICE)).values()) == 0
 
 
+async def test_forget_erases_formation_jobs_before_the_memories_a_worker_could_rewrite(
+    system, connection
+):
+    """A worker taking over a job with a recorded plan while the memories are being erased
+    would write the extracted facts back; a turn still running would queue a new job."""
+    await seed(system, ALICE)
+    queue = FormationQueue(connection, debounce_seconds=0, lease_seconds=1)
+    await queue.setup()
+    await queue.schedule(ALICE, "alice-s1")
+    job = await queue.claim("worker-1")
+    assert await queue.record_plan(job, {"facts": ["alice likes tea"]}, messages_through=None)
+    seen: dict[str, object] = {}
+
+    async def meanwhile(tenant: Tenant) -> dict[str, int]:
+        # runs while the memories are erased: worker-1 died, worker-2 takes its job over
+        seen["claimed"] = await queue.claim("worker-2", now=utcnow() + timedelta(hours=1))
+        await queue.schedule(ALICE, "alice-s2")  # a turn of the user still running
+        return {}
+
+    system.register_forgetter(meanwhile)
+    erased = await forget_user(system, ALICE)
+    assert seen["claimed"] is None  # the plan was gone before any memory was erased
+    assert erased["formation_jobs"] == 2  # the claimed one, and the one queued meanwhile
+    assert await connection.collection("formation_jobs").count_documents({}) == 0
+
+
+async def test_agents_of_finds_every_agent_with_queries_the_tenant_indexes_answer(
+    system, connection, monkeypatch
+):
+    await seed(system, ALICE, memories=1)
+    await seed(system, CAROL, memories=1)
+    saver = MongoCheckpointer(connection)
+    await saver.setup()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "agent_id": "third"}}
+    config["configurable"]["user_id"] = "alice"  # alice's only data under agent "third"
+    checkpoint = {"v": 1, "id": "1f0-a", "ts": utcnow().isoformat(), "channel_values": {}}
+    checkpoint |= {"channel_versions": {}, "versions_seen": {}}
+    await saver.aput(config, checkpoint, {"source": "input", "step": 0}, {})
+
+    filters: list[tuple[str, object]] = []
+    collection = type(connection).collection
+
+    class Recording:
+        def __init__(self, inner):
+            self.inner = inner
+
+        async def distinct(self, key, filter=None, **kw):
+            filters.append(("distinct", filter))
+            return await self.inner.distinct(key, filter, **kw)
+
+        async def find_one(self, filter=None, *args, **kw):
+            filters.append(("find_one", filter))
+            return await self.inner.find_one(filter, *args, **kw)
+
+    monkeypatch.setattr(type(connection), "collection", lambda c, n: Recording(collection(c, n)))
+    assert await agents_of(system, "alice") == ["agent", "third"]
+    assert await agents_of(system, "carol") == ["other-agent"]
+    assert await agents_of(system, "nobody") == []
+    # a filter on user_id alone has no index to use: every query leads with agent_id
+    assert filters and all(f is None or "agent_id" in f for _, f in filters), filters
+
+
 async def test_forget_refuses_the_shared_knowledge_user_before_erasing(system, connection):
     await seed(system, ALICE)
     with pytest.raises(InvalidInputError, match="reserved"):
