@@ -1,59 +1,31 @@
-"""Every recipe runs as a user would run it, on the embedded default, offline."""
+"""Every recipe runs as a user would run it, on the embedded default, offline.
+
+Each script runs once per session (``recipe_runs``); the tests of what a recipe shows read
+the same run.
+"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+from tests.integration.recipe_runs import ALL, run_cached, succeeded
 
 
-@pytest.mark.parametrize("recipe", sorted(p.name for p in RECIPES.glob("*.py")))
-def test_recipe_runs(recipe: str, tmp_path: Path, offline_env):
-    env = {**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
-    result = subprocess.run(
-        [sys.executable, str(RECIPES / recipe)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip()
+@pytest.mark.parametrize("recipe", ALL)
+def test_recipe_runs(recipe: str, tmp_path_factory, offline_env):
+    run = run_cached(recipe, offline_env, tmp_path_factory)
+    assert succeeded(run).strip()
+    assert run.seconds < 60, f"{recipe} took {run.seconds:.0f} s"
 
 
-def test_quickstart_finds_the_seat_preference(tmp_path: Path, offline_env):
-    env = {**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
-    result = subprocess.run(
-        [sys.executable, str(RECIPES / "quickstart.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    lines = result.stdout.splitlines()
+def test_quickstart_finds_the_seat_preference(tmp_path_factory, offline_env):
+    lines = succeeded(run_cached("quickstart.py", offline_env, tmp_path_factory)).splitlines()
     assert lines[0].startswith("plain tier")
     assert "window seat" in lines[1]
 
 
-def test_operations_decays_once_locks_and_rates(tmp_path: Path, offline_env):
-    env = {**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
-    result = subprocess.run(
-        [sys.executable, str(RECIPES / "operations.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    out = result.stdout
+def test_operations_decays_once_locks_and_rates(tmp_path_factory, offline_env):
+    out = succeeded(run_cached("operations.py", offline_env, tmp_path_factory))
     assert "decayed 3 of 3 eligible memories; sessions archived 1" in out
     assert "actions summarised 6, deleted 6" in out
     assert "decayed 0 of 0 eligible memories" in out  # the same period again

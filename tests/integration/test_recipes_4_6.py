@@ -4,36 +4,22 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
-import sys
-import time
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+from tests.integration.recipe_runs import RECIPES, run_cached, succeeded
 
 
-def run(recipe: str, tmp_path: Path, env: dict[str, str]) -> str:
-    env = {**env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")}
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, str(RECIPES / recipe)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert time.perf_counter() - started < 60, f"{recipe} took too long"
-    assert not result.stderr.strip(), result.stderr[-2000:]  # readable: no log noise
-    return result.stdout
+def run(recipe: str, tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> str:
+    """The recipe's output (its one run of the session, shared with the smoke test)."""
+    done = run_cached(recipe, env, tmp_path_factory)
+    assert done.seconds < 60, f"{recipe} took too long"
+    return succeeded(done)  # readable: no log noise
 
 
-def test_context_routing_answers_from_every_level(tmp_path: Path, offline_env):
-    out = run("context_routing.py", tmp_path, offline_env)
+def test_context_routing_answers_from_every_level(tmp_path_factory, offline_env):
+    out = run("context_routing.py", tmp_path_factory, offline_env)
     # Each question and the level that answered it (with its reasons).
     routed = dict(re.findall(r"^(Q\d) .*\n   answered by: ([A-Z]+) - ", out, re.MULTILINE))
     assert routed == {
@@ -54,8 +40,10 @@ def test_context_routing_answers_from_every_level(tmp_path: Path, offline_env):
     assert "The user's name is Sam." in out  # the earlier session, formed
 
 
-def test_langgraph_memory_service_debounces_and_recalls_across_threads(tmp_path: Path, offline_env):
-    out = run("langgraph_memory_service.py", tmp_path, offline_env)
+def test_langgraph_memory_service_debounces_and_recalls_across_threads(
+    tmp_path_factory, offline_env
+):
+    out = run("langgraph_memory_service.py", tmp_path_factory, offline_env)
     assert re.search(
         r"formation scheduled 3 times -> 1 job \(fjob_\w+: pending\); "
         r"formation runs so far: 0",
@@ -85,9 +73,9 @@ def test_langgraph_memory_service_debounces_and_recalls_across_threads(tmp_path:
 
 
 def test_chatbot_mcp_calls_memory_and_mcp_tools_and_starts_a_new_session(
-    tmp_path: Path, offline_env
+    tmp_path_factory, offline_env
 ):
-    out = run("chatbot_mcp.py", tmp_path, offline_env)
+    out = run("chatbot_mcp.py", tmp_path_factory, offline_env)
     assert "tool use is SCRIPTED here" in out  # the offline model calls no tools: said plainly
     session_1, session_2 = out.split("== a new session starts ==")
     assert 'tool call: travel__weather({"city": "Porto"}) -> Porto this weekend: sunny' in session_1
