@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
@@ -19,13 +20,15 @@ from agent_memory.errors import (
     AuthenticationError,
     ConfigurationError,
     EmbeddingMismatchError,
+    InvalidInputError,
     NotInitialisedError,
     ProviderError,
     SearchUnavailableError,
     StorageUnavailableError,
 )
+from agent_memory.memory._common import check_id
 
-__all__ = ["EXIT", "State", "app", "console", "err_console", "run"]
+__all__ = ["EXIT", "State", "app", "checked_id", "console", "err_console", "reflowed", "run"]
 
 T = TypeVar("T")
 
@@ -127,6 +130,26 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
             f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
         )
         raise typer.Exit(_exit_code(exc)) from None
+
+
+def checked_id(name: str) -> Any:
+    """A typer callback: ids as the memories accept them, else a usage error (exit 2)."""
+
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return check_id(value, name)
+        except InvalidInputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return check
+
+
+def reflowed(doc: str | None) -> str:
+    """A docstring as command help: paragraphs on one line each, so the terminal wraps them."""
+    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
+    return "\n\n".join(" ".join(p.split()) if p[:1] != " " else p for p in paragraphs)
 
 
 def fail(message: str, code: int = EXIT["error"]) -> Any:

@@ -9,9 +9,8 @@ from typing import Any
 
 import typer
 
-from agent_memory.cli._app import EXIT, console, fail, is_terminal, run
+from agent_memory.cli._app import EXIT, checked_id, console, fail, is_terminal, reflowed, run
 from agent_memory.cli._runtime import open_runtime
-from agent_memory.cli.feedback import checked_id, reflowed
 
 
 def decay(

@@ -2,37 +2,29 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from dataclasses import asdict
 from typing import Any
 
 import typer
 
-from agent_memory.cli._app import console, run
+from agent_memory.cli._app import checked_id, console, reflowed, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory._common import check_id
+from agent_memory.memory._common import check_text
+from agent_memory.memory.episodic_records import EpisodicConfig
 
 
-def checked_id(name: str) -> Any:
-    """A typer callback: ids as the memories accept them, else a usage error (exit 2)."""
-
-    def check(value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            return check_id(value, name)
-        except InvalidInputError as exc:
-            raise typer.BadParameter(str(exc)) from None
-
-    return check
-
-
-def reflowed(doc: str | None) -> str:
-    """A docstring as command help: paragraphs on one line each, so the terminal wraps them."""
-    paragraphs = inspect.cleandoc(doc or "").split("\n\n")
-    return "\n\n".join(" ".join(p.split()) if p[:1] != " " else p for p in paragraphs)
+def _checked_correction(value: str | None) -> str | None:
+    """The correction as the feedback API accepts it (not blank, not too long), else a usage
+    error (exit 2) before anything is opened."""
+    if value is None:
+        return None
+    limit = EpisodicConfig().max_correction_chars  # the command runs with the default config
+    try:
+        return check_text(value, "correction", max_chars=limit)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def feedback(
@@ -53,7 +45,10 @@ def feedback(
     rating: int | None = typer.Option(None, "--rating", min=1, max=5, help="1 (bad) to 5 (good)."),
     helpful: bool | None = typer.Option(None, "--helpful/--not-helpful", help="Was it helpful?"),
     correction: str | None = typer.Option(
-        None, "--correction", help="What the answer should have been."
+        None,
+        "--correction",
+        help="What the answer should have been.",
+        callback=_checked_correction,
     ),
     idempotency_key: str | None = typer.Option(
         None,
@@ -75,14 +70,14 @@ def feedback(
             "give at least one", param_hint="--rating, --helpful/--not-helpful or --correction"
         )
     from agent_memory.memory._common import Tenant
-    from agent_memory.memory.episodic import EpisodicMemory
+    from agent_memory.memory.episodic import LOGS, EpisodicMemory
 
     async def main() -> dict[str, Any]:
         async with open_runtime() as rt:
             episodic = EpisodicMemory(rt.connection, rt.embedder)
             owner = agent
             if owner is None:
-                found = await rt.connection.collection("action_logs").find_one(
+                found = await rt.connection.collection(LOGS).find_one(
                     {"_id": {"$eq": action_id}, "user_id": {"$eq": user}}, {"agent_id": 1}
                 )
                 if found is None:

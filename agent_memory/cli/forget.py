@@ -10,9 +10,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agent_memory.cli._app import console, run
+from agent_memory.cli._app import checked_id, console, reflowed, run
 from agent_memory.cli._runtime import open_runtime
-from agent_memory.cli.feedback import checked_id, reflowed
 
 
 def _interactive() -> bool:

@@ -381,6 +381,10 @@ def test_feedback_on_another_tenants_or_an_unknown_action_writes_nothing(cli_env
         ["feedback", "x" * 300, "--user", "alice", "--rating", "5"],
         ["feedback", "act_1", "--user", "alice", "--agent", " ", "--rating", "5"],
         ["feedback", "act_1", "--user", "alice", "--rating", "5", "--idempotency-key", ""],
+        ["feedback", "act_1", "--user", "alice", "--correction", ""],
+        ["feedback", "act_1", "--user", "alice", "--correction", "   "],
+        ["feedback", "act_1", "--user", "alice", "--rating", "5", "--correction", "\t\n"],
+        ["feedback", "act_1", "--user", "alice", "--correction", "nul\x00byte"],
     ],
 )
 def test_feedback_bad_arguments_are_usage_errors(cli_env, db, args):
@@ -390,11 +394,13 @@ def test_feedback_bad_arguments_are_usage_errors(cli_env, db, args):
     assert db.list_collection_names() == []
 
 
-def test_feedback_correction_too_long_is_one_line_and_nothing_written(cli_env, db):
+@pytest.mark.parametrize("correction", ["x" * 4_001, "   "])
+def test_feedback_bad_correction_is_a_usage_error_and_nothing_written(cli_env, db, correction):
     action = seed(cli_env, tenants=(ALICE,))["agent/alice"]
     before = snapshot(db)
-    result = invoke(["feedback", action, "--user", "alice", "--correction", "x" * 50_000], cli_env)
-    one_line_error(result, 1)
+    result = invoke(["feedback", action, "--user", "alice", "--correction", correction], cli_env)
+    assert result.exit_code == 2, result.output
+    assert "--correction" in result.output and "Traceback" not in result.output
     assert snapshot(db) == before
 
 
