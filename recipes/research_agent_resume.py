@@ -12,11 +12,13 @@ What it shows (working memory, ``agent_memory/memory/working.py``):
   checkpoint run again (their effects were rolled back with it), the interrupted step runs
   again, and nothing before the checkpoint does. The draft ends with every finding exactly once.
 
-Why restore and not only resume: a step here is two writes (the draft, then the step's
-completion), so a crash between them would leave the draft ahead of the plan; a checkpoint is
-a consistent pair. When each step's effect is one write (its ``result``), ``resume`` alone
-continues from the live state and only the interrupted step runs again; see it with
-``--resume-only``.
+Why restore and not only resume: in this run a step is two writes (its finding appended to
+the draft, then the step marked completed), so a crash between them would leave the draft
+ahead of the plan, and resuming from that live state would draft the finding twice; a
+checkpoint is a consistent pair. With ``--resume-only`` each step is one write instead: its
+finding is the step's ``result``, saved by the same atomic update that completes it, and the
+draft is built from the results once every step is done. ``resume`` alone then continues from
+the live state wherever the kill lands, and only the interrupted step runs again.
 
 Run it (embedded database; 6-9 s measured, mostly the steps' simulated work)::
 
@@ -81,9 +83,11 @@ def _report(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, **fields}), flush=True)
 
 
-async def work(task_id: str, *, recover: str | None) -> None:
+async def work(task_id: str, *, recover: str | None, one_write: bool) -> None:
     """Run the task's remaining steps. ``recover`` is None for the first run, else
-    ``"restore"`` (back to the last checkpoint, then resume) or ``"resume"`` (live state)."""
+    ``"restore"`` (back to the last checkpoint, then resume) or ``"resume"`` (live state).
+    ``one_write``: a step's finding is saved with its completion (its ``result``), not
+    appended to the draft by a write of its own."""
     settings = load_settings()
     async with await connect(settings) as conn:
         memory = WorkingMemory(conn, config=CONFIG)
@@ -109,17 +113,18 @@ async def work(task_id: str, *, recover: str | None) -> None:
             _report("started", step=step.index)
             await asyncio.sleep(STEP_SECONDS)
             text = finding(step.index, {"action": step.action, "params": step.params})
-            task = await memory.update_context(
-                task.id,
-                {"draft": [*task.context.get("draft", []), text]},
-                tenant=TENANT,
-                expected_version=task.version,
-            )
+            if not one_write:  # the draft first, then the completion: two writes
+                task = await memory.update_context(
+                    task.id,
+                    {"draft": [*task.context.get("draft", []), text]},
+                    tenant=TENANT,
+                    expected_version=task.version,
+                )
             task = await memory.advance_step(
                 task.id,
                 step.index,
                 status="completed",
-                result={"chars": len(text)},
+                result={"finding": text} if one_write else {"chars": len(text)},
                 tenant=TENANT,
                 expected_version=task.version,
             )
@@ -128,6 +133,13 @@ async def work(task_id: str, *, recover: str | None) -> None:
                 "completed",
                 step=step.index,
                 checkpoint=bool(every) and task.steps_completed % every == 0,
+            )
+        if one_write:  # every step is done: the draft, in plan order, from their results
+            task = await memory.update_context(
+                task.id,
+                {"draft": [step.result["finding"] for step in task.plan]},
+                tenant=TENANT,
+                expected_version=task.version,
             )
         await memory.complete_task(task.id, tenant=TENANT, expected_version=task.version)
         _report("task_completed")
@@ -149,13 +161,20 @@ class Run:
 
 
 async def _child(
-    name: str, task_id: str, recover: str | None, *, kill_during: int | None = None
+    name: str,
+    task_id: str,
+    recover: str | None,
+    *,
+    one_write: bool,
+    kill_during: int | None = None,
 ) -> Run:
     """Run the worker in a new Python process; kill it with SIGKILL once it has started step
     ``kill_during``. Its reports are printed as they arrive."""
     args = [sys.executable, str(SCRIPT), "--worker", task_id]
     if recover:
         args += ["--recover", recover]
+    if one_write:
+        args.append("--one-write")
     proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE)
     run = Run(name, proc.pid)
     print(f"process {name} (pid {proc.pid}) started")
@@ -245,7 +264,9 @@ class Outcome:
 
 
 async def scenario(recover: str) -> Outcome:
-    """Plan the task, run it in process A, kill A mid-task, recover and finish in process B."""
+    """Plan the task, run it in process A, kill A mid-task, recover and finish in process B.
+    ``recover="resume"`` recovers from the live state, so its steps are one write each."""
+    one_write = recover == "resume"
     settings = load_settings()
     embedder = make_embedder(settings)
     # This process holds the connection (and so the embedded server) while the workers come
@@ -260,20 +281,36 @@ async def scenario(recover: str) -> Outcome:
             # A checkpoint of the plan before any step, so a crash even before the first
             # automatic one has a state to go back to.
             await memory.checkpoint(task.id, tenant=TENANT)
-            print(f"task {task.id}: {GOAL!r}, {len(task.plan)} steps, checkpoint every 3\n")
+            print(f"task {task.id}: {GOAL!r}, {len(task.plan)} steps, checkpoint every 3")
+            if one_write:
+                print(
+                    "each step is one write: its finding is saved as the step's result by the "
+                    "update that completes it (the draft is built from the results at the end)\n"
+                )
+            else:
+                print(
+                    "each step is two writes: its finding appended to the draft, then the step "
+                    "completed (a crash between them is why the recovery restores a checkpoint)\n"
+                )
 
-            a = await _child("A", task.id, None, kill_during=KILL_DURING_STEP)
+            a = await _child("A", task.id, None, one_write=one_write, kill_during=KILL_DURING_STEP)
             crashed = await memory.get_task(task.id, tenant=TENANT)
             saved = await memory.list_checkpoints(task.id, tenant=TENANT)
             latest = saved[0].step if saved else 0
             running = [s.index + 1 for s in crashed.plan if s.status == "in_progress"]
+            found = (
+                sum(isinstance(s.result, dict) and "finding" in s.result for s in crashed.plan)
+                if one_write
+                else len(crashed.context["draft"])
+            )
             print(
                 f"\nafter the crash: {crashed.steps_completed} steps completed, step(s) "
-                f"{running} left in progress, {len(crashed.context['draft'])} findings in the "
-                f"draft; last checkpoint after step {latest}\n"
+                f"{running} left in progress, {found} findings saved "
+                f"{'in step results' if one_write else 'in the draft'}; last checkpoint after "
+                f"step {latest}\n"
             )
 
-            b = await _child("B", task.id, recover)
+            b = await _child("B", task.id, recover, one_write=one_write)
             task = await memory.get_task(task.id, tenant=TENANT)
     finally:
         await embedder.aclose()
@@ -313,14 +350,16 @@ if __name__ == "__main__":
     parser.add_argument(
         "--resume-only",
         action="store_true",
-        help="recover with resume() alone (the live state), not restore() + resume()",
+        help="one write per step, recovered with resume() alone (the live state), not "
+        "restore() + resume()",
     )
     parser.add_argument("--worker", metavar="TASK_ID", help=argparse.SUPPRESS)
     parser.add_argument("--recover", choices=["restore", "resume"], help=argparse.SUPPRESS)
+    parser.add_argument("--one-write", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     # The library never configures logging; an application decides what it wants to see.
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if options.worker:
-        asyncio.run(work(options.worker, recover=options.recover))
+        asyncio.run(work(options.worker, recover=options.recover, one_write=options.one_write))
     else:
         asyncio.run(main("resume" if options.resume_only else "restore"))

@@ -1,8 +1,9 @@
 """Recipes 1-3 do what they say: checked through their own pieces on the embedded server.
 
-``test_recipes.py`` runs every recipe as a script; these tests import the recipes and assert
-their behaviour: the web app recalls across sessions and keeps users apart, the killed research
-worker is finished by another process within the checkpoint contract, and the Telegram adapter
+``test_recipes.py`` runs every recipe as a script once (``recipe_runs``); these tests import the
+recipes and assert their behaviour: the web app recalls across sessions and keeps users apart,
+the killed research worker is finished by another process within the checkpoint contract (the
+script's own run for the restore, the one-write variant in process), and the Telegram adapter
 maps chats to users and sessions and answers in Chinese from what it remembers.
 """
 
@@ -11,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
+import re
 import signal
 import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -29,8 +30,7 @@ from agent_memory.memory import Tenant
 from agent_memory.memory.knowledge import SharedKnowledge
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.offline import OfflineChatModel
-
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+from tests.integration.recipe_runs import RECIPES, run_cached, succeeded
 
 
 def _load(name: str) -> ModuleType:
@@ -128,31 +128,53 @@ async def test_web_app_refuses_to_start_on_a_server_without_indexes(settings, co
 # --- 2. the research agent killed and resumed ------------------------------------------------------
 
 
+def test_research_script_restores_the_checkpoint_after_the_kill(tmp_path_factory, offline_env):
+    # The script as a user runs it (its one run of the session, shared with the smoke test).
+    out = succeeded(run_cached("research_agent_resume.py", offline_env, tmp_path_factory))
+    assert "each step is two writes" in out
+    assert "-> SIGKILL to process A in the middle of step 6" in out
+    assert "process A exited with -9" in out
+    assert "5 steps completed, step(s) [6] left in progress, 5 findings saved in the draft" in out
+    assert "B: restored the last checkpoint: 3 steps completed, 3 findings in the draft" in out
+    rows = re.findall(
+        r"^(\d)\s+\w+ [\w -]+?\s{2,}(started, killed|completed|-)\s+(completed|-)", out, re.M
+    )
+    assert [(int(step), a, b) for step, a, b in rows] == [
+        *((step, "completed", "-") for step in (1, 2, 3)),
+        (4, "completed", "completed"),  # after the checkpoint: rolled back, run again
+        (5, "completed", "completed"),
+        (6, "started, killed", "completed"),
+        (7, "-", "completed"),
+        (8, "-", "completed"),
+    ]
+    assert "task completed; the draft holds 8 findings" in out
+    assert "contract held: every step completed and drafted once, none of the 3 steps" in out
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("recover", "done_by_b"), [("restore", [3, 4, 5, 6, 7]), ("resume", [5, 6, 7])]
-)
-async def test_research_worker_killed_mid_step_is_finished_by_a_new_process(
-    recover, done_by_b, settings, indexed, embedded_server, monkeypatch, capsys
+async def test_research_worker_with_one_write_steps_resumes_from_the_live_state(
+    settings, indexed, embedded_server, monkeypatch, capsys
 ):
     monkeypatch.setenv("MONGODB_URI", embedded_server.uri)  # the children connect there too
     monkeypatch.setenv("AGENT_MEMORY_DATABASE", settings.database)
     monkeypatch.setenv("AGENT_MEMORY_EMBEDDER", "fake")
-    outcome = await research.scenario(recover)
+    outcome = await research.scenario("resume")
 
     assert outcome.a.returncode == -signal.SIGKILL
     assert outcome.a.completed == [0, 1, 2, 3, 4] and outcome.a.started[-1] == 5
     assert outcome.checkpoint_step == 3
-    assert outcome.b.completed == done_by_b
+    assert outcome.b.completed == [5, 6, 7]  # only the interrupted step ran again
     assert outcome.b.returncode == 0 and outcome.b.events[-1] == {"event": "task_completed"}
     task = outcome.task
     assert task.status == "completed" and all(s.status == "completed" for s in task.plan)
     expected = [research.finding(i, step) for i, step in enumerate(research.PLAN)]
+    # One write per step: the finding was saved by the update that completed the step.
+    assert [s.result for s in task.plan] == [{"finding": text} for text in expected]
     assert task.context["draft"] == expected
     assert outcome.problems == []
     output = capsys.readouterr().out
-    assert "SIGKILL to process A in the middle of step 6" in output
-    assert ("restored the last checkpoint: 3 steps" in output) == (recover == "restore")
+    assert "each step is one write" in output
+    assert "5 findings saved in step results" in output and "restored" not in output
 
     # The checker itself fails when the contract is broken.
     a, b = outcome.a, outcome.b
