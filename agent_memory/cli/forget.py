@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from typing import Any
@@ -39,6 +40,10 @@ def forget(
     given. Prints what was erased per collection. Counts per agent and day of past actions
     (success rates) hold no user data and stay. Rerunning after an interruption finishes the
     job.
+
+    Stop the user's running sessions first: after erasing, the command looks again and erases
+    what was stored meanwhile once more; data still coming back after that means an app is
+    writing for the user, and the command says so (exit 1).
     """
     from agent_memory.ops.forget import check_user
 
@@ -51,71 +56,99 @@ def forget(
             "not on a terminal: pass --yes to erase without confirmation", param_hint="--yes"
         )
 
-    found = run(lambda: _held(user, agent))
-    if not found["total"]:
+    result = run(lambda: _forget(user, agent, ask=not yes))
+    if result is None:
         where = f" with agent {agent}" if agent else ""
         console.print(f"nothing stored for user {user}{where}", highlight=False, markup=False)
         return
-    if not yes:
-        described = ", ".join(f"{n} {name}" for name, n in found["counts"].items() if n)
-        console.print(
-            f"user {user} of agent(s) {', '.join(found['agents'])}: {described}",
-            highlight=False,
-            markup=False,
-        )
-        if not typer.confirm("Erase all of it? This cannot be undone", default=False):
-            console.print("nothing erased")
-            raise typer.Exit(1)
-
-    erased = run(lambda: _erase(user, found["agents"]))
+    if result is False:
+        console.print("nothing erased")
+        raise typer.Exit(1)
+    agents, erased = result
     if as_json:
-        typer.echo(json.dumps({"user_id": user, "agents": found["agents"], "erased": erased}))
+        typer.echo(json.dumps({"user_id": user, "agents": agents, "erased": erased}))
         return
     table = Table("collection", "erased", title=Text(f"user {user} erased"), title_justify="left")
     for name, count in sorted(erased.items()):
         table.add_row(name, str(count))
     console.print(table)
     console.print(
-        f"erased {sum(erased.values())} documents of user {user} "
-        f"(agents: {', '.join(found['agents'])})",
+        f"erased {sum(erased.values())} documents of user {user} (agents: {', '.join(agents)})",
         highlight=False,
         markup=False,
     )
 
 
-async def _held(user: str, agent: str | None) -> dict[str, Any]:
-    """The agents holding something of ``user`` and the documents per collection."""
-    from agent_memory.memory.system import MemorySystem
-    from agent_memory.mongo._errors import translate_errors
-    from agent_memory.ops.forget import USER_COLLECTIONS, agents_of
-
-    async with open_runtime() as rt:
-        memories = MemorySystem(rt.connection, rt.embedder)
-        agents = [agent] if agent else await agents_of(memories, user)
-        counts: dict[str, int] = {}
-        with translate_errors("counting a user's data"):
-            for name in USER_COLLECTIONS:
-                counts[name] = await rt.connection.collection(name).count_documents(
-                    {"user_id": {"$eq": user}, "agent_id": {"$in": agents}}
-                )
-        return {"agents": agents, "counts": counts, "total": sum(counts.values())}
+#: Erasures of the agents still holding something of the user before giving up: the first,
+#: and one more for data stored meanwhile (a turn that was running, an agent new since the
+#: count). Data that is back after that is being written by an app still running.
+_PASSES = 2
 
 
-async def _erase(user: str, agents: list[str]) -> dict[str, int]:
+async def _forget(
+    user: str, agent: str | None, *, ask: bool
+) -> tuple[list[str], dict[str, int]] | bool | None:
+    """Count, ask, erase and check again over one connection. ``None``: nothing stored;
+    ``False``: the user declined; else the agents erased and the counts per collection."""
+    from agent_memory.errors import ConflictError
     from agent_memory.memory._common import Tenant
     from agent_memory.memory.system import MemorySystem
     from agent_memory.ops.forget import forget_user
 
     async with open_runtime() as rt:
         memories = MemorySystem(rt.connection, rt.embedder)
-        erased: dict[str, int] = {}
         try:
-            for agent_id in agents:
-                for name, count in (await forget_user(memories, Tenant(agent_id, user))).items():
-                    erased[name] = erased.get(name, 0) + count
+            found = await _held(memories, user, agent)
+            if not found["total"]:
+                return None
+            if ask:
+                described = ", ".join(f"{n} {name}" for name, n in found["counts"].items() if n)
+                console.print(
+                    f"user {user} of agent(s) {', '.join(found['agents'])}: {described}",
+                    highlight=False,
+                    markup=False,
+                )
+                question = "Erase all of it? This cannot be undone"
+                if not await asyncio.to_thread(typer.confirm, question, default=False):
+                    return False
+            agents: list[str] = []
+            erased: dict[str, int] = {}
+            pending = found["agents"]
+            for _ in range(_PASSES):
+                for agent_id in pending:
+                    for name, count in (
+                        await forget_user(memories, Tenant(agent_id, user))
+                    ).items():
+                        erased[name] = erased.get(name, 0) + count
+                agents += [a for a in pending if a not in agents]
+                pending = (await _held(memories, user, agent))["agents"]
+                if not pending:
+                    return sorted(agents), erased
+            raise ConflictError(
+                f"erased {sum(erased.values())} documents of user {user}, but agent(s) "
+                f"{', '.join(pending)} stored more meanwhile: an app is still writing for "
+                "this user; stop its sessions and run forget again"
+            )
         finally:
             await memories.aclose()
-        return erased
+
+
+async def _held(memories: Any, user: str, agent: str | None) -> dict[str, Any]:
+    """The agents holding something of ``user`` (just ``agent`` when given, if it does) and
+    the documents per collection."""
+    from agent_memory.mongo._errors import translate_errors
+    from agent_memory.ops.forget import USER_COLLECTIONS, agents_of
+
+    agents = [agent] if agent else await agents_of(memories, user)
+    counts: dict[str, int] = {}
+    with translate_errors("counting a user's data"):
+        for name in USER_COLLECTIONS:
+            counts[name] = await memories.connection.collection(name).count_documents(
+                {"agent_id": {"$in": agents}, "user_id": {"$eq": user}}
+            )
+    total = sum(counts.values())
+    holding = agents if agent is None else [agent] if total else []
+    return {"agents": holding, "counts": counts, "total": total}
 
 
 def register(app: typer.Typer) -> None:

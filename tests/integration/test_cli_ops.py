@@ -9,6 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import typer
 from pymongo import MongoClient
 from typer.testing import CliRunner
 
@@ -455,6 +456,51 @@ def test_forget_asks_on_a_terminal(cli_env, db, monkeypatch):
     accepted = invoke(["forget", "--user", "alice"], cli_env, input="y\n")
     assert accepted.exit_code == 0, accepted.output
     assert db["memories"].count_documents({}) == 0
+
+
+def test_forget_counts_asks_and_erases_in_one_runtime_and_erases_what_came_meanwhile(
+    cli_env, db, monkeypatch
+):
+    """One connection for counting, asking and erasing; data of the user stored under a new
+    agent while the question was on screen is found by the check after erasing."""
+    seed(cli_env, tenants=(ALICE,))
+    monkeypatch.setattr(forget_command, "_interactive", lambda: True)
+    opened = []
+    real_open = forget_command.open_runtime
+
+    def counting_open(*args, **kwargs):
+        opened.append(1)
+        return real_open(*args, **kwargs)
+
+    def confirm_while_another_agent_writes(text, default=False):
+        db["memories"].insert_one({"_id": "late", "agent_id": "late-agent", "user_id": "alice"})
+        return True
+
+    monkeypatch.setattr(forget_command, "open_runtime", counting_open)
+    monkeypatch.setattr(typer, "confirm", confirm_while_another_agent_writes)
+    result = invoke(["forget", "--user", "alice"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert opened == [1]
+    assert db["memories"].count_documents({"user_id": "alice"}) == 0
+    assert "(agents: agent, late-agent)" in result.output
+
+
+def test_forget_that_keeps_finding_new_data_says_so(cli_env, db, monkeypatch):
+    """An app still writing for the user: the command says so instead of claiming success."""
+    from agent_memory.ops import forget as forget_ops
+
+    seed(cli_env, tenants=(ALICE,))
+    real_forget = forget_ops.forget_user
+
+    async def forget_while_the_app_writes(memories, tenant):
+        erased = await real_forget(memories, tenant)
+        db["memories"].insert_one({"agent_id": tenant.agent_id, "user_id": tenant.user_id})
+        return erased
+
+    monkeypatch.setattr(forget_ops, "forget_user", forget_while_the_app_writes)
+    result = invoke(["forget", "--user", "alice", "--yes"], cli_env)
+    one_line_error(result, 1)
+    assert "still writing" in result.output and "agent" in result.output
 
 
 @pytest.mark.parametrize("user", HOSTILE)
