@@ -10,8 +10,10 @@ What it shows, with a ``RAGAgent``:
   what it remembers (seed 000's "automatic" and "explicit" uses);
 - the new-session behaviour: when a new session starts, the previous one is formed into
   long-term memories at once (formation is otherwise debounced, 30 s of quiet by default;
-  ``start_new_session`` says the old session is over), the short-term memory of the new
-  session is empty, and the bot greets the user with what it remembers;
+  ``start_new_session`` says the old session is over and brings its formation forward), the
+  short-term memory of the new session is empty, and the long-term memories are kept; the
+  script then greets the user with the remembered profile (a greeting it builds itself and
+  labels so, not an agent turn);
 - every tool call made, read back from the conversation memory, where the agent records
   each call with its arguments and result.
 
@@ -275,10 +277,16 @@ async def main() -> None:
                     f"{len(remembered)} long-term memories kept"
                 )
                 profile = (await agent.memories.profiles.get(tenant, "User")).data
-                facts = [m.content for m in remembered]
+                print(f"profile (read back from the store): {profile}")
+                for memory in remembered:
+                    print(f"  - {memory.content}")
+                # Not the agent's words: the app greets with what the store holds (a model
+                # turn would need a message from the user first).
+                facts = " ".join(m.content for m in remembered)
                 print(
-                    f"bot: Welcome back, {profile.get('user_name', 'there')}! "
-                    f"What I remember: {' '.join(facts)}\n"
+                    "greeting built by this script from the remembered profile and memories: "
+                    f"Welcome back, {profile.get('user_name', 'there')}! What I remember: "
+                    f"{facts}\n"
                 )
                 for text in SESSION_2:
                     await show_turn(agent, "session-2", text)

@@ -79,8 +79,19 @@ def test_chatbot_mcp_calls_memory_and_mcp_tools_and_starts_a_new_session(
     assert "tool use is SCRIPTED here" in out  # the offline model calls no tools: said plainly
     session_1, session_2 = out.split("== a new session starts ==")
     assert 'tool call: travel__weather({"city": "Porto"}) -> Porto this weekend: sunny' in session_1
+    # start_new_session brought session 1's formation forward: formed in about a second,
+    # not after the 30 s debounce the agent runs with.
+    formed = re.search(
+        r"session-1 formed into long-term memory ([\d.]+) s after session-2 started "
+        r"\(without it: after 30 s of quiet\)",
+        session_2,
+    )
+    assert formed and float(formed.group(1)) < 5, session_2
     assert "0 messages in short-term memory, 3 long-term memories kept" in session_2
-    assert "Welcome back, Maya!" in session_2 and "The user lives in Lisbon." in session_2
+    assert "'user_name': 'Maya', 'home': 'Lisbon'" in session_2
+    assert "\n  - The user lives in Lisbon.\n" in session_2
+    assert "greeting built by this script from the remembered profile" in session_2
+    assert "bot: Welcome back" not in out  # the script's greeting is not passed off as the bot's
     umbrella = session_2.split("maya: Will I need an umbrella")[1].split("maya:")[0]
     calls = re.findall(r"tool call: (\S+?)\((.*?)\) -> ", umbrella)
     assert calls == [
