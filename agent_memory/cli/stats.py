@@ -33,12 +33,17 @@ def stats(
         callback=checked_id("agent id"),
     ),
     top: int = typer.Option(
-        20, "--top", min=0, help="Show the N users with the most data (0: all)."
+        20, "--top", min=0, help="Show the N agent-user rows with the most data (0: all)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the counts as one JSON object."),
 ) -> None:
     """Count what is stored: sessions, messages, long-term memories, profiles, tasks,
-    actions, knowledge documents, formation jobs, LangGraph threads; per type and per user.
+    actions, knowledge documents, formation jobs, LangGraph threads; per type and per agent
+    and user.
+
+    A user of two agents has a row under each; knowledge shared by all users of an agent is
+    shown as user "*", LangGraph threads run without agent and user ids as "-". "users"
+    counts the distinct real users.
 
     The database does the counting (one grouped aggregation per collection), so it stays
     quick with many users.
@@ -56,6 +61,7 @@ def stats(
         return
 
     scope = f"agent {agent}" if agent else f"{len(result.agents)} agent(s)"
+    scope += f", {result.users} users"
     kinds = Table("type", "count", "collection", "by", title=Text(f"stored data, {scope}"))
     for total in result.totals.values():
         by = ", ".join(f"{k} {n}" for k, n in sorted(total.by.items()))
@@ -64,7 +70,8 @@ def stats(
         kinds.add_row(total.label, str(total.count), total.collection, Text(by))
     console.print(kinds)
 
-    users = Table("agent", "user", *_USER_COLUMNS, title=Text(f"per user ({len(result.tenants)})"))
+    rows = f"per agent and user ({len(result.tenants)} rows)"
+    users = Table("agent", "user", *_USER_COLUMNS, title=Text(rows))
     for tenant in shown:
         users.add_row(
             Text("-" if tenant.agent_id is None else tenant.agent_id),
@@ -73,13 +80,13 @@ def stats(
         )
     console.print(users)
     if len(shown) < len(result.tenants):
-        console.print(f"... and {len(result.tenants) - len(shown)} more users (--top 0 for all)")
+        console.print(f"... and {len(result.tenants) - len(shown)} more rows (--top 0 for all)")
     console.print(f"counted in {result.seconds:.2f} s", highlight=False)
 
 
 def _user_label(user_id: str | None) -> str:
     if user_id is None:
-        return "-"
+        return "- (no tenant keys)"
     return "* (shared knowledge)" if user_id == "*" else user_id
 
 

@@ -8,6 +8,11 @@ Knowledge documents and LangGraph threads are counted as distinct sources and th
 collections hold chunks and checkpoints). Documents without tenant keys (LangGraph state from
 runs without ``agent_id`` and ``user_id``) are counted under agent and user ``None``.
 
+A *tenant* row is one (agent, user) pair; it is not a person: a user of two agents has two
+rows, knowledge an agent shares with all its users has a row with user ``"*"``, and the
+unattributed LangGraph state one with ``None``. ``Stats.users`` counts the people: the
+distinct real user ids.
+
 >>> stats = await collect_stats(connection, agent_id="support-agent")   # doctest: +SKIP
 >>> stats.totals["memories"].count, stats.tenants[0].counts["memories"]   # doctest: +SKIP
 """
@@ -22,6 +27,7 @@ from typing import Any
 import structlog
 
 from agent_memory.memory._common import check_id
+from agent_memory.memory.knowledge import SHARED_USER
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
@@ -86,8 +92,9 @@ class TenantCounts:
 
 @dataclass(slots=True)
 class Stats:
-    """``totals`` by kind label; ``tenants`` sorted by their total, largest first;
-    ``agents`` the distinct agents seen."""
+    """``totals`` by kind label; ``tenants`` (agent, user) rows sorted by their total,
+    largest first; ``agents`` the distinct agents seen; ``users`` the distinct real user
+    ids (not the shared-knowledge ``"*"``, not ``None``)."""
 
     agent_id: str | None
     totals: dict[str, Total]
@@ -95,13 +102,18 @@ class Stats:
     agents: list[str]
     seconds: float
 
+    @property
+    def users(self) -> int:
+        return len({t.user_id for t in self.tenants if isinstance(t.user_id, str)} - {SHARED_USER})
+
     def as_dict(self, *, top: int | None = None) -> dict[str, Any]:
         tenants = self.tenants if top is None else self.tenants[:top]
         return {
             "agent_id": self.agent_id,
             "agents": self.agents,
             "totals": {label: asdict(total) for label, total in self.totals.items()},
-            "users": len(self.tenants),
+            "users": self.users,
+            "tenant_count": len(self.tenants),
             "tenants": [
                 {"agent_id": t.agent_id, "user_id": t.user_id, "counts": t.counts} for t in tenants
             ],

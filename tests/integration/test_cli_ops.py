@@ -535,8 +535,14 @@ def test_forget_bad_arguments_are_usage_errors(cli_env, db, args):
 
 
 def test_stats_counts_are_exact(cli_env, db):
-    seed(cli_env)
-    invoke(["feedback", "act_none", "--user", "alice", "--rating", "5"], cli_env)  # refused
+    seed(cli_env)  # alice under two agents, bob under one: 2 users, 3 (agent, user) pairs
+    refused = invoke(["feedback", "act_none", "--user", "alice", "--rating", "5"], cli_env)
+    one_line_error(refused, 1)
+    # knowledge shared by all users of an agent, and a LangGraph thread run without tenant keys
+    db["knowledge_chunks"].insert_one({"agent_id": "agent", "user_id": "*", "source": "faq"})
+    db["lg_checkpoints"].insert_one(
+        {"thread_id": "anon", "checkpoint_ns": "", "checkpoint_id": "1"}
+    )
     result = invoke(["stats", "--json"], cli_env)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -544,9 +550,14 @@ def test_stats_counts_are_exact(cli_env, db):
     assert totals["memories"]["count"] == 6 and totals["messages"]["count"] == 6
     assert totals["sessions"]["by"] == {"active": 3}
     assert totals["actions"]["by"] == {"success": 3, "failure": 3}
-    assert totals["formation jobs"]["count"] == 0 and totals["threads"]["count"] == 0
-    assert data["agents"] == ["agent", "other-agent"] and data["users"] == 3
-    for tenant in data["tenants"]:
+    assert totals["formation jobs"]["count"] == 0 and totals["threads"]["count"] == 1
+    assert totals["knowledge docs"]["count"] == 1
+    assert data["agents"] == ["agent", "other-agent"]
+    assert data["users"] == 2  # alice and bob: not the shared "*", not the unattributed thread
+    assert data["tenant_count"] == 5 and len(data["tenants"]) == 5
+    people = [t for t in data["tenants"] if t["user_id"] not in (None, "*")]
+    assert len(people) == 3
+    for tenant in people:
         assert tenant["counts"]["memories"] == 2 and tenant["counts"]["actions"] == 2
 
     scoped = json.loads(invoke(["stats", "--agent", "other-agent", "--json"], cli_env).output)
@@ -554,15 +565,20 @@ def test_stats_counts_are_exact(cli_env, db):
 
     table = invoke(["stats", "--top", "1"], cli_env)
     assert table.exit_code == 0, table.output
-    assert "memories" in table.output and "per user (3)" in table.output
-    assert "... and 2 more users" in table.output
+    assert "memories" in table.output and "2 users" in table.output
+    assert "per agent and user (5 rows)" in table.output
+    assert "... and 4 more rows" in table.output
+    assert "* (shared knowledge)" not in table.output  # only the top row is shown
+    everything = invoke(["stats", "--top", "0"], cli_env).output
+    assert "* (shared knowledge)" in everything and "(no tenant keys)" in everything
 
 
 def test_stats_on_an_empty_database(cli_env, db):
     result = invoke(["stats", "--json"], cli_env)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["users"] == 0 and all(t["count"] == 0 for t in data["totals"].values())
+    assert data["users"] == 0 and data["tenant_count"] == 0
+    assert all(t["count"] == 0 for t in data["totals"].values())
 
 
 @pytest.mark.parametrize("args", [["stats", "--top", "-1"], ["stats", "--agent", ""]])
