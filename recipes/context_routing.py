@@ -1,20 +1,29 @@
 """Hierarchical context routing (seed 002): recent turns first, then memory, then knowledge.
 
 Every turn of the ``RAGAgent`` recalls all sources at once (the recent window, long-term
-memory, the knowledge base), then routes: if the recent turns already cover the question
-they answer it; otherwise a strong or personal memory match; otherwise a strong match in the
-knowledge base; otherwise the model's own general knowledge. This recipe sets up each level
-and asks one question per level, printing which level answered and why (``TurnResult.route``:
-its ``level``, the ``levels`` that went into the prompt in order of weight, and ``reasons``).
+memory, the knowledge base), then routes (``agent_memory/agent/routing.py``): it decides which
+level should answer the question - the recent turns if they already cover it, otherwise a
+strong or personal memory match, otherwise a strong match in the knowledge base, otherwise
+the model's own general knowledge - and orders the sources by that decision. The route
+filters nothing: every recalled source goes into the prompt as far as the token budget
+allows, and the route's order decides which source gets spare budget first
+(``agent_memory/agent/prompt.py``). The decision and its reasons are recorded with the turn
+(``TurnResult.route``: ``level``, ``levels`` in that order, ``reasons``; the action log keeps
+the level). The manifest (``TurnResult.manifest``) says what actually went into the prompt.
 
-1. an earlier session: Sam tells the agent her name and home; after the session goes quiet
-   the formation worker turns it into long-term memories (seed 001's debounced formation);
+1. an earlier session: Sam tells the agent her name and home; the recipe then runs a
+   ``FormationWorker`` by hand until the formation queue is empty, which turns the session
+   into long-term memories (the agent's own worker is off and the debounce is 0, so nothing
+   waits; in an app the agent's worker forms a session once it has been quiet for the
+   debounce, seed 001);
 2. the knowledge base: three short travel-policy documents shared by every user;
-3. a new session (short-term memory empty, long-term kept), with one question for each level.
+3. a new session (short-term memory empty, long-term kept): a statement that sets the scene
+   (its route is shown but not counted: it asks nothing), then one question for each level.
 
 Runs on the embedded default with offline providers (the ``[offline model]`` quotes the
-context it was given, so the answer shows what the chosen level contributed; at the "model"
-level it has nothing to quote, where Claude would answer from its own knowledge):
+lines of its prompt that best match the question, from whichever source, so its answer
+comes from the level the router chose only where that level holds the best match; at the
+"model" level nothing matches, where Claude would answer from its own knowledge):
 
     python recipes/context_routing.py
 
@@ -69,9 +78,9 @@ POLICIES = {
         "shinkansen lines except Nozomi trains."
     ),
 }
+SCENE = "My flight to Kyoto is on 12 April, to see the cherry blossoms."  # asks nothing
 # One question per level, in the order the router tries them.
 QUESTIONS = [
-    "My flight to Kyoto is on 12 April, to see the cherry blossoms.",  # sets the scene
     "When is the Kyoto flight?",  # answered by the turn just before: recent
     "What is my name?",  # told in the earlier session: memory
     "How many hours ahead of check-in can a hotel booking be cancelled free of charge?",
@@ -79,16 +88,17 @@ QUESTIONS = [
 ]
 
 
-def show(number: int, question: str, result: TurnResult) -> None:
+def show(label: str, question: str, result: TurnResult) -> None:
     route, manifest = result.route, result.manifest
-    print(f"Q{number} {USER}: {question}")
-    print(f"   answered by: {route.level.upper()} - {'; '.join(route.reasons)}")
+    print(f"{label} {USER}: {question}")
+    print(f"   routed to: {route.level.upper()} - {'; '.join(route.reasons)}")
     print(
-        f"   prompt: levels {' > '.join(route.levels)}; {len(manifest.message_ids)} recent "
-        f"messages, {len(manifest.memory_ids)} memories, {len(manifest.document_ids)} documents"
+        f"   route order: {' > '.join(route.levels)}; in the prompt (manifest): "
+        f"{len(manifest.message_ids)} recent messages, {len(manifest.memory_ids)} memories, "
+        f"{len(manifest.document_ids)} documents"
     )
     answer = result.answer.replace("\n", "\n   ")
-    print(f"   agent: {answer}\n")
+    print(f"   agent: {answer}")
 
 
 async def main() -> None:
@@ -139,16 +149,19 @@ async def main() -> None:
 
             print("\n== a new session: short-term memory empty, long-term memory kept ==")
             await agent.start_new_session(USER, "kyoto-trip")
-            answered: dict[str, int] = {}
+            show("scene", SCENE, await agent.process_query(USER, "kyoto-trip", SCENE))
+            print("   (a statement, not a question: its route is not counted below)\n")
+            routed: dict[str, int] = {}
             for number, question in enumerate(QUESTIONS, start=1):
                 result = await agent.process_query(USER, "kyoto-trip", question)
-                show(number, question, result)
-                answered[result.route.level] = answered.get(result.route.level, 0) + 1
+                show(f"Q{number}", question, result)
+                print()
+                routed[result.route.level] = routed.get(result.route.level, 0) + 1
             summary = ", ".join(
-                f"{level} {answered.get(level, 0)}"
+                f"{level} {routed.get(level, 0)}"
                 for level in ("recent", "memory", "knowledge", "model")
             )
-            print(f"levels that answered: {summary}")
+            print(f"questions routed to each level: {summary}")
     await embedder.aclose()
     print(f"done in {time.perf_counter() - started:.1f} s")
 
