@@ -14,8 +14,12 @@ keeps user memories in this framework through the LangGraph ``BaseStore`` API:
 The memory service claims due jobs, extracts a profile patch, notes and facts from the
 thread's unformed messages (``agent_memory.formation.extract``: rules offline, one structured
 call to Claude in production) and writes them with ``store.abatch([PutOp...])`` under
-``("memories", user, "User" | "Note" | "Fact")``, the namespaces seed 001 uses (by user and by
-memory schema). A fact with a key (``home``) supersedes the old value; history stays queryable.
+``("memories", user, <schema>)``, namespaced by user and memory schema as in seed 001: its two
+schemas, ``User`` (one profile, patched) and ``Note`` (notes, inserted), plus ``Fact``, this
+recipe's own namespace for the extractor's atomic facts. A fact with a key (``home``)
+supersedes the old value; history stays queryable. Notes and facts without a key are keyed by
+the stretch of the thread they were formed from and their position in it, so a retry of a
+failed formation puts the same keys and overwrites instead of adding copies.
 Thread state is checkpointed in MongoDB (``MongoCheckpointer``), so two threads are two
 conversations; what was formed in the first is recalled in the second.
 
@@ -189,17 +193,22 @@ class MemoryService:
             profile_ns = ("memories", job.user_id, "User")
             current = await self.store.aget(profile_ns, "profile")
             extraction = await extract(self.chat, new, profile=current.value if current else None)
-            await self.store.abatch(self._puts(job.user_id, extraction, current))
+            # Keyed by where this stretch of the thread starts, not by job: a failed job may
+            # be retried as the session's newer job (merged into it), which starts here too.
+            origin = f"{job.session_id}@{after or 'start'}"
+            await self.store.abatch(self._puts(job.user_id, extraction, current, origin))
             await self.queue.complete(job, messages_through=new[-1].seq if new else after)
         except Exception as exc:
-            await self.queue.fail(job, exc)  # retried with backoff, nothing half-applied
+            # Given back, retried with backoff. What abatch already put stays until the
+            # retry, which re-forms the same stretch and overwrites it under the same keys.
+            await self.queue.fail(job, exc)
             raise
         self.runs.append((job, len(new), extraction))
         self.formed.set()
         return True
 
     @staticmethod
-    def _puts(user: str, extraction: Extraction, current: Any) -> list[PutOp]:
+    def _puts(user: str, extraction: Extraction, current: Any, origin: str) -> list[PutOp]:
         puts = []
         if extraction.profile:  # a patch: fields merged into the current profile
             profile = dict(current.value) if current else {}
@@ -212,10 +221,10 @@ class MemoryService:
                     profile[field] = value
             puts.append(PutOp(("memories", user, "User"), "profile", profile))
         for number, note in enumerate(extraction.notes):
-            key = f"note-{time.time_ns()}-{number}"
+            key = f"note-{origin}-{number}"
             puts.append(PutOp(("memories", user, "Note"), key, note.model_dump(exclude_none=True)))
         for number, fact in enumerate(extraction.facts):
-            key = fact.key or f"fact-{time.time_ns()}-{number}"
+            key = fact.key or f"fact-{origin}-{number}"
             value = {"content": fact.content, "kind": fact.memory_type}
             puts.append(PutOp(("memories", user, "Fact"), key, value))
         return puts

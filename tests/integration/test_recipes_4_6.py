@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from types import ModuleType
 
 import pytest
 
+from agent_memory import IndexManager, MemoryStore, MemorySystem, Tenant
+from agent_memory.errors import StorageUnavailableError
+from agent_memory.formation import Extraction, FormationQueue
+from agent_memory.formation.extraction import Fact, Note
+from agent_memory.providers.chat.offline import OfflineChatModel
 from tests.integration.recipe_runs import RECIPES, run_cached, succeeded
 
 
@@ -109,11 +115,74 @@ def test_chatbot_mcp_calls_memory_and_mcp_tools_and_starts_a_new_session(
 
 
 def _load(recipe: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(recipe.removesuffix(".py"), RECIPES / recipe)
+    name = f"recipe_{recipe.removesuffix('.py')}"
+    spec = importlib.util.spec_from_file_location(name, RECIPES / recipe)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+async def test_memory_service_retry_overwrites_what_the_failed_attempt_put(
+    connection, embedder, monkeypatch
+):
+    # abatch succeeds, then `complete` fails: the job is given back (and merged into the
+    # session's newer job, as a message arrived meanwhile); the retry must not add copies.
+    recipe = _load("langgraph_memory_service.py")
+    await IndexManager(connection, embedder.signature).setup()
+    memories = MemorySystem(connection, embedder)
+    queue = FormationQueue(connection, debounce_seconds=0, retry_base_seconds=0)
+    store = MemoryStore(memories.long_term, agent_id=recipe.AGENT)
+    tenant, thread = Tenant(recipe.AGENT, "ada"), "thread-1"
+
+    async def say(text: str) -> None:
+        turn = [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
+        await memories.conversation.append_turn(tenant, thread, turn)
+        await queue.schedule(tenant, thread)
+
+    formed = Extraction(
+        notes=[Note(content="Keeps a diary in Portuguese", context="said while chatting")],
+        facts=[
+            Fact(content="The user keeps a diary."),
+            Fact(content="The user is Ada.", key="name"),
+        ],
+    )
+
+    async def extract(chat, messages, *, profile=None):  # what a model would extract
+        return formed
+
+    monkeypatch.setattr(recipe, "extract", extract)
+    complete, failed = queue.complete, []
+
+    async def complete_fails_once(job, **options):
+        monkeypatch.setattr(queue, "complete", complete)
+        failed.append(job.id)
+        await say("Also, I write every evening.")  # a new job for the session, beside this one
+        raise StorageUnavailableError("the queue's server went away")
+
+    monkeypatch.setattr(queue, "complete", complete_fails_once)
+    service = recipe.MemoryService(queue, memories.conversation, store, OfflineChatModel())
+    await say("I keep a diary in Portuguese.")
+    with pytest.raises(StorageUnavailableError):
+        await service.run_once()
+    first = {(i.namespace[-1], i.key) for i in await store.asearch(("memories", "ada"), limit=20)}
+    assert len(first) == 3  # put before complete failed
+
+    assert await service.run_once()  # the retry, as the session's newer job
+    ((job, messages, _),) = service.runs
+    assert messages == 4  # both turns: the stretch the failed attempt started from
+    assert job.id != failed[0]  # not the failed job: the one it was merged into
+    statuses = sorted(j.status for j in await queue.jobs(tenant, thread))
+    assert statuses == ["done", "merged"]
+    items = await store.asearch(("memories", "ada"), limit=20)
+    assert {(i.namespace[-1], i.key) for i in items} == first  # overwritten, not copied
+    assert sorted(i.value["content"] for i in items) == [
+        "Keeps a diary in Portuguese",
+        "The user is Ada.",
+        "The user keeps a diary.",
+    ]
+    await memories.aclose()
 
 
 async def test_the_chatbots_mcp_server_wants_its_bearer_token():
