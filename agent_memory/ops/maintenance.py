@@ -13,7 +13,8 @@ call from its own scheduler:
 6. give the lease back.
 
 Each step is idempotent on its own, so a run that fails half-way is finished by the next. A dry
-run takes no lease and writes nothing: it counts what each step would touch.
+run takes no lease and writes nothing: it counts what each step would touch, exactly as a run
+started at that moment would report it (:mod:`~agent_memory.ops.dry_run`).
 
 >>> maintenance = Maintenance(memories)                          # doctest: +SKIP
 >>> report = await maintenance.run(agent_id="support-agent")    # LeaseHeldError if running
@@ -25,19 +26,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import structlog
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory import conversation_queries as q
 from agent_memory.memory._common import check_id, utcnow
 from agent_memory.memory.decay import DecayReport
-from agent_memory.memory.episodic_records import day_start
 from agent_memory.memory.system import MemorySystem
-from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import translate_errors
+from agent_memory.ops.dry_run import count_run
 from agent_memory.ops.lease import Lease
 
 __all__ = ["STEPS", "Maintenance", "MaintenanceReport"]
@@ -47,6 +45,8 @@ logger = structlog.get_logger(__name__)
 LEASE_NAME = "maintenance"
 #: The steps a run reports progress for, in order.
 STEPS = ("decay", "credits", "sessions", "actions")
+#: Pending feedback credits finished per run (a crash leaves at most a few).
+CREDIT_REPAIR_LIMIT = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +97,19 @@ class MaintenanceReport:
                 if self.dry_run
                 else f"actions summarised {self.actions_summarised}, deleted {self.actions_deleted}"
             )
-            if not self.dry_run:
-                parts.append(f"credits repaired {self.credits_repaired}")
+            parts.append(
+                f"credits would repair {self.credits_repaired}"
+                if self.dry_run
+                else f"credits repaired {self.credits_repaired}"
+            )
         else:
             parts.append("retention skipped")
         if self.more:
-            parts.append("more retention work left: run again")
+            parts.append(
+                "a run would leave retention work (batch limit): run again after it"
+                if self.dry_run
+                else "more retention work left: run again"
+            )
         if self.took_over:
             parts.append(f"took over the lock of {self.took_over}")
         parts.append(f"{self.seconds:.2f} s")
@@ -170,7 +177,14 @@ class Maintenance:
         started = time.perf_counter()
         step = on_step or (lambda name: None)
         if dry_run:
-            counts = await self._count(agent, moment, retention, step)
+            counts = await count_run(
+                self.memories,
+                agent=agent,
+                now=moment,
+                retention=retention,
+                credit_limit=CREDIT_REPAIR_LIMIT,
+                step=step,
+            )
             holder = took_over = None
         else:
             lease = self.lease()
@@ -225,7 +239,9 @@ class Maintenance:
         counts: dict[str, Any] = _empty(decay)
         if not retention:
             return counts
-        counts["credits_repaired"] = await m.episodic.repair_pending_credits(agent_id=agent)
+        counts["credits_repaired"] = await m.episodic.repair_pending_credits(
+            agent_id=agent, limit=CREDIT_REPAIR_LIMIT
+        )
         step("credits")
         await lease.confirm()
         sessions = await m.conversation.apply_retention(
@@ -244,52 +260,6 @@ class Maintenance:
         counts["more"] = actions.more
         step("actions")
         await lease.confirm()
-        return counts
-
-    async def _count(
-        self, agent: str | None, now: datetime, retention: bool, step: Callable[[str], None]
-    ) -> dict[str, Any]:
-        """What a run would do, read-only."""
-        m = self.memories
-        decay = await m.decay.run(agent_id=agent, now=now, dry_run=True)
-        step("decay")
-        counts = _empty(decay)
-        if not retention:
-            return counts
-        step("credits")
-        config = m.conversation.config
-        archive = config.retention_mode == "archive"
-        stale = q.stale_sessions(
-            archive=archive, cutoff=now - timedelta(days=config.retention_days), agent_id=agent
-        )
-        tenant = {} if agent is None else {"agent_id": {"$eq": agent}}
-        cutoff = day_start(now - timedelta(days=m.episodic.config.retention_days))
-        with translate_errors("counting what retention would do"):
-            rows = await _driver.aggregate(
-                m.conversation.sessions,
-                [
-                    {"$match": stale},
-                    {
-                        "$group": {
-                            "_id": None,
-                            "sessions": {"$sum": 1},
-                            "messages": {"$sum": {"$ifNull": ["$message_count", 0]}},
-                        }
-                    },
-                ],
-            )
-            step("sessions")
-            actions = await self.connection.collection("action_logs").count_documents(
-                {**tenant, "timestamp": {"$lt": cutoff}}
-            )
-            step("actions")
-        found = rows[0] if rows else {"sessions": 0, "messages": 0}
-        if archive:
-            counts["sessions_archived"] = found["sessions"]
-        else:
-            counts["sessions_deleted"] = found["sessions"]
-            counts["messages_deleted"] = found["messages"]
-        counts["actions_summarised"] = counts["actions_deleted"] = actions
         return counts
 
 

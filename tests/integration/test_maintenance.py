@@ -190,6 +190,38 @@ async def test_dry_run_counts_and_writes_nothing(system, connection):
         ), name
 
 
+async def test_dry_run_counts_what_the_run_then_does(connection, embedder):
+    """Counted exactly, not from counters or assumptions: a pending credit, the messages of
+    deleted sessions (a stale message_count), and the actions the batch limit leaves."""
+    system = MemorySystem(
+        connection,
+        embedder,
+        conversation_config=ConversationConfig(retention_mode="delete"),
+        episodic_config=EpisodicConfig(retention_batch_size=1, retention_max_batches=3),
+    )
+    action = await seed(system, ALICE)
+    await seed(system, BOB)
+    await seed(system, CAROL, memories=1)  # another agent: its logs are over the batch limit
+    logs = connection.collection("action_logs")
+    pending = {"op": "op_crashed", "delta": 0.1, "count": 1}  # a credit a crash left half-done
+    await logs.update_one({"_id": action}, {"$set": {"feedback.pending": pending}})
+    await connection.collection("sessions").update_many({}, {"$set": {"message_count": 99}})
+    now = utcnow() + LATER
+
+    dry = await Maintenance(system).run(dry_run=True, now=now)
+    real = await Maintenance(system).run(now=now)
+    fields = ("credits_repaired", "sessions_archived", "sessions_deleted", "messages_deleted")
+    fields += ("actions_summarised", "actions_deleted", "more")
+    assert {f: getattr(dry, f) for f in fields} == {f: getattr(real, f) for f in fields}
+    assert dry.credits_repaired == 1 and dry.messages_deleted == 6
+    assert dry.actions_summarised == 3 and dry.more  # 6 logs, 3 batches of 1 allowed
+    assert dry.decay.eligible == real.decay.decayed == 5
+    summary = dry.summary()
+    assert "credits would repair 1" in summary and "would delete 3 (6 messages)" in summary
+    assert "actions would summarise 3" in summary and "run again" in summary
+    await system.aclose()
+
+
 async def test_a_run_while_another_holds_the_lock_writes_nothing(system, connection):
     await seed(system, ALICE)
     before = await importances(connection)
