@@ -45,13 +45,23 @@ def decay(
     settings: AGENT_MEMORY_DECAY_FACTOR, _DECAY_INACTIVE_DAYS, _DECAY_FLOOR, _DECAY_PERIOD_DAYS,
     _SESSION_RETENTION_DAYS, _SESSION_RETENTION_MODE, _ACTION_RETENTION_DAYS.
 
+    Without MONGODB_URI it works on the embedded server's data directory, relative to where
+    it starts unless AGENT_MEMORY_DATA_DIR is absolute; the summary names that directory.
+
     Example crontab line: 17 3 * * *  agent-memory --log-format json decay
     """
     from agent_memory.ops.lease import LeaseHeldError
     from agent_memory.ops.maintenance import STEPS, Maintenance
 
+    # The embedded default's data directory is relative (.agent-memory): a cron job started
+    # elsewhere than the app finds another, empty one. The output names the one it used.
+    data_dir: str | None = None
+
     async def main() -> Any:
+        nonlocal data_dir
         async with open_runtime() as rt:
+            if rt.settings.uses_embedded:
+                data_dir = str(rt.settings.data_dir.expanduser().resolve())
             memories = rt.memories()
             try:
                 maintenance = Maintenance(memories, lease_seconds=lease_seconds)
@@ -73,9 +83,12 @@ def decay(
     if isinstance(result, LeaseHeldError):
         fail(str(result), EXIT["locked"])
     if as_json:
-        typer.echo(json.dumps(result.as_dict()))
+        typer.echo(json.dumps({**result.as_dict(), "data_dir": data_dir}))
     else:
-        console.print(result.summary(), highlight=False, soft_wrap=True, markup=False)
+        line = result.summary()
+        if data_dir is not None:
+            line += f"; embedded data directory {data_dir}"
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 @contextmanager

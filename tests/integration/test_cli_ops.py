@@ -276,6 +276,29 @@ def test_decay_whose_lock_is_taken_over_in_its_last_step_exits_6(
     assert lock["holder"] == "cron-pod-9" and lock["released_at"] is None
 
 
+def test_decay_on_the_embedded_default_names_its_data_directory(
+    cli_env, db, embedded_server, monkeypatch
+):
+    """cron starts jobs in $HOME: a relative data directory there is another, empty one, and
+    'decayed 0 of 0' alone would not say so."""
+    seed(cli_env, tenants=(ALICE,))
+    backdate(db)
+    monkeypatch.chdir(embedded_server.data_dir.parent)
+    embedded = {k: v for k, v in cli_env.items() if k != "MONGODB_URI"}
+    embedded["AGENT_MEMORY_DATA_DIR"] = embedded_server.data_dir.name  # relative, as by default
+    where = str(embedded_server.data_dir.resolve())
+
+    result = invoke(["decay", "--dry-run"], embedded)
+    assert result.exit_code == 0, result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert f"embedded data directory {where}" in result.output
+    assert json.loads(invoke(["decay", "--json"], embedded).output)["data_dir"] == where
+
+    remote = invoke(["decay", "--json"], cli_env)  # MONGODB_URI set: no data directory
+    assert json.loads(remote.output)["data_dir"] is None
+    assert "data directory" not in invoke(["decay"], cli_env).output
+
+
 @pytest.mark.parametrize("agent", HOSTILE)
 def test_decay_with_hostile_agent_ids_touches_nothing(cli_env, db, agent):
     seed(cli_env, tenants=(ALICE,))
