@@ -9,9 +9,17 @@ What it shows:
 - the user tells the bot their name, seat and diet in Chinese on day one; the agent's
   formation worker turns that into profile facts (the ``User`` profile: ``user_name`` and
   ``preferences`` ``{"座位": "靠窗", "饮食": "素食"}``) and long-term memories;
+- then, as in seed 003's second round, the user asks what the bot remembered; it answers from
+  memory, and the recipe prints the turn's route and what it remembered that reached the
+  prompt: the profile (every prompt carries it) and the memories in the turn's manifest. The
+  offline model answers by shared words, so the question names what it asks about (名字、座位
+  和饮食); Claude answers the seed's bare question from the same prompt;
 - the next day a new session starts (idle gap), its short-term memory is empty, and the bot
   answers from what it remembers, plus a small shared travel knowledge base; another user of
-  the bot sees none of it.
+  the bot sees none of it. For the cherry-blossom flight question (seed 003's third round)
+  the recipe prints again what reached the prompt: name, seat and diet are there for the
+  model to use. The offline model quotes only the best-matching line (the knowledge base's
+  cherry-blossom tip); Claude writes the recommendation around the user's seat and diet.
 
 Nothing goes to Telegram here: the adapter sends through an ``httpx.AsyncClient``, and the
 recipe gives it an ``httpx.MockTransport`` that records each request and answers like the Bot
@@ -57,6 +65,7 @@ from agent_memory import (
     RAGAgent,
     SharedKnowledge,
     Tenant,
+    TurnResult,
     connect,
     load_settings,
     make_chat_model,
@@ -111,19 +120,22 @@ class TgUpdate(_Model):
 @dataclass(frozen=True, slots=True)
 class Handled:
     """What one update did: the agent user and session it went to, why a session started
-    (``""``: it continued one), and the ``sendMessage`` payloads sent."""
+    (``""``: it continued one), the ``sendMessage`` payloads sent, and the agent's turn (its
+    route and prompt manifest; ``None`` when no turn ran: a command, not text, a failure)."""
 
     user_id: str
     session_id: str
     new_session: str
     sent: tuple[dict[str, Any], ...]
+    turn: TurnResult | None = None
 
 
 class TelegramAdapter:
     """Telegram chats to agent users and sessions; updates to turns; answers to messages.
 
     Updates of one chat should be handled in order (as a getUpdates loop does); an update
-    delivered twice (a retried webhook) is answered once.
+    delivered twice (a retried webhook) is answered once. An update counts as delivered once
+    it was handled: if handling it raised, a redelivery is handled again.
     """
 
     def __init__(
@@ -138,7 +150,8 @@ class TelegramAdapter:
         self.client = client
         self.idle_gap = idle_gap
         self._sessions: dict[str, tuple[str, datetime]] = {}  # user -> (session, last message)
-        self._seen: OrderedDict[int, None] = OrderedDict()
+        self._seen: OrderedDict[int, None] = OrderedDict()  # handled, newest last
+        self._handling: set[int] = set()  # being handled: a redelivery meanwhile is a duplicate
         self._remembered = remembered_updates
 
     @staticmethod
@@ -188,19 +201,28 @@ class TelegramAdapter:
         message = parsed.message
         if message is None or message.sender is None or message.sender.is_bot:
             return None
-        if parsed.update_id in self._seen:
+        if parsed.update_id in self._seen or parsed.update_id in self._handling:
             logger.info("telegram_update_ignored", reason="duplicate")
             return None
+        self._handling.add(parsed.update_id)
+        try:
+            handled = await self._answer(message)
+        finally:
+            self._handling.discard(parsed.update_id)
+        # Seen only once handled: an update whose handling raised is handled on redelivery.
         self._seen[parsed.update_id] = None
         while len(self._seen) > self._remembered:
             self._seen.popitem(last=False)
+        return handled
 
+    async def _answer(self, message: TgMessage) -> Handled:
         user_id = self.user_id(message)
         text = (message.text or "").strip()
         command = text.split()[0].split("@")[0] if text.startswith("/") else ""
         session_id, new = await self.session_for(
             user_id, message, command=command in NEW_SESSION_COMMANDS
         )
+        result = None
         if command in NEW_SESSION_COMMANDS:
             replies = [GREETING]
         elif not text or command:
@@ -221,7 +243,7 @@ class TelegramAdapter:
             }
             await self._send(payload)
             sent.append(payload)
-        return Handled(user_id, session_id, new, tuple(sent))
+        return Handled(user_id, session_id, new, tuple(sent), result)
 
     async def _send(self, payload: dict[str, Any]) -> None:
         """POST sendMessage. A failure is logged, not raised: one undeliverable reply must
@@ -282,6 +304,13 @@ SESSION_1 = [
     ),
     update(815000003, XIAOHONG, "你好，我叫小红，我喜欢过道的座位。", DAY_1 + timedelta(minutes=2)),
 ]
+# Seed 003's second round, on day 1 once the memories are formed: what did you just remember?
+RECALL = update(
+    815000004,
+    XIAOMING,
+    "刚才你记住了我的哪些信息？名字、座位和饮食呢？",
+    DAY_1 + timedelta(minutes=5),
+)
 SESSION_2 = [
     update(815000101, XIAOMING, "我叫什么名字？", DAY_2),
     update(815000102, XIAOMING, "订机票时我应该选什么座位？", DAY_2 + timedelta(minutes=1)),
@@ -294,6 +323,9 @@ SESSION_2 = [
     ),
     update(815000105, XIAOHONG, "订机票时我应该选什么座位？", DAY_2 + timedelta(minutes=4)),
 ]
+
+
+TRIP = SESSION_2[3]  # seed 003's third round: a recommendation that should use what it knows
 
 
 def bot_api(recorded: list[dict[str, Any]]) -> httpx.MockTransport:
@@ -320,6 +352,27 @@ def show(raw: dict[str, Any], handled: Handled | None) -> None:
         print(f"  [new session {handled.session_id} for {handled.user_id}: {handled.new_session}]")
     for payload in handled.sent:
         print(f"  sendMessage {json.dumps(payload, ensure_ascii=False)}")
+
+
+async def remembered_in_prompt(agent: RAGAgent, handled: Handled) -> list[str]:
+    """What the agent remembered about the user that went into this turn's prompt: the
+    profile, which every prompt carries whole (``agent_memory/agent/prompt.py``), and the
+    long-term memories listed in the turn's manifest."""
+    assert handled.turn is not None
+    tenant = Tenant(AGENT_ID, handled.user_id)
+    profile = await agent.memories.profiles.render(tenant)
+    lines = [f"profile {line.removeprefix('- ')}" for line in profile.splitlines()]
+    for memory_id in handled.turn.manifest.all_memory_ids:
+        memory = await agent.memories.long_term.get(tenant, memory_id)
+        lines.append(f"memory  {memory.content}")
+    return lines
+
+
+async def show_prompt(agent: RAGAgent, handled: Handled | None) -> None:
+    assert handled is not None and handled.turn is not None
+    print(f"  [route: {handled.turn.route.level}; remembered, and in the prompt of this turn:]")
+    for line in await remembered_in_prompt(agent, handled):
+        print(f"    {line}")
 
 
 async def wait_for_formation(agent: RAGAgent, users: list[str], timeout: float = 30.0) -> None:
@@ -350,6 +403,7 @@ async def main() -> None:
         await IndexManager(conn, embedder.signature).setup()
         config = AgentConfig(AGENT_ID, system_prompt=SYSTEM_PROMPT, formation_debounce_s=0.5)
         async with RAGAgent(conn, embedder, chat, config=config) as agent:
+            print(f"{conn.tier} tier, {embedder.signature.describe()}, chat: {chat.model}\n")
             users = ["tg-7001", "tg-7002"]
             for user in users:  # a clean slate, so every run shows the same thing
                 await agent.memories.forget_user(Tenant(AGENT_ID, user))
@@ -364,7 +418,12 @@ async def main() -> None:
                 print("== 第一天 (day 1)")
                 for raw in SESSION_1:
                     show(raw, await bot.handle(raw))
-                print(f"  (a retried webhook delivery: {await bot.handle(SESSION_1[1])})")
+                again = await bot.handle(SESSION_1[1])
+                print(
+                    f"  (update {SESSION_1[1]['update_id']} delivered again, as a retried "
+                    "webhook would: "
+                    + ("not answered twice)" if again is None else f"answered AGAIN: {again})")
+                )
 
                 await wait_for_formation(agent, users)
                 print("\n== 记忆形成 (memories formed by the agent's worker)")
@@ -372,9 +431,19 @@ async def main() -> None:
                     profile = await agent.memories.profiles.get(Tenant(AGENT_ID, user))
                     print(f"  {user}: {json.dumps(profile.data, ensure_ascii=False)}")
 
+                print(
+                    "\n== 第一天，稍后 (day 1, later: the same session, asked what it remembered)"
+                )
+                handled = await bot.handle(RECALL)
+                show(RECALL, handled)
+                await show_prompt(agent, handled)
+
                 print("\n== 第二天 (day 2: a new session, short-term memory empty)")
                 for raw in SESSION_2:
-                    show(raw, await bot.handle(raw))
+                    handled = await bot.handle(raw)
+                    show(raw, handled)
+                    if raw is TRIP:
+                        await show_prompt(agent, handled)
             print(f"\n{len(recorded)} sendMessage requests recorded, none sent to Telegram")
     await chat.aclose()
     await embedder.aclose()

@@ -226,6 +226,17 @@ async def agent(indexed, embedder):
         yield agent
 
 
+def _remembered(lines: list[str]) -> bool:
+    """The name, seat and diet are all in the turn's prompt: profile and memories."""
+    profile = [line for line in lines if line.startswith("profile ")]
+    memories = [line for line in lines if line.startswith("memory ")]
+    return (
+        "profile user_name: 小明" in profile
+        and "profile preferences: 座位: 靠窗; 饮食: 素食" in profile
+        and all(any(word in m for m in memories) for word in ("小明", "靠窗", "素食"))
+    )
+
+
 def _bot(agent, recorded, reply=None):
     transport = httpx.MockTransport(reply) if reply else travel.bot_api(recorded)
     client = httpx.AsyncClient(base_url="https://api.telegram.org/botTEST/", transport=transport)
@@ -300,6 +311,33 @@ async def test_telegram_send_failures_are_logged_and_the_bot_carries_on(agent):
     assert failures[1]["detail"] == "Forbidden: bot was blocked" and failures[1]["status"] == 403
 
 
+async def test_a_telegram_update_whose_handling_failed_is_handled_when_redelivered(
+    agent, monkeypatch
+):
+    answer = agent.process_query
+    calls = []
+
+    async def crashing_once(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise RuntimeError("a bug, or a failure that is no AgentMemoryError")
+        return await answer(*args, **kwargs)
+
+    monkeypatch.setattr(agent, "process_query", crashing_once)
+    recorded: list[dict[str, Any]] = []
+    client, bot = _bot(agent, recorded)
+    async with client:
+        raw = _update(1, "我叫小明。")
+        with pytest.raises(RuntimeError):
+            await bot.handle(raw)
+        assert recorded == []  # nothing was answered
+        redelivered = await bot.handle(raw)  # the webhook's retry is not taken for a duplicate
+        assert redelivered is not None and redelivered.turn is not None
+        assert [p["text"] for p in recorded] == [redelivered.turn.answer]
+        assert await bot.handle(raw) is None  # handled now: a third delivery is a duplicate
+    assert len(calls) == 2
+
+
 async def test_travel_assistant_answers_in_chinese_from_what_it_remembers(agent):
     await agent.memories.knowledge.ingest(
         SharedKnowledge(travel.AGENT_ID), source="japan-tips.md", text=travel.KNOWLEDGE
@@ -315,6 +353,11 @@ async def test_travel_assistant_answers_in_chinese_from_what_it_remembers(agent)
             "user_name": "小明",
             "preferences": {"座位": "靠窗", "饮食": "素食"},
         }
+        # Seed 003's second round: what did you remember? Answered from memory.
+        recall = await bot.handle(travel.RECALL)
+        assert recall.session_id == "tg-7001-1" and recall.turn.route.level == "memory"
+        assert all(word in recall.sent[0]["text"] for word in ("小明", "靠窗", "素食"))
+        assert _remembered(await travel.remembered_in_prompt(agent, recall))
         answers = {}
         for raw in travel.SESSION_2:
             handled = await bot.handle(raw)
@@ -330,5 +373,33 @@ async def test_travel_assistant_answers_in_chinese_from_what_it_remembers(agent)
     assert "素食" in answers[("tg-7001", "我的饮食有什么要求？")].sent[0]["text"]
     trip = answers[("tg-7001", "我想下个月去日本看樱花，有适合的航班推荐吗？")]
     assert "樱花季" in trip.sent[0]["text"]
+    # Seed 003's third round: name, seat and diet reached the recommendation's prompt.
+    assert trip.turn.route.level == "memory"
+    assert _remembered(await travel.remembered_in_prompt(agent, trip))
+    tenant = Tenant(travel.AGENT_ID, "tg-7001")
+    in_manifest = [
+        (await agent.memories.long_term.get(tenant, memory_id)).content
+        for memory_id in trip.turn.manifest.memory_ids
+    ]
+    assert all(any(word in m for m in in_manifest) for word in ("小明", "靠窗", "素食"))
+    assert not any("过道" in m for m in in_manifest)  # nothing of the other user's
     assert {p["chat_id"] for p in recorded} == {7001, 7002}
     assert all(p["method"] == "sendMessage" for p in recorded)
+
+
+def test_travel_script_shows_what_reached_the_prompt(tmp_path_factory, offline_env):
+    # The script as a user runs it (its one run of the session, shared with the smoke test).
+    out = succeeded(run_cached("travel_assistant_zh.py", offline_env, tmp_path_factory))
+    assert (
+        "(update 815000002 delivered again, as a retried webhook would: not answered twice)" in out
+    )
+    recall = out.split("刚才你记住了我的哪些信息")[1].split("==")[0]
+    trip = out.split("我想下个月去日本看樱花")[1].split("小红:")[0]
+    for turn in (recall, trip):
+        assert "[route: memory; remembered, and in the prompt of this turn:]" in turn
+        assert (
+            "profile user_name: 小明" in turn
+            and "profile preferences: 座位: 靠窗; 饮食: 素食" in turn
+        )
+    assert all(word in recall.split("[route")[0] for word in ("小明", "靠窗", "素食"))  # the answer
+    assert "樱花季" in trip.split("[route")[0]
