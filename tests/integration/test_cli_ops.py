@@ -303,10 +303,20 @@ def test_decay_on_the_embedded_default_names_its_data_directory(
 def test_decay_with_hostile_agent_ids_touches_nothing(cli_env, db, agent):
     seed(cli_env, tenants=(ALICE,))
     backdate(db)
+    before = snapshot(db)
     result = invoke(["decay", "--agent", agent], cli_env)
     assert result.exit_code == 0, result.output
     assert "decayed 0 of 0" in result.output
-    assert db["memories"].count_documents({"decay_period": {"$exists": True}}) == 0
+    assert "sessions archived 0, deleted 0" in result.output
+    assert "actions summarised 0, deleted 0" in result.output
+    after = snapshot(db)
+    # the run's own lock and audit record are the only writes
+    own = ("locks", "decay_runs")
+    assert {k: v for k, v in after.items() if k not in own} == {
+        k: v for k, v in before.items() if k not in own
+    }
+    assert before.get("locks", []) == [] and before["decay_runs"] == []
+    assert [r["agent_id"] for r in after["decay_runs"]] == [agent]
 
 
 @pytest.mark.parametrize(
@@ -627,5 +637,8 @@ def test_unreachable_database_is_one_line_and_exit_3(args):
     one_line_error(result, 3)
     assert "cannot be reached" in result.output
 
+    # --debug shows the traceback of the storage error and keeps the exit code
     debug = CliRunner().invoke(app, ["--debug", *args], env=DOWN)
-    assert debug.exit_code != 0 and debug.exception is not None  # the traceback is shown
+    assert debug.exit_code == 3, debug.output
+    assert "Traceback" in debug.output
+    assert "agent_memory.errors.StorageUnavailableError" in debug.output

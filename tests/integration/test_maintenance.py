@@ -106,12 +106,26 @@ async def test_lease_is_exclusive_renewed_released_and_taken_over_after_expiry(c
     await second.release()
 
 
-async def test_lease_renewal_keeps_a_long_run_exclusive(connection):
-    holder = Lease(connection, "job", ttl_seconds=0.3, holder="long")
+async def test_lease_renewal_pushes_the_expiry_on(connection):
+    """Driven by explicit times: no dependence on how fast this machine is."""
+    t0 = utcnow()
+    holder = Lease(connection, "job", ttl_seconds=60, holder="long")
+    other = Lease(connection, "job", ttl_seconds=60, holder="other")
+    await holder.acquire(now=t0)
+    assert await holder.renew(now=t0 + timedelta(seconds=50))  # expires at t0 + 110 s now
+    with pytest.raises(LeaseHeldError):
+        await other.acquire(now=t0 + timedelta(seconds=100))  # past the first expiry
+    assert (await other.acquire(now=t0 + timedelta(seconds=111))).took_over == "long"
+    assert not await holder.renew(now=t0 + timedelta(seconds=112))
+
+
+async def test_background_renewal_keeps_a_long_run_exclusive(connection):
+    # ttl 1 s, renewed every 1/3 s: the loop may be late by up to 2/3 s before it expires
+    holder = Lease(connection, "job", ttl_seconds=1.0, holder="long")
     async with holder:
-        await asyncio.sleep(0.6)  # two ttls: without renewal it would have expired
+        await asyncio.sleep(2.1)  # two ttls: without renewal it would have expired
         with pytest.raises(LeaseHeldError):
-            await Lease(connection, "job", ttl_seconds=0.3, holder="other").acquire()
+            await Lease(connection, "job", ttl_seconds=1.0, holder="other").acquire()
     await Lease(connection, "job", holder="other").acquire()
 
 
@@ -400,13 +414,23 @@ async def test_a_lock_lost_inside_the_retention_loop_stops_it(
     )
     await seed(small, ALICE)
     original = ActionRetention._summarise
+    renew = Lease.renew
+    found_lost = asyncio.Event()
+
+    async def renew_and_tell(self, **kwargs):
+        ours = await renew(self, **kwargs)
+        if not ours:
+            found_lost.set()
+        return ours
 
     async def then_stall(self, *args, **kwargs):
         result = await original(self, *args, **kwargs)
         steal(settings)("actions")
-        await asyncio.sleep(0.3)  # stalled: the renewer (every ttl / 3) finds the lock gone
+        # stalled: the renewer (every ttl / 3) finds the lock gone meanwhile
+        await asyncio.wait_for(found_lost.wait(), timeout=10)
         return result
 
+    monkeypatch.setattr(Lease, "renew", renew_and_tell)
     monkeypatch.setattr(ActionRetention, "_summarise", then_stall)
     with pytest.raises(LeaseLostError):
         await Maintenance(small, lease_seconds=0.1).run(now=utcnow() + LATER)
