@@ -21,7 +21,6 @@ import re
 import sys
 import threading
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -29,11 +28,11 @@ import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.cli._app import console, err_console, run
+from agent_memory.cli._app import checked_id, console, err_console, run
 from agent_memory.cli._runtime import Runtime, open_runtime
-from agent_memory.errors import AgentMemoryError, InvalidInputError, NotInitialisedError
+from agent_memory.errors import AgentMemoryError, NotInitialisedError
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import Tenant, check_id
+from agent_memory.memory._common import Tenant
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.registry import make_chat_model
@@ -330,31 +329,19 @@ async def _loop(session: ChatSession) -> None:
         await session.ask(text)
 
 
-def _id_option(name: str) -> Callable[[str | None], str | None]:
-    def check(value: str | None) -> str | None:
-        if value is None:
-            return value
-        try:
-            return check_id(value, name)
-        except InvalidInputError as exc:
-            raise typer.BadParameter(str(exc)) from None
-
-    return check
-
-
 def chat(
-    user: str = typer.Option("me", "--user", help="Who is talking.", callback=_id_option("user")),
+    user: str = typer.Option("me", "--user", help="Who is talking.", callback=checked_id("user")),
     agent: str = typer.Option(
         "chat",
         "--agent",
         help="The agent id (memories are per agent and user).",
-        callback=_id_option("agent"),
+        callback=checked_id("agent"),
     ),
     session: str | None = typer.Option(
         None,
         "--session",
         help="Continue this session (default: a new one).",
-        callback=_id_option("session"),
+        callback=checked_id("session"),
     ),
 ) -> None:
     """Talk to the agent with memory; /help lists the commands."""
