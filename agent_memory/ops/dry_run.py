@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent_memory.memory import conversation_queries as q
+from agent_memory.memory.decay import DecayReport
 from agent_memory.memory.episodic import LOGS
 from agent_memory.memory.episodic_records import day_start
 from agent_memory.memory.system import MemorySystem
@@ -33,6 +34,20 @@ __all__ = ["count_run"]
 
 #: Stale sessions read per query when counting their messages.
 _SESSIONS_PER_COUNT = 200
+
+
+def empty_counts(decay: DecayReport) -> dict[str, Any]:
+    """A run's counts (the fields of ``MaintenanceReport``) before its retention steps."""
+    return {
+        "decay": decay,
+        "credits_repaired": 0,
+        "sessions_archived": 0,
+        "sessions_deleted": 0,
+        "messages_deleted": 0,
+        "actions_summarised": 0,
+        "actions_deleted": 0,
+        "more": False,
+    }
 
 
 async def count_run(
@@ -47,16 +62,7 @@ async def count_run(
     """The counts a run would report (the fields of ``MaintenanceReport``), read-only."""
     decay = await memories.decay.run(agent_id=agent, now=now, dry_run=True)
     step("decay")
-    counts: dict[str, Any] = {
-        "decay": decay,
-        "credits_repaired": 0,
-        "sessions_archived": 0,
-        "sessions_deleted": 0,
-        "messages_deleted": 0,
-        "actions_summarised": 0,
-        "actions_deleted": 0,
-        "more": False,
-    }
+    counts = empty_counts(decay)
     if not retention:
         return counts
     logs = memories.connection.collection(LOGS)

@@ -35,7 +35,7 @@ from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import check_id, utcnow
 from agent_memory.memory.decay import DecayReport
 from agent_memory.memory.system import MemorySystem
-from agent_memory.ops.dry_run import count_run
+from agent_memory.ops.dry_run import count_run, empty_counts
 from agent_memory.ops.lease import Lease
 
 __all__ = ["STEPS", "Maintenance", "MaintenanceReport"]
@@ -236,7 +236,7 @@ class Maintenance:
         decay = await m.decay.run(agent_id=agent, now=now)
         step("decay")
         await lease.confirm()
-        counts: dict[str, Any] = _empty(decay)
+        counts: dict[str, Any] = empty_counts(decay)
         if not retention:
             return counts
         counts["credits_repaired"] = await m.episodic.repair_pending_credits(
@@ -261,16 +261,3 @@ class Maintenance:
         step("actions")
         await lease.confirm()
         return counts
-
-
-def _empty(decay: DecayReport) -> dict[str, Any]:
-    return {
-        "decay": decay,
-        "credits_repaired": 0,
-        "sessions_archived": 0,
-        "sessions_deleted": 0,
-        "messages_deleted": 0,
-        "actions_summarised": 0,
-        "actions_deleted": 0,
-        "more": False,
-    }

@@ -36,6 +36,16 @@ def settings(embedded_server: EmbeddedServer) -> Settings:
 
 
 @pytest.fixture
+def cli_env(embedded_server: EmbeddedServer) -> dict[str, str]:
+    """Environment for a command under test: the session's server, a database of its own."""
+    return {
+        "MONGODB_URI": embedded_server.uri,
+        "AGENT_MEMORY_DATABASE": f"cli_{uuid.uuid4().hex[:10]}",
+        "AGENT_MEMORY_EMBEDDER": "fake",
+    }
+
+
+@pytest.fixture
 async def connection(settings: Settings) -> AsyncIterator[Connection]:
     conn = await connect(settings)
     try:

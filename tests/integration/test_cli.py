@@ -7,23 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
-import pytest
 from pymongo import MongoClient
 from typer.testing import CliRunner
 
 from agent_memory.cli import app
-
-
-@pytest.fixture
-def cli_env(embedded_server):
-    return {
-        "MONGODB_URI": embedded_server.uri,
-        "AGENT_MEMORY_DATABASE": f"cli_{uuid.uuid4().hex[:10]}",
-        "AGENT_MEMORY_EMBEDDER": "fake",
-    }
 
 
 def invoke(args, env):

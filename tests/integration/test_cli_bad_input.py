@@ -4,7 +4,6 @@ connects, or one clear line and an exit code, never a traceback, and nothing wri
 from __future__ import annotations
 
 import math
-import uuid
 
 import pytest
 from pymongo import MongoClient
@@ -16,15 +15,6 @@ from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
-
-
-@pytest.fixture
-def cli_env(embedded_server):
-    return {
-        "MONGODB_URI": embedded_server.uri,
-        "AGENT_MEMORY_DATABASE": f"cli_{uuid.uuid4().hex[:10]}",
-        "AGENT_MEMORY_EMBEDDER": "fake",
-    }
 
 
 def invoke(args, env):
