@@ -23,7 +23,7 @@ What it shows, as an operator would run it:
 5. What is stored per user (``agent-memory stats``) and a user erased everywhere
    (``agent-memory forget --user bob --yes``), here through the library calls under them.
 
-Run it (embedded database, offline; about 15 s with AGENT_MEMORY_EMBEDDER=fake)::
+Run it (embedded database, offline; 7 s measured with AGENT_MEMORY_EMBEDDER=fake on 2 idle cores)::
 
     python recipes/operations.py
 
