@@ -16,7 +16,7 @@ from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
 app = typer.Typer(
-    help="Benchmarks: retrieval quality, turn latency, prompt tokens, concurrency.",
+    help="Benchmarks: retrieval quality, turn latency, prompt tokens, concurrency, soak.",
     no_args_is_help=True,
 )
 
@@ -171,6 +171,61 @@ def concurrency(
 
     result = run(main)
     table = render_concurrency(result)
+    write_result(out, result, table)
+    console.print(table, highlight=False)
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("soak")
+def soak(
+    seconds: float = typer.Option(60.0, "--seconds", min=1, help="How long the users talk."),
+    sessions: int = typer.Option(20, "--sessions", min=1, max=10_000, help="Users talking."),
+    workers: int = typer.Option(2, "--workers", min=1, max=64, help="Formation workers."),
+    chat_ms: float = typer.Option(50.0, "--chat-ms", min=1, help="Simulated answer time."),
+    think_ms: float = typer.Option(500.0, "--think-ms", min=0, help="Mean pause between turns."),
+    session_turns: int = typer.Option(20, "--session-turns", min=1, help="Turns per session."),
+    max_growth: float = typer.Option(
+        0.25,
+        "--max-growth",
+        min=0.001,
+        help="Allowed memory growth after the warm-up (0.25 = 25%).",
+    ),
+    trace: bool = typer.Option(False, "--tracemalloc", help="Also sample the Python heap."),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
+    out: Path = typer.Option(
+        Path("bench-results/soak.json"), "--out", help="Where the JSON result goes."
+    ),
+) -> None:
+    """Users talk for --seconds while separate workers form memories; then checks nothing
+    was lost, duplicated or crossed and memory use stayed flat. Exits 1 when a check fails."""
+    from agent_memory.bench.soak import SoakSettings, render_soak, run_soak
+
+    settings = SoakSettings(
+        seconds=seconds,
+        sessions=sessions,
+        workers=workers,
+        chat_seconds=chat_ms / 1000,
+        think_seconds=think_ms / 1000,
+        session_turns=session_turns,
+        max_growth=max_growth,
+        tracemalloc=trace,
+    )
+
+    async def main() -> dict:
+        async with open_runtime(embedder=embedder) as rt:
+            await IndexManager(rt.connection, rt.embedder.signature).setup()
+            return await run_soak(
+                rt.connection,
+                rt.embedder,
+                settings,
+                progress=lambda line: err_console.print(line, highlight=False),
+            )
+
+    result = run(main)
+    table = render_soak(result)
     write_result(out, result, table)
     console.print(table, highlight=False)
     if not result["ok"]:

@@ -1,0 +1,403 @@
+"""Soak: many sessions and separate formation workers for a bounded time, then nothing lost.
+
+``agent-memory bench soak --seconds 600 --sessions 50 --workers 2``
+
+Every user talks continuously for ``seconds``: a turn, a pause (the user thinking), the next
+turn; after ``session_turns`` turns the user starts a new session (which brings the old
+session's memory formation forward). Each message carries the user's marker and the turn's
+number and states something the rule-based extractor forms a memory from: the user's name
+(the marker itself), a home that changes every few turns, a seat preference that flips. The
+agent runs no worker of its own; ``workers`` :class:`FormationWorker` instances, each on its
+own connection as separate processes would be, form memories while the sessions talk.
+
+When the time is up the workers finish the queue, and what was stored is read back
+(:mod:`agent_memory.bench._soak_checks`): every acknowledged message stored exactly once in its
+own session, in order, with its episodic record; no user's marker in another user's documents
+or prompts; no two active memories of a user with the same key or the same text; every
+session formed through its last message, no job dead or stuck; each user's current home and
+seat the last ones stated. Memory use is sampled throughout (:mod:`agent_memory.bench._memory`)
+and must be flat after the warm-up. The result says ``ok`` only when every check holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import structlog
+
+from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.rag_agent import RAGAgent
+from agent_memory.bench._memory import MemorySampler, memory_verdict
+from agent_memory.bench._soak_checks import Ledger, check_store
+from agent_memory.errors import InvalidInputError
+from agent_memory.formation.queue import FormationQueue
+from agent_memory.formation.worker import FormationWorker
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.system import MemorySystem
+from agent_memory.mongo.connection import Connection, connect
+from agent_memory.providers.chat.base import ChatRequest
+from agent_memory.providers.chat.fake import FakeChatModel
+from agent_memory.providers.embedders.base import Embedder
+
+__all__ = ["Soak", "SoakSettings", "render_soak", "run_soak"]
+
+logger = structlog.get_logger(__name__)
+
+MARKER = re.compile(r"\bmk[0-9a-f]{12}\b", re.IGNORECASE)
+_TOWNS = ("Town", "City")
+_SEATS = ("window", "aisle")
+#: A user's statements, in turn; the third changes every 2 cycles, the fourth every cycle.
+_CYCLE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SoakSettings:
+    seconds: float = 60.0
+    sessions: int = 20
+    workers: int = 2
+    #: The simulated chat model's answer time, seconds.
+    chat_seconds: float = 0.05
+    #: Mean pause between a user's turns (uniform from 0 to twice this), seconds.
+    think_seconds: float = 0.5
+    #: Turns before a user starts a new session.
+    session_turns: int = 20
+    #: Quiet before a session's memories are formed (the agent's formation debounce).
+    debounce_seconds: float = 2.0
+    #: The workers' lease on a job; a busy session's due job waits up to this long.
+    lease_seconds: float = 15.0
+    #: Memory samples before this are warm-up (default: a fifth of the run, at most 60 s).
+    warmup_seconds: float | None = None
+    #: Seconds between memory samples (default: the run / 120, from 0.5 to 5 s).
+    sample_seconds: float | None = None
+    #: The memory check: the end level may exceed the post-warm-up level by this fraction.
+    max_growth: float = 0.25
+    #: Time the workers get to finish the queue once the sessions stop, seconds.
+    drain_seconds: float = 180.0
+    tracemalloc: bool = False
+    seed: int = 7
+
+    def __post_init__(self) -> None:
+        positive = ("seconds", "chat_seconds", "lease_seconds", "max_growth", "drain_seconds")
+        for name in positive:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise InvalidInputError(f"{name} must be a number > 0")
+        for name in ("think_seconds", "debounce_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise InvalidInputError(f"{name} must be a number >= 0")
+        for name in ("sessions", "workers", "session_turns"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+                raise InvalidInputError(f"{name} must be an int from 1 to 10000")
+        for name in ("warmup_seconds", "sample_seconds"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and value >= 0):
+                raise InvalidInputError(f"{name} must be a number >= 0 or None")
+
+    @property
+    def warmup(self) -> float:
+        return self.warmup_seconds if self.warmup_seconds is not None else min(self.seconds / 5, 60)
+
+    @property
+    def sample_interval(self) -> float:
+        if self.sample_seconds:
+            return self.sample_seconds
+        return min(max(self.seconds / 120, 0.5), 5.0)
+
+
+def statement(marker: str, number: int) -> str:
+    """What the user says in turn ``number`` (besides its marker and number)."""
+    cycle, step = divmod(number, _CYCLE)
+    return (
+        f"My name is {marker}.",
+        "What do you remember about me?",
+        f"I live in {marker.capitalize()} {_TOWNS[cycle // 2 % 2]}.",
+        f"Please book me a {_SEATS[cycle % 2]} seat.",
+        "Thanks, that helps.",
+    )[step]
+
+
+@dataclass
+class _Counters:
+    crossed_prompts: int = 0
+    prompts_checked: int = 0
+    errors: list[str] = field(default_factory=list)
+    latencies: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds)
+
+
+class Soak:
+    """One soak run: :meth:`run` talks and forms, checks, and (by default) erases its users.
+
+    A test can run with ``cleanup=False``, tamper with what was stored and call
+    :meth:`check` again to see the tampering counted."""
+
+    def __init__(self, connection: Connection, embedder: Embedder, settings: SoakSettings) -> None:
+        self.connection = connection
+        self.embedder = embedder
+        self.settings = settings
+        self.agent_id = f"bench-soak-{uuid.uuid4().hex[:6]}"
+        self.ledger = Ledger(
+            {f"u{i:04d}": f"mk{uuid.uuid4().hex[:12]}" for i in range(settings.sessions)}
+        )
+        self._counters = _Counters()
+
+    def _answer(self, request: ChatRequest) -> str:
+        text = request.system_text + "\n" + "\n".join(m.text for m in request.messages)
+        found = {m.lower() for m in MARKER.findall(text)}
+        counters = self._counters
+        counters.prompts_checked += 1
+        counters.crossed_prompts += len(found) > 1  # a prompt built for one user shows another's
+        return f"noted {' '.join(sorted(found))}"
+
+    async def _talk(self, agent: RAGAgent, index: int, user: str, deadline: float) -> None:
+        s, ledger, counters = self.settings, self.ledger, self._counters
+        rng = random.Random(s.seed * 100_003 + index)
+        marker = ledger.markers[user]
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(rng.uniform(0, s.think_seconds))  # users do not start in step
+        number, session_id = 0, f"{self.agent_id}-{user}-s0"
+        while loop.time() < deadline:
+            if number and number % s.session_turns == 0:
+                session_id = f"{self.agent_id}-{user}-s{number // s.session_turns}"
+                try:
+                    await agent.start_new_session(user, session_id)
+                except Exception as exc:  # counted and reported, never hidden
+                    counters.errors.append(f"{user} new session: {type(exc).__name__}: {exc}")
+            query = f"turn {number} {marker}: {statement(marker, number)}"
+            at, started = loop.time() - (deadline - s.seconds), time.perf_counter()
+            try:
+                await agent.process_query(user, session_id, query)
+                ledger.acknowledge(user, session_id, number)
+            except Exception as exc:
+                counters.errors.append(f"{user} turn {number}: {type(exc).__name__}: {exc}"[:300])
+            counters.latencies.append((at, time.perf_counter() - started))
+            number += 1
+            if s.think_seconds:
+                await asyncio.sleep(rng.uniform(0, 2 * s.think_seconds))
+
+    async def _finish_formation(self, queue: FormationQueue, deadline: float) -> float:
+        """Bring every user's pending formation forward and wait until no job is pending or
+        running (or the deadline); returns the seconds it took."""
+        started = time.perf_counter()
+        collection = queue.collection
+        open_jobs = {"agent_id": self.agent_id, "status": {"$in": ["pending", "running"]}}
+        loop = asyncio.get_running_loop()
+        while loop.time() < deadline:
+            for user in self.ledger.markers:
+                await queue.expedite(Tenant(self.agent_id, user))
+            if await collection.count_documents(open_jobs) == 0:
+                break
+            await asyncio.sleep(0.5)
+        return time.perf_counter() - started
+
+    async def run(
+        self, *, progress: Callable[[str], None] | None = None, cleanup: bool = True
+    ) -> dict[str, Any]:
+        s, counters = self.settings, self._counters
+        say = progress or (lambda line: None)
+        chat = FakeChatModel(default=self._answer, delay=s.chat_seconds)
+        # The fake keeps every request for tests to inspect; a soak would measure that list.
+        chat.requests = _Discarding()
+        config = AgentConfig(
+            self.agent_id, run_formation_worker=False, formation_debounce_s=s.debounce_seconds
+        )
+        sampler = MemorySampler(s.sample_interval, traced=s.tracemalloc)
+        worker_connections = [await connect(self.connection.settings) for _ in range(s.workers)]
+        workers = [
+            FormationWorker(
+                MemorySystem(conn, self.embedder),
+                None,  # the rule-based extractor
+                queue=FormationQueue(conn, lease_seconds=s.lease_seconds),
+                worker_id=f"{self.agent_id}-w{i}",
+                poll_interval=0.2,
+            )
+            for i, conn in enumerate(worker_connections)
+        ]
+        load_before = os.getloadavg()
+        try:
+            async with RAGAgent(self.connection, self.embedder, chat, config=config) as agent:
+                await agent.queue.setup()
+                sampler.start()
+                for worker in workers:
+                    worker.start()
+                loop = asyncio.get_running_loop()
+                say(f"{s.sessions} users talking for {s.seconds:g} s, {s.workers} workers forming")
+                deadline = loop.time() + s.seconds
+                started = time.perf_counter()
+                users = list(self.ledger.markers)
+                await asyncio.gather(
+                    *(self._talk(agent, i, user, deadline) for i, user in enumerate(users))
+                )
+                elapsed = time.perf_counter() - started
+                await agent.drain()
+                under_load = sampler.stop()
+                load_during = os.getloadavg()
+                say(f"{len(counters.latencies)} turns in {elapsed:.1f} s; finishing formation")
+                drain = await self._finish_formation(agent.queue, loop.time() + s.drain_seconds)
+                for worker in workers:
+                    await worker.aclose()
+                after = sampler.sample_now()
+                checks = await check_store(self.connection, self.agent_id, self.ledger)
+                if cleanup:
+                    await self.forget(agent)
+        finally:
+            sampler.stop()
+            for worker in workers:
+                await worker.aclose()
+                await worker.memories.aclose()
+            for conn in worker_connections:
+                await conn.close()
+        memory = memory_verdict(under_load, warmup=s.warmup, max_growth=s.max_growth)
+        memory["after_drain"] = after
+        turns = len(counters.latencies)
+        ok = (
+            not counters.errors
+            and counters.crossed_prompts == 0
+            and all(v == 0 for k, v in checks.items() if k in _MUST_BE_ZERO)
+            and memory["ok"]
+        )
+        return {
+            "settings": asdict(s),
+            "machine": {
+                "cpus": os.cpu_count(),
+                "load_before": _load(load_before),
+                "load_at_end_of_load": _load(load_during),
+                "tier": self.connection.tier,
+                "embedder": self.embedder.signature.describe(),
+            },
+            "turns": turns,
+            "seconds": round(elapsed, 1),
+            "turns_per_second": round(turns / elapsed, 2),
+            "turn_ms": _percentiles([seconds for _, seconds in counters.latencies]),
+            "turn_ms_by_window": _windows(counters.latencies, s.seconds),
+            "errors": len(counters.errors),
+            "error_samples": counters.errors[:5],
+            "prompts_checked": counters.prompts_checked,
+            "crossed_prompts": counters.crossed_prompts,
+            "formation_drain_seconds": round(drain, 1),
+            **checks,
+            "memory": memory,
+            "ok": ok,
+        }
+
+    async def check(self) -> dict[str, Any]:
+        """Read back what was stored and count what is wrong (see :func:`check_store`)."""
+        return await check_store(self.connection, self.agent_id, self.ledger)
+
+    async def forget(self, agent: RAGAgent) -> None:
+        for user in self.ledger.markers:
+            await agent.memories.forget_user(Tenant(self.agent_id, user))
+
+
+#: Counts that fail the run when not zero.
+_MUST_BE_ZERO = frozenset(
+    {
+        "lost_messages",
+        "duplicated_messages",
+        "sessions_out_of_order",
+        "unacknowledged_messages",
+        "missing_actions",
+        "foreign_markers",
+        "memories_from_foreign_sessions",
+        "duplicate_memories",
+        "dead_jobs",
+        "stuck_jobs",
+        "open_jobs",
+        "sessions_not_formed",
+        "stale_values",
+    }
+)
+
+
+class _Discarding(list):  # type: ignore[type-arg]
+    """A list that keeps nothing (for :attr:`FakeChatModel.requests` in a long run)."""
+
+    def append(self, item: object) -> None:
+        pass
+
+
+def _load(values: tuple[float, float, float]) -> list[float]:
+    return [round(v, 2) for v in values]
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float | None]:
+    if not seconds:
+        return {"p50": None, "p95": None, "max": None}
+    values = np.array(seconds) * 1000
+    return {
+        "p50": round(float(np.percentile(values, 50)), 1),
+        "p95": round(float(np.percentile(values, 95)), 1),
+        "max": round(float(values.max()), 1),
+    }
+
+
+def _windows(latencies: list[tuple[float, float]], seconds: float, count: int = 5) -> list[dict]:
+    """Turns and latency per fifth of the run: does the run slow down as data accumulates?"""
+    width = seconds / count
+    rows = []
+    for i in range(count):
+        last = i == count - 1
+        inside = [t for at, t in latencies if i * width <= at and (last or at < (i + 1) * width)]
+        rows.append({"from_s": round(i * width, 1), "turns": len(inside), **_percentiles(inside)})
+    return rows
+
+
+async def run_soak(
+    connection: Connection,
+    embedder: Embedder,
+    settings: SoakSettings,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run a soak (see the module's docstring) and return its figures and checks."""
+    return await Soak(connection, embedder, settings).run(progress=progress)
+
+
+def render_soak(result: dict[str, Any]) -> str:
+    s, m, mem = result["settings"], result["machine"], result["memory"]
+    rss = mem.get("rss_mb") or {}
+    lines = [
+        f"{s['sessions']} sessions for {s['seconds']:g} s with {s['workers']} formation workers, "
+        f"chat model {s['chat_seconds'] * 1000:.0f} ms, think time {s['think_seconds']:g} s, "
+        f"{m['tier']} server, embedder {m['embedder']}, {m['cpus']} CPUs, load average "
+        f"{m['load_before'][0]} before and {m['load_at_end_of_load'][0]} at the end.",
+        "",
+        "| turns | turns/s | p50 ms | p95 ms | errors | memories formed | jobs that formed | "
+        "drain s |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {result['turns']} | {result['turns_per_second']} | {result['turn_ms']['p50']} | "
+        f"{result['turn_ms']['p95']} | {result['errors']} | {result['memories_formed']} | "
+        f"{result['formation_jobs_with_memories']} | {result['formation_drain_seconds']} |",
+        "",
+        "| from s | turns | p50 ms | p95 ms |",
+        "|---|---|---|---|",
+        *(
+            f"| {w['from_s']} | {w['turns']} | {w['p50']} | {w['p95']} |"
+            for w in result["turn_ms_by_window"]
+        ),
+        "",
+        "| check | count |",
+        "|---|---|",
+        *(f"| {name} | {result[name]} |" for name in sorted(_MUST_BE_ZERO)),
+        f"| crossed_prompts | {result['crossed_prompts']} |",
+        "",
+        f"RSS MB: start {rss.get('start')}, after warm-up {rss.get('baseline')}, peak "
+        f"{rss.get('peak')}, end {rss.get('end')}; growth after warm-up "
+        f"{rss.get('growth_pct')} % (limit {s['max_growth'] * 100:g} %), slope "
+        f"{rss.get('slope_mb_per_min')} MB/min over {mem['samples']} samples.",
+        "",
+        "nothing lost, duplicated or crossed; memory flat"
+        if result["ok"]
+        else "FAILED: see the counts above",
+    ]
+    return "\n".join(lines) + "\n"

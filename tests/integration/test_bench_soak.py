@@ -1,0 +1,180 @@
+"""The soak: users talking while separate workers form memories, then nothing lost, nothing
+duplicated, nothing crossed, memory flat. A short run is part of the suite; the long one runs
+when ``AGENT_MEMORY_SOAK_SECONDS`` is set (``AGENT_MEMORY_SOAK_SESSIONS`` and
+``AGENT_MEMORY_SOAK_WORKERS`` size it; 50 and 2 by default)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_memory.bench._memory import memory_verdict
+from agent_memory.bench._soak_checks import expected_values
+from agent_memory.bench.soak import Soak, SoakSettings, render_soak, statement
+from agent_memory.cli import app
+from agent_memory.errors import InvalidInputError
+from agent_memory.memory._common import new_id, utcnow
+from agent_memory.mongo.indexes import IndexManager
+
+LONG_SOAK = os.environ.get("AGENT_MEMORY_SOAK_SECONDS")
+
+_MUST_BE_ZERO = (
+    "errors",
+    "crossed_prompts",
+    "lost_messages",
+    "duplicated_messages",
+    "sessions_out_of_order",
+    "unacknowledged_messages",
+    "missing_actions",
+    "foreign_markers",
+    "memories_from_foreign_sessions",
+    "duplicate_memories",
+    "stale_values",
+    "dead_jobs",
+    "stuck_jobs",
+    "open_jobs",
+    "sessions_not_formed",
+)
+
+
+def _series(values: list[float], step: float = 1.0) -> list[dict]:
+    return [{"t": i * step, "rss_mb": v} for i, v in enumerate(values)]
+
+
+def test_memory_rule_passes_a_flat_run_and_fails_a_leak():
+    flat = _series([100, 140, 150, 152, 149, 151, 150, 153, 150, 151, 152, 150])
+    verdict = memory_verdict(flat, warmup=2, max_growth=0.1)
+    assert verdict["ok"] and verdict["rss_mb"]["baseline"] == 151
+    assert verdict["rss_mb"]["peak"] == 153 and verdict["rss_mb"]["start"] == 100
+    # 5 MB a second after the warm-up: the last quarter is ~30 % above the first.
+    leak = _series([100 + 5 * i for i in range(12)])
+    verdict = memory_verdict(leak, warmup=2, max_growth=0.1)
+    assert not verdict["ok"] and verdict["rss_mb"]["growth_pct"] > 10
+    assert verdict["rss_mb"]["slope_mb_per_min"] == pytest.approx(300, rel=0.01)
+    # Too few samples after the warm-up decide nothing: not a pass.
+    assert not memory_verdict(flat[:4], warmup=2, max_growth=0.1)["ok"]
+    assert not memory_verdict([], warmup=0, max_growth=0.1)["ok"]
+
+
+def test_statements_and_the_values_they_leave():
+    marker = "mk0123456789ab"
+    assert statement(marker, 0) == f"My name is {marker}."
+    assert statement(marker, 2) == "I live in Mk0123456789ab Town."
+    assert statement(marker, 12) == "I live in Mk0123456789ab City."
+    assert expected_values(marker, 3) == {
+        "home": "The user lives in Mk0123456789ab Town.",
+        "preference:seat": "The user prefers window seats.",
+    }
+    assert expected_values(marker, 8)["preference:seat"] == "The user prefers aisle seats."
+    assert expected_values(marker, 1) == {}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"seconds": 0},
+        {"sessions": 0},
+        {"workers": True},
+        {"think_seconds": -1},
+        {"max_growth": float("nan")},
+        {"warmup_seconds": "5"},
+    ],
+)
+def test_bad_settings_are_refused(bad):
+    with pytest.raises(InvalidInputError):
+        SoakSettings(**bad)
+
+
+async def test_short_soak_holds_and_its_checks_catch_planted_faults(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    settings = SoakSettings(
+        seconds=12,
+        sessions=6,
+        workers=2,
+        chat_seconds=0.02,
+        think_seconds=0.2,
+        session_turns=5,
+        debounce_seconds=0.3,
+        lease_seconds=5,
+        sample_seconds=0.5,
+        warmup_seconds=3,
+        # A short run on a shared machine: the rule is exercised, its limit is loose.
+        max_growth=0.5,
+    )
+    soak = Soak(connection, embedder, settings)
+    result = await soak.run(cleanup=False)
+
+    assert result["ok"], render_soak(result)
+    assert {name: result[name] for name in _MUST_BE_ZERO} == dict.fromkeys(_MUST_BE_ZERO, 0)
+    assert result["turns"] >= 3 * settings.sessions
+    assert result["prompts_checked"] >= result["turns"]
+    # Sessions rotated, and every one of them was formed by the separate workers.
+    assert result["sessions_checked"] > settings.sessions
+    assert result["memories_formed"] >= 2 * settings.sessions  # name and home at least
+    assert result["formation_jobs_with_memories"] >= settings.sessions
+    assert result["memory"]["samples"] >= 10 and result["memory"]["rss_mb"]["peak"] > 0
+    assert "nothing lost" in render_soak(result)
+
+    # Now break what was stored, one fault of each kind, and see each one counted.
+    users = list(soak.ledger.markers)
+    agent = {"agent_id": soak.agent_id}
+    messages = connection.collection("messages")
+    memories = connection.collection("memories")
+    jobs = connection.collection("formation_jobs")
+    lost = await messages.find_one({**agent, "user_id": users[0], "role": "user"})
+    await messages.delete_one({"_id": lost["_id"]})
+    stray = await messages.find_one({**agent, "user_id": users[1], "role": "user"})
+    await messages.insert_one({**stray, "_id": new_id("msg"), "user_id": users[2]})
+    kept = await memories.find_one(
+        {**agent, "user_id": users[3], "status": "active", "key": "home"}
+    )
+    await memories.insert_one({**kept, "_id": new_id("mem")})
+    await jobs.insert_one(
+        {
+            **agent,
+            "_id": new_id("fjob"),
+            "user_id": users[4],
+            "session_id": lost["session_id"],
+            "status": "dead",
+            "run_after": utcnow(),
+            "created_at": utcnow(),
+            "attempts": 5,
+        }
+    )
+    checks = await soak.check()
+    assert checks["lost_messages"] == 1
+    assert checks["foreign_markers"] == 1 and checks["unacknowledged_messages"] == 1
+    assert checks["duplicate_memories"] == 2  # same key and same text
+    assert checks["dead_jobs"] == 1
+    assert checks["duplicated_messages"] == checks["stale_values"] == 0
+
+
+def test_soak_command_writes_its_result(cli_env, tmp_path: Path):
+    out = tmp_path / "soak.json"
+    args = ["bench", "soak", "--seconds", "3", "--sessions", "2", "--chat-ms", "5"]
+    result = CliRunner().invoke(app, [*args, "--think-ms", "100", "--out", str(out)], env=cli_env)
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["ok"] and data["turns"] > 0 and data["lost_messages"] == 0
+    assert "| turns | turns/s |" in out.with_suffix(".md").read_text()
+    bad = CliRunner().invoke(app, ["bench", "soak", "--sessions", "0"], env=cli_env)
+    assert bad.exit_code == 2
+
+
+@pytest.mark.skipif(not LONG_SOAK, reason="set AGENT_MEMORY_SOAK_SECONDS to run the long soak")
+@pytest.mark.timeout(3 * int(float(LONG_SOAK or 0)) + 900)
+async def test_long_soak(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    settings = SoakSettings(
+        seconds=float(LONG_SOAK or 0),
+        sessions=int(os.environ.get("AGENT_MEMORY_SOAK_SESSIONS", "50")),
+        workers=int(os.environ.get("AGENT_MEMORY_SOAK_WORKERS", "2")),
+    )
+    result = await Soak(connection, embedder, settings).run()
+    print(render_soak(result))
+    assert result["ok"], render_soak(result)
+    assert {name: result[name] for name in _MUST_BE_ZERO} == dict.fromkeys(_MUST_BE_ZERO, 0)
