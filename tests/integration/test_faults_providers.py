@@ -12,6 +12,7 @@ that no memory is formed from a broken extraction.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import json
@@ -43,6 +44,7 @@ from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers._live import allow_live_calls
 from agent_memory.providers._retry import RetryPolicy
+from agent_memory.providers.chat import ChatRequest, Message
 from agent_memory.providers.chat.anthropic import AnthropicChatModel
 from agent_memory.providers.embedders import VoyageEmbedder
 
@@ -68,13 +70,15 @@ FORMED = 3  # one note and two facts from EXTRACTION
 
 @dataclass
 class Fault:
-    """One way to answer badly: a status with a body, or no answer for ``hang`` seconds."""
+    """One way to answer badly: a status with a body, no answer for ``hang`` seconds, or
+    the body followed by ``trickle`` every 50 ms (a stuck proxy that never times out a read)."""
 
     status: int = 200
     body: bytes | dict[str, Any] = b""
     headers: dict[str, str] = field(default_factory=dict)
     hang: float = 0.0
     content_type: str = "application/json"
+    trickle: bytes = b""
 
 
 def anthropic_error(status: int, kind: str, **headers: str) -> Fault:
@@ -161,11 +165,22 @@ class Stub:
         for api in self.arrivals:
             self.script[api], self.always[api], self.arrivals[api] = [], None, []
 
-    async def _fault(self, api: str) -> web.StreamResponse | None:
+    async def _fault(self, request: web.Request, api: str) -> web.StreamResponse | None:
         self.arrivals[api].append(time.monotonic())
         fault = self.script[api].pop(0) if self.script[api] else self.always[api]
         if fault is None:
             return None
+        if fault.trickle:
+            response = web.StreamResponse(headers={"content-type": fault.content_type})
+            await response.prepare(request)
+            await response.write(fault.body if isinstance(fault.body, bytes) else b"")
+            with contextlib.suppress(ConnectionError):
+                for _ in range(200):  # 10 s, unless released
+                    if self.released.is_set():
+                        break
+                    await response.write(fault.trickle)
+                    await asyncio.sleep(0.05)
+            return response
         if fault.hang:
             try:
                 await asyncio.wait_for(self.released.wait(), fault.hang)
@@ -181,7 +196,7 @@ class Stub:
 
     async def messages(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        if (faulty := await self._fault("messages")) is not None:
+        if (faulty := await self._fault(request, "messages")) is not None:
             return faulty
         if body.get("stream"):
             words = self.answer.split(" ")
@@ -192,7 +207,7 @@ class Stub:
 
     async def embeddings(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        if (faulty := await self._fault("embeddings")) is not None:
+        if (faulty := await self._fault(request, "embeddings")) is not None:
             return faulty
         dims = body["output_dimension"]
         data = [
@@ -270,7 +285,7 @@ async def agent(connection, providers) -> AsyncIterator[RAGAgent]:
 
 def expected_attempts(fault: Fault) -> int:
     """Timeouts, 429 and 5xx are retried; a reply that cannot be used is final at once."""
-    return POLICY.attempts if fault.hang or fault.status in (429, 500, 529) else 1
+    return POLICY.attempts if fault.hang or fault.trickle or fault.status in (429, 500, 529) else 1
 
 
 async def assert_turn_recorded_as_failure(agent: RAGAgent, connection, query: str, error: str):
@@ -319,58 +334,105 @@ async def test_a_chat_fault_fails_the_turn_within_its_bound_and_records_it(
 
 
 @pytest.mark.parametrize(
-    ("name", "fault", "error"),
+    ("name", "fault", "error", "attempts"),
     [
         (
             "invalid-event-data",
             Fault(body=b"event: message_start\ndata: {nope\n\n", content_type="text/event-stream"),
             BadResponseError,
+            1,
         ),
-        # A proxy's page where the event stream should be: a stream that never finished.
+        ("400", anthropic_error(400, "invalid_request_error"), BadResponseError, 1),
+        # A proxy's page where the event stream should be: a stream that ended before any
+        # text, so asking again is safe.
         (
             "html-gateway-page",
             Fault(body=b"<html>bad gateway</html>", content_type="text/html"),
             ProviderUnavailableError,
+            POLICY.attempts,
         ),
-        ("400", anthropic_error(400, "invalid_request_error"), BadResponseError),
     ],
 )
-async def test_a_malformed_or_refused_reply_fails_the_turn_at_once(
-    stub: Stub, agent: RAGAgent, connection, name: str, fault: Fault, error: type[Exception]
+async def test_a_malformed_or_unfinished_reply_fails_the_turn(
+    stub: Stub,
+    agent: RAGAgent,
+    connection,
+    name: str,
+    fault: Fault,
+    error: type[Exception],
+    attempts: int,
 ):
     stub.always["messages"] = fault
     started = time.monotonic()
     with pytest.raises(error) as caught:
         await agent.process_query("ana", "s1", "where do I live?")
     assert type(caught.value) is error and "Anthropic" in str(caught.value)
-    assert stub.attempts("messages") == 1  # a reply we cannot use is not asked for again
+    # A reply we cannot use is not asked for again; one that broke off before any text is.
+    assert stub.attempts("messages") == attempts
     assert time.monotonic() - started < 1.5
     await assert_turn_recorded_as_failure(agent, connection, "where do I live?", error.__name__)
 
 
-async def test_a_stream_cut_after_some_text_keeps_no_half_answer(
-    stub: Stub, agent: RAGAgent, connection
+@pytest.mark.parametrize(
+    ("trickle", "message"),
+    [(b"", "message_stop"), (b": still here\n", "did not answer within")],
+    ids=["cut", "stalled"],
+)
+async def test_a_stream_cut_or_stalled_after_some_text_keeps_no_half_answer(
+    stub: Stub, agent: RAGAgent, connection, trickle: bytes, message: str
 ):
     stub.always["messages"] = Fault(
-        body=sse("You ", "live ", stop=False), content_type="text/event-stream"
+        body=sse("You ", "live ", stop=False), content_type="text/event-stream", trickle=trickle
     )
     seen: list[str] = []
-    with pytest.raises(ProviderUnavailableError, match="message_stop"):
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError, match=message):
         async for event in agent.stream("ana", "s1", "where do I live?"):
             if isinstance(event, AnswerDelta):
                 seen.append(event.text)
     assert "".join(seen) == "You live "  # the user saw the start of an answer...
     assert stub.attempts("messages") == 1  # ...so it is not asked again (it would repeat)
+    assert time.monotonic() - started < TIMEOUT + 1.5  # a stall ends after one timeout
     # ...but the half answer is not stored as if the assistant had said it.
     await assert_turn_recorded_as_failure(
         agent, connection, "where do I live?", "ProviderUnavailableError"
     )
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["generate", "stream"])
+async def test_a_trickling_server_cannot_stretch_an_attempt_past_the_timeout(
+    stub: Stub, providers, streamed: bool
+):
+    """The SDK's timeout is per read: bytes dribbling in (here a space every 50 ms for up to
+    10 s) would hold each attempt for as long as the server likes. The model bounds each
+    attempt by the clock (a stream: each event), so the call fails after attempts x timeout
+    plus the backoff; a stream that stalls before any text is retried like a request."""
+    chat, _ = providers
+    stub.always["messages"] = Fault(trickle=b" ")
+    request = ChatRequest((Message.user("hello"),))
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError, match=r"did not answer within 0\.3 s"):
+        if streamed:
+            async for _ in chat.stream(request):
+                pass
+        else:
+            await chat.generate(request)
+    elapsed = time.monotonic() - started
+    assert stub.attempts("messages") == POLICY.attempts
+    assert POLICY.attempts * TIMEOUT <= elapsed < POLICY.attempts * TIMEOUT + 0.15 + 1.5
+
+
 async def test_transient_chat_faults_are_retried_and_the_turn_succeeds(
     stub: Stub, agent: RAGAgent, connection
 ):
-    stub.script["messages"] = [CHAT_FAULTS["429"], CHAT_FAULTS["500"]]
+    # The API may accept the stream and then report overload before any text.
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    overloaded_event = sse(stop=False)[: sse(stop=False).index(b"event: content_block_start")]
+    overloaded_event += f"event: error\ndata: {json.dumps(overloaded)}\n\n".encode()
+    stub.script["messages"] = [
+        CHAT_FAULTS["429"],
+        Fault(body=overloaded_event, content_type="text/event-stream"),
+    ]
     result = await agent.process_query("ana", "s1", "where do I live?")
     assert result.answer == "You live in Lisbon." and stub.attempts("messages") == 3
     window = await agent.memories.conversation.window(ANA, "s1")
@@ -455,6 +517,7 @@ async def assert_nothing_formed(memories: MemorySystem, queue: FormationQueue) -
 
 BROKEN_EXTRACTIONS = {
     "timeout": (HANG, "ProviderUnavailableError"),
+    "trickle": (Fault(trickle=b" "), "ProviderUnavailableError"),
     "429": (CHAT_FAULTS["429"], "RateLimitedError"),
     "500": (CHAT_FAULTS["500"], "ProviderUnavailableError"),
     "invalid-json-body": (Fault(body=b'{"id": "msg_1", "content": [tru'), "BadResponseError"),

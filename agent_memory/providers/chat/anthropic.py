@@ -17,6 +17,7 @@ import structlog
 
 from agent_memory.errors import (
     BadResponseError,
+    ConfigurationError,
     DependencyMissingError,
     InvalidInputError,
     MissingCredentialsError,
@@ -201,6 +202,17 @@ def _to_response(message: object, fallback_model: str) -> ChatResponse:
     )
 
 
+def _ends_quiet_part(event: Any) -> bool:
+    """Whether ``event`` is the first one a retry could not take back: text, or the end."""
+    return (event.type == "text" and bool(event.text)) or event.type == "message_stop"
+
+
+def _ended_early() -> ProviderUnavailableError:
+    return ProviderUnavailableError(
+        "the Anthropic stream ended before message_stop", provider=_PROVIDER
+    )
+
+
 class AnthropicChatModel(ChatModel):
     """Claude via ``anthropic.AsyncAnthropic``.
 
@@ -216,6 +228,12 @@ class AnthropicChatModel(ChatModel):
 
     ``http_client`` (an ``httpx2.AsyncClient``) is the seam for tests and custom transports;
     when given, the caller owns and closes it. ``sleep`` is what retries wait with.
+
+    ``timeout`` bounds each attempt by the clock: a reply (or, when streaming, the opening of
+    the stream) that has not arrived within it counts as a timeout and is retried. The SDK's
+    own timeout applies to each read only, so a server that trickles bytes would otherwise
+    hold an attempt for as long as it likes. Once a stream is open, each event must arrive
+    within ``timeout`` but the stream as a whole is not cut: a long answer may take longer.
     """
 
     provider: ClassVar[str] = _PROVIDER
@@ -240,6 +258,9 @@ class AnthropicChatModel(ChatModel):
             )
         if max_tokens_cap is not None and max_tokens_cap < 1:
             raise InvalidInputError("max_tokens_cap must be at least 1")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ConfigurationError("timeout must be a positive number of seconds")
+        self.timeout = float(timeout)
         self.model = model
         self.max_tokens_cap = max_tokens_cap
         self._retry = retry
@@ -304,7 +325,10 @@ class AnthropicChatModel(ChatModel):
         async def attempt() -> ChatResponse:
             check_live_call(self.provider, self.base_url)
             try:
-                message = await self._client.messages.create(**params)
+                async with asyncio.timeout(self.timeout):
+                    message = await self._client.messages.create(**params)
+            except TimeoutError as exc:
+                raise self._timed_out() from exc
             except (anthropic.AnthropicError, ValueError) as exc:
                 raise _map_error(exc) from exc
             return _to_response(message, params["model"])
@@ -322,23 +346,38 @@ class AnthropicChatModel(ChatModel):
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
         """Yield text deltas as Claude writes them, then the complete reply.
 
-        Opening the stream is retried like :meth:`generate`; a failure after text has been
-        yielded is raised as is, since repeating the call would repeat that text.
+        Everything up to the first text (opening the stream, an ``overloaded_error`` event
+        or a stall before any text) is retried like :meth:`generate`; a failure after text
+        has been yielded is raised as is, since repeating the call would repeat that text.
         """
         params = self._params(request)
         started = time.perf_counter()
 
-        async def open_stream() -> Any:
+        async def open_stream() -> tuple[Any, AsyncIterator[Any], Any]:
             check_live_call(self.provider, self.base_url)
             # Created only after the guard: an unawaited request coroutine would warn.
             manager = self._client.messages.stream(**params)
             try:
-                return await manager.__aenter__()
+                async with asyncio.timeout(self.timeout):
+                    sdk_stream = await manager.__aenter__()
+            except TimeoutError as exc:
+                raise self._timed_out() from exc
             except (anthropic.AnthropicError, ValueError) as exc:
                 raise _map_error(exc) from exc
+            iterator = sdk_stream.__aiter__()
+            try:
+                event = await self._next_event(iterator)
+                while event is not None and not _ends_quiet_part(event):
+                    event = await self._next_event(iterator)
+                if event is None:
+                    raise _ended_early()
+            except BaseException:
+                await sdk_stream.close()
+                raise
+            return sdk_stream, iterator, event
 
         try:
-            sdk_stream = await call_with_retries(
+            sdk_stream, iterator, event = await call_with_retries(
                 open_stream, policy=self._retry, provider=self.provider, sleep=self._sleep
             )
         except ProviderError as exc:
@@ -346,24 +385,15 @@ class AnthropicChatModel(ChatModel):
             raise
         try:
             stopped, final = False, None
-            iterator = sdk_stream.__aiter__()
-            while True:
-                # Only the SDK's parsing is guarded, never the consumer's code at ``yield``.
-                try:
-                    event = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                except (anthropic.AnthropicError, ValueError) as exc:
-                    raise _map_error(exc) from exc
+            while event is not None:
                 if event.type == "text" and event.text:
                     yield TextDelta(event.text)
                 elif event.type == "message_stop":
                     stopped, final = True, getattr(event, "message", None)
                     break
+                event = await self._next_event(iterator)
             if not stopped:
-                raise ProviderUnavailableError(
-                    "the Anthropic stream ended before message_stop", provider=self.provider
-                )
+                raise _ended_early()
             response = _to_response(final, params["model"])
         except ProviderError as exc:
             self._log_failed(exc, started, streamed=True)
@@ -373,7 +403,25 @@ class AnthropicChatModel(ChatModel):
         self._log_completed(response, started, streamed=True)
         yield ResponseComplete(response)
 
+    async def _next_event(self, iterator: AsyncIterator[Any]) -> Any | None:
+        """The stream's next event (``None`` at its end), within ``timeout``. Only the SDK's
+        parsing is guarded here, never the consumer's code at ``yield``."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await iterator.__anext__()
+        except StopAsyncIteration:
+            return None
+        except TimeoutError as exc:
+            raise self._timed_out() from exc
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise _map_error(exc) from exc
+
     # --- housekeeping -------------------------------------------------------------------
+
+    def _timed_out(self) -> ProviderUnavailableError:
+        return ProviderUnavailableError(
+            f"Anthropic did not answer within {self.timeout:g} s", provider=self.provider
+        )
 
     def _log_completed(self, response: ChatResponse, started: float, *, streamed: bool) -> None:
         logger.info(
