@@ -32,7 +32,7 @@ from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 
 ANA = Tenant("agent", "ana")
-LEASE = 2.0  # seconds; the workers' queue leases jobs for this long
+LEASE = 3.0  # seconds; the workers' queue leases jobs for this long
 EXTRACTION = {
     "profile": {"user_name": "Ana", "home": "Lisbon"},
     "notes": [{"content": "Wants to see cherry blossoms in Kyoto", "context": "April trip"}],
@@ -45,7 +45,8 @@ FORMED = 3  # one note and two facts
 
 # A worker process: claims due jobs until it has worked one and none is left, then prints a
 # summary. With HOLD=memories it stops for good once it stored the job's memories, before it
-# records that step (where a kill hurts most: memories written, the job not told).
+# records that step (where a kill hurts most: memories written, the job not told). With
+# WAIT=wait it starts polling only once told on stdin, so it is running before the kill.
 WORKER = r"""
 import asyncio, json, sys
 import structlog
@@ -59,7 +60,7 @@ from agent_memory.providers.chat.anthropic import AnthropicChatModel
 from agent_memory.providers.embedders.fake import FakeEmbedder
 
 async def main():
-    uri, database, stub_url, name, lease, hold = sys.argv[1:7]
+    uri, database, stub_url, name, lease, hold, wait = sys.argv[1:8]
     connection = await connect(load_settings(mongodb_uri=uri, database=database, embedder="fake"))
     memories = MemorySystem(connection, FakeEmbedder())
     chat = AnthropicChatModel(
@@ -77,6 +78,8 @@ async def main():
         queue.mark_step = held
     worker = FormationWorker(memories, chat, queue=queue, worker_id=name)
     print("ready", flush=True)
+    if wait == "wait":
+        await asyncio.to_thread(sys.stdin.readline)
     worked = 0
     while True:
         if await worker.run_once():
@@ -157,7 +160,9 @@ class Workers:
         self.env, self.logs = env, logs
         self.started: list[asyncio.subprocess.Process] = []
 
-    async def start(self, name: str, stub: ModelStub, hold: str = "") -> asyncio.subprocess.Process:
+    async def start(
+        self, name: str, stub: ModelStub, *, hold: str = "-", wait: bool = False
+    ) -> asyncio.subprocess.Process:
         with (self.logs / f"{name}.log").open("wb") as log:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -168,7 +173,9 @@ class Workers:
                 stub.url,
                 name,
                 str(LEASE),
-                hold or "-",
+                hold,
+                "wait" if wait else "-",
+                stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 env=self.env,
@@ -176,6 +183,12 @@ class Workers:
         self.started.append(process)
         assert await self.line(process) == "ready"
         return process
+
+    @staticmethod
+    async def go(process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None
+        process.stdin.write(b"go\n")
+        await process.stdin.drain()
 
     @staticmethod
     async def line(process: asyncio.subprocess.Process, timeout: float = 60) -> str:
@@ -221,7 +234,8 @@ async def assert_formed_once(memories: MemorySystem, queue: FormationQueue, kill
     doc = await queue.collection.find_one({"_id": job.id})
     claimed_at = doc["claimed_at"].replace(tzinfo=UTC)
     assert claimed_at >= killed.lease_until  # taken over after the lease, not before
-    assert (claimed_at - killed.lease_until).total_seconds() < 5  # and soon after it
+    # ...and promptly: the second worker was polling (every 50 ms) all along.
+    assert (claimed_at - killed.lease_until).total_seconds() < 2
     profile = await memories.profiles.get(ANA)
     assert profile.data == EXTRACTION["profile"] and profile.version == 1
     docs = await memories.long_term.collection.find(ANA.filter()).to_list(None)
@@ -240,6 +254,7 @@ async def test_a_worker_killed_while_extracting_is_taken_over_after_the_lease(
     stub = ModelStub(hold=1)
     runner = await serve(stub)
     try:
+        second = await workers.start("w2", stub, wait=True)  # started, not polling yet
         first = await workers.start("w1", stub)
         await until(lambda: len(stub.requests) == 1)  # w1 claimed the job and asked the model
         await workers.kill(first)
@@ -249,7 +264,7 @@ async def test_a_worker_killed_while_extracting_is_taken_over_after_the_lease(
         assert held.lease_until is not None and held.lease_until > killed_at  # still leased
         assert (await memories.profiles.get(ANA)).version == 0
 
-        second = await workers.start("w2", stub)
+        await workers.go(second)  # polls now, but the job is leased to the dead w1 until...
         assert await workers.finish(second) == {"worked": 1}
         assert len(stub.requests) == 2  # the takeover extracted again: nothing was recorded
         await assert_formed_once(memories, queue, held)
@@ -266,6 +281,7 @@ async def test_a_worker_killed_after_storing_memories_is_resumed_without_duplica
     stub = ModelStub()
     runner = await serve(stub)
     try:
+        second = await workers.start("w2", stub, wait=True)
         first = await workers.start("w1", stub, hold="memories")
         assert await workers.line(first) == "stored"
         await workers.kill(first)
@@ -275,7 +291,7 @@ async def test_a_worker_killed_after_storing_memories_is_resumed_without_duplica
         assert (await memories.profiles.get(ANA)).version == 1
         assert await memories.long_term.collection.count_documents(ANA.filter()) == FORMED
 
-        second = await workers.start("w2", stub)
+        await workers.go(second)
         assert await workers.finish(second) == {"worked": 1}
         assert len(stub.requests) == 1  # the takeover applied the recorded plan: no model call
         await assert_formed_once(memories, queue, held)
