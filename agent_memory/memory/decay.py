@@ -10,7 +10,11 @@ agents; each document is updated atomically, so many tenants need no loop or loc
 Defaults follow the blueprint's best practices: factor 0.95 for memories unused for 30 days,
 floor 0.1, at most once per 30-day period.
 
-Round trips: 3 (count eligible, update, record the run); a dry run: 2.
+Each run is recorded in ``decay_runs`` before it writes (``status`` ``started``) and finished
+with its counts; each memory it decays names it (``decay_run``). A run the database lost
+half-way therefore stays ``started``, and the decay it applied is still accounted for.
+
+Round trips: 3 (record the run, update, finish the record); a dry run: 1 (count eligible).
 """
 
 from __future__ import annotations
@@ -121,52 +125,23 @@ class DecayJob:
         started = utcnow()
         period = self.config.period(now)
         where = self._filter(agent_id, now, period)
+        run_id = new_id("decay")
         with translate_errors("applying memory decay"):
-            eligible = await self.memories.count_documents(where)
-            decayed = 0
-            if not dry_run and eligible:
-                result = await self.memories.update_many(
-                    where,
-                    [
-                        {
-                            "$set": {
-                                "importance": {
-                                    "$max": [
-                                        self.config.floor,
-                                        {"$multiply": ["$importance", self.config.factor]},
-                                    ]
-                                },
-                                "decay_period": period,
-                            }
-                        }
-                    ],
-                )
-                decayed = result.modified_count
-            report = DecayReport(
-                run_id=new_id("decay"),
-                agent_id=agent_id,
-                period=period,
-                eligible=eligible,
-                decayed=decayed,
-                dry_run=dry_run,
-                started_at=started,
-                finished_at=utcnow(),
-            )
-            if not dry_run:
-                await self.runs.insert_one(
-                    {
-                        "_id": report.run_id,
-                        "agent_id": agent_id,
-                        "period": period,
-                        "eligible": eligible,
-                        "decayed": decayed,
-                        "factor": self.config.factor,
-                        "inactive_days": self.config.inactive_days,
-                        "floor": self.config.floor,
-                        "started_at": report.started_at,
-                        "finished_at": report.finished_at,
-                    }
-                )
+            if dry_run:
+                eligible = await self.memories.count_documents(where)
+                decayed = 0
+            else:
+                eligible, decayed = await self._apply(run_id, agent_id, period, where, started)
+        report = DecayReport(
+            run_id=run_id,
+            agent_id=agent_id,
+            period=period,
+            eligible=eligible,
+            decayed=decayed,
+            dry_run=dry_run,
+            started_at=started,
+            finished_at=utcnow(),
+        )
         logger.info(
             "decay_applied",
             agent_id=agent_id,
@@ -176,6 +151,62 @@ class DecayJob:
             dry_run=dry_run,
         )
         return report
+
+    async def _apply(
+        self,
+        run_id: str,
+        agent_id: str | None,
+        period: str,
+        where: dict[str, Any],
+        started: datetime,
+    ) -> tuple[int, int]:
+        """Record the run, decay, then record what it did: ``(eligible, decayed)``.
+
+        The run is recorded before it writes and every memory it decays names it
+        (``decay_run``), so no decay goes unaudited: a run cut short (the database went
+        away) stays ``started``, and its memories still say which run decayed them."""
+        await self.runs.insert_one(
+            {
+                "_id": run_id,
+                "agent_id": agent_id,
+                "period": period,
+                "status": "started",
+                "factor": self.config.factor,
+                "inactive_days": self.config.inactive_days,
+                "floor": self.config.floor,
+                "started_at": started,
+            }
+        )
+        result = await self.memories.update_many(
+            where,
+            [
+                {
+                    "$set": {
+                        "importance": {
+                            "$max": [
+                                self.config.floor,
+                                {"$multiply": ["$importance", self.config.factor]},
+                            ]
+                        },
+                        "decay_period": period,
+                        "decay_run": run_id,
+                    }
+                }
+            ],
+        )
+        eligible, decayed = result.matched_count, result.modified_count
+        await self.runs.update_one(
+            {"_id": run_id},
+            {
+                "$set": {
+                    "status": "finished",
+                    "eligible": eligible,
+                    "decayed": decayed,
+                    "finished_at": utcnow(),
+                }
+            },
+        )
+        return eligible, decayed
 
     async def runs_for(
         self, agent_id: str | None = None, *, limit: int = 20

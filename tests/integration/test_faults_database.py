@@ -205,6 +205,12 @@ async def test_a_decay_run_cut_anywhere_applies_once_per_memory_after_a_rerun(
         assert await _importances(memories) == pytest.approx(
             {key: value * 0.95 for key, value in start.items()}
         )
+        # The audit trail accounts for every decay: each memory names a recorded run.
+        runs = {run["_id"]: run async for run in connection.collection("decay_runs").find()}
+        async for memory in memories.find():
+            assert memory.get("decay_run") in runs, memory["_id"]
+        finished = [run for run in runs.values() if run.get("status", "finished") == "finished"]
+        assert report.decay.run_id in {run["_id"] for run in finished}
 
     await sweep(proxy, faulty, "decay run", prepare, run, check)
     await system.aclose()
