@@ -422,6 +422,20 @@ async def test_a_trickling_server_cannot_stretch_an_attempt_past_the_timeout(
     assert POLICY.attempts * TIMEOUT <= elapsed < POLICY.attempts * TIMEOUT + 0.15 + 1.5
 
 
+async def test_a_trickling_server_cannot_stretch_an_embedding_past_the_timeout(
+    stub: Stub, providers
+):
+    """Voyage's SDK bounds the whole request (aiohttp's total timeout): the same bound."""
+    _, embedder = providers
+    stub.always["embeddings"] = Fault(trickle=b" ")
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError):
+        await embedder.embed_query("hello")
+    elapsed = time.monotonic() - started
+    assert stub.attempts("embeddings") == POLICY.attempts
+    assert POLICY.attempts * TIMEOUT <= elapsed < POLICY.attempts * TIMEOUT + 0.15 + 1.5
+
+
 async def test_transient_chat_faults_are_retried_and_the_turn_succeeds(
     stub: Stub, agent: RAGAgent, connection
 ):
