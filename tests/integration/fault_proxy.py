@@ -65,7 +65,8 @@ class FaultProxy:
         self._writers: set[asyncio.StreamWriter] = set()
         self._trigger: _Trigger | None = None
         self._hold_replies = False
-        self.cut_event = asyncio.Event()
+        self._flowing = asyncio.Event()
+        self._flowing.set()
 
     @property
     def uri(self) -> str:
@@ -98,13 +99,18 @@ class FaultProxy:
         """Abort every connection and refuse new ones until :meth:`restore`."""
         self._trigger = None
         self.faults += 1
-        self.cut_event.set()
         if self._server is not None:
             self._server.close()
             self._server = None
         for writer in list(self._writers):
             writer.transport.abort()
         self._writers.clear()
+
+    def freeze(self) -> None:
+        """Stop forwarding anything while every connection stays open: a server that hangs,
+        or a network that drops packets without resetting connections."""
+        self._flowing.clear()
+        self.faults += 1
 
     async def restore(self) -> None:
         """Listen again on the same port: the server is back."""
@@ -113,7 +119,8 @@ class FaultProxy:
                 self._accept, "127.0.0.1", self.port, reuse_address=True
             )
         self._hold_replies = False
-        self.cut_event = asyncio.Event()
+        self._flowing = asyncio.Event()
+        self._flowing.set()
 
     async def aclose(self) -> None:
         self.cut()
@@ -159,6 +166,7 @@ class FaultProxy:
             (length,) = struct.unpack("<i", header)
             message = header + await reader.readexactly(length - 4)
             name = command_name(message)
+            await self._flowing.wait()  # held, not lost: a frozen server still has it queued
             trigger = self._trigger
             if name is not None and name not in IGNORED:
                 self.commands.append(name)
@@ -177,6 +185,7 @@ class FaultProxy:
 
     async def _replies(self, up: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while chunk := await up.read(1 << 16):
+            await self._flowing.wait()
             if self._hold_replies:
                 continue
             writer.write(chunk)

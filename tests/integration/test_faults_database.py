@@ -32,6 +32,7 @@ from agent_memory.memory._common import utcnow
 from agent_memory.memory.conversation import NewMessage
 from agent_memory.memory.working import WorkingMemory
 from agent_memory.mongo.connection import Connection, connect
+from agent_memory.mongo.embedded import EmbeddedServer
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.ops import LeaseHeldError, Maintenance
 from agent_memory.providers.chat.fake import FakeChatModel
@@ -487,6 +488,123 @@ def _state(doc: dict[str, Any]) -> dict[str, Any]:
         "plan": [{"status": s["status"], "result": s.get("result")} for s in doc["plan"]],
         "context": doc["context"],
     }
+
+
+# --- the server hangs -----------------------------------------------------------------------------
+
+
+async def test_a_server_that_hangs_mid_run_fails_within_the_heartbeat_and_loses_nothing(
+    proxy, settings, connection, embedder, monkeypatch
+):
+    """Connections stay open but nothing comes back (a frozen server, a partition without
+    resets): the driver's heartbeat notices within ``heartbeatFrequencyMS`` plus the connect
+    timeout (10 s + 5 s by default; 0.5 s + 0.1 s here) and the run fails; then it resumes."""
+    await IndexManager(connection, embedder.signature).setup()
+    through = load_settings(
+        mongodb_uri=proxy.uri,
+        database=settings.database,
+        embedder="fake",
+        connect_timeout_ms=TIMEOUT_MS,
+    )
+    conn = await connect(through, client_options={"heartbeatFrequencyMS": 500})
+    system = MemorySystem(conn, embedder)
+    old = utcnow() - timedelta(days=60)
+    await connection.collection("memories").insert_many(
+        {
+            **ALICE.filter(),
+            "_id": f"m{i}",
+            "status": "active",
+            "importance": 0.5,
+            "last_accessed": old,
+            "content": f"fact {i}",
+        }
+        for i in range(3)
+    )
+    maintenance = Maintenance(system, lease_seconds=60.0)
+    apply_retention = system.conversation.apply_retention
+
+    async def freeze_then_retention(*args: Any, **kwargs: Any) -> Any:
+        proxy.freeze()
+        return await apply_retention(*args, **kwargs)
+
+    monkeypatch.setattr(system.conversation, "apply_retention", freeze_then_retention)
+    started = time.perf_counter()
+    with pytest.raises(StorageUnavailableError):
+        await asyncio.wait_for(maintenance.run(), 10)
+    took = time.perf_counter() - started
+    assert took < 0.5 + BOUND_S, f"the hang took {took:.2f} s to fail"
+    await proxy.restore()
+    await reconnected(conn)
+    monkeypatch.setattr(system.conversation, "apply_retention", apply_retention)
+    memories = connection.collection("memories")
+    assert [d["importance"] async for d in memories.find()] == [pytest.approx(0.475)] * 3
+    await connection.collection("locks").update_many({}, {"$set": {"expires_at": utcnow()}})
+    report = await maintenance.run()
+    assert report.decay.decayed == 0 and report.took_over is not None
+    FIGURES["server hangs"] = FIGURES.get("server hangs", 0) + 1
+    print(f"server hangs: failed after {took:.2f} s")
+    await system.aclose()
+    await conn.close()
+
+
+# --- the server process itself stops ------------------------------------------------------------
+
+
+async def test_the_embedded_server_stopped_mid_run_and_restarted_keeps_everything(
+    tmp_path, embedder, monkeypatch
+):
+    """Not the proxy: the server itself stops in the middle of a maintenance run (between
+    its decay and its credits step) and starts again on the same data directory and port."""
+    monkeypatch.setattr(pymongo.common, "MIN_HEARTBEAT_INTERVAL", 0.05)
+    server = EmbeddedServer(tmp_path / "data")
+    await server.astart()
+    port = server.info.port
+    settings = load_settings(
+        mongodb_uri=server.uri, database="faults", embedder="fake", connect_timeout_ms=TIMEOUT_MS
+    )
+    conn = await connect(settings)
+    try:
+        await IndexManager(conn, embedder.signature).setup()
+        system = MemorySystem(conn, embedder)
+        stored = [await system.long_term.store(ALICE, f"fact {i}") for i in range(3)]
+        await system.conversation.append_turn(
+            ALICE, "s1", [NewMessage.user("hello"), NewMessage.assistant("hi")]
+        )
+        await system.long_term.drain()
+        await system.conversation.drain()
+        old = utcnow() - timedelta(days=60)
+        await conn.collection("memories").update_many({}, {"$set": {"last_accessed": old}})
+        maintenance = Maintenance(system, lease_seconds=60.0)
+        repair = system.episodic.repair_pending_credits
+
+        async def stop_then_repair(*args: Any, **kwargs: Any) -> Any:
+            await server.astop()
+            return await repair(*args, **kwargs)
+
+        monkeypatch.setattr(system.episodic, "repair_pending_credits", stop_then_repair)
+        started = time.perf_counter()
+        with pytest.raises(StorageUnavailableError):
+            await asyncio.wait_for(maintenance.run(), BOUND_S * 3)
+        assert time.perf_counter() - started < BOUND_S + 1  # the stop itself takes a moment
+        monkeypatch.setattr(system.episodic, "repair_pending_credits", repair)
+
+        server = EmbeddedServer(tmp_path / "data", port=port)
+        await server.astart()
+        await reconnected(conn)
+        # The decay the dead run applied is on disk; the next run decays nothing again.
+        docs = await conn.collection("memories").find().to_list(None)
+        assert {d["_id"] for d in docs} == {m.id for m in stored}
+        assert all(d["importance"] == pytest.approx(0.5 * 0.95) for d in docs)
+        await conn.collection("locks").update_many({}, {"$set": {"expires_at": utcnow()}})
+        report = await maintenance.run()
+        assert report.decay.decayed == 0 and report.took_over is not None
+        window = await system.conversation.window(ALICE, "s1")
+        assert [m.content for m in window] == ["hello", "hi"]
+        FIGURES["server process stopped"] = FIGURES.get("server process stopped", 0) + 1
+        await system.aclose()
+    finally:
+        await conn.close()
+        await server.astop()
 
 
 async def _importances(memories: Any) -> dict[str, float]:
