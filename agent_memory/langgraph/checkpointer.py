@@ -19,8 +19,6 @@ those threads. Threads run without both keys cannot be attributed to anyone and 
 
 from __future__ import annotations
 
-import math
-import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -46,7 +44,6 @@ try:
         Checkpoint,
         CheckpointMetadata,
         CheckpointTuple,
-        get_checkpoint_id,
         get_serializable_checkpoint_metadata,
         writes_sort_key,
     )
@@ -56,15 +53,24 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "langgraph", "all", detail="langgraph is a dependency of agent-memory; reinstall it"
     ) from exc
 
+from agent_memory.langgraph._checkpoint_values import (
+    INT64,
+    attribution_of,
+    config_of,
+    configurable_of,
+    dumps,
+    id_text,
+    pushable,
+    queryable,
+    target_of,
+)
+
 __all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer"]
 
 logger = structlog.get_logger(__name__)
 
 CHECKPOINTS = "lg_checkpoints"
 WRITES = "lg_checkpoint_writes"
-_INT64 = 2**63
-_MAX_DEPTH = 32
-_OMIT = object()
 _BATCH = 100
 
 
@@ -78,103 +84,6 @@ def _async_only(name: str) -> Any:
     refuse.__name__ = name[1:]
     refuse.__doc__ = f"Not offered: the checkpointer is async-only; use ``{name}``."
     return refuse
-
-
-def _safe_key(key: Any) -> bool:
-    return (
-        isinstance(key, str)
-        and bool(key)
-        and key[0] != "$"
-        and "." not in key
-        and "\x00" not in key
-    )
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """``value`` as plain BSON-safe JSON data, or ``_OMIT`` if it has no such form."""
-    if depth > _MAX_DEPTH:
-        return _OMIT
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else _OMIT
-    if isinstance(value, float):
-        return value if math.isfinite(value) else _OMIT
-    if isinstance(value, list | tuple):
-        items = [_plain(item, depth + 1) for item in value]
-        return _OMIT if any(item is _OMIT for item in items) else items
-    if isinstance(value, Mapping):
-        if not all(_safe_key(key) for key in value):
-            return _OMIT
-        pairs = {key: _plain(item, depth + 1) for key, item in value.items()}
-        return _OMIT if any(item is _OMIT for item in pairs.values()) else pairs
-    return _OMIT
-
-
-def _queryable(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The metadata keys a filter can match on the server (safe keys, JSON-safe values)."""
-    plain = {}
-    for key, value in metadata.items():
-        if _safe_key(key) and (copy := _plain(value)) is not _OMIT:
-            plain[key] = copy
-    return plain
-
-
-def _pushable(key: Any, value: Any) -> bool:
-    # Only scalars whose server comparison agrees with Python's ==; everything else is
-    # checked in Python (bools: True == 1 in Python but not in BSON).
-    if not _safe_key(key) or isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return -_INT64 <= value < _INT64
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, str)
-
-
-def _id_text(value: Any, name: str) -> str:
-    # LangGraph allows ints and UUIDs as thread ids; they are stored as their text.
-    if isinstance(value, int | uuid.UUID) and not isinstance(value, bool):
-        value = str(value)
-    return check_id(value, name)
-
-
-def _namespace(value: Any) -> str:
-    if not isinstance(value, str) or "\x00" in value or len(value) > 1024:
-        raise InvalidInputError("checkpoint_ns must be a str of at most 1024 characters")
-    return value
-
-
-def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
-    """``(thread_id, checkpoint_ns, checkpoint_id or None)`` of a config, validated."""
-    configurable = config.get("configurable") or {}
-    if "thread_id" not in configurable:
-        raise InvalidInputError('the config has no configurable["thread_id"]')
-    thread_id = _id_text(configurable["thread_id"], "thread_id")
-    namespace = _namespace(configurable.get("checkpoint_ns", ""))
-    checkpoint_id = get_checkpoint_id(config)
-    if checkpoint_id is not None:
-        checkpoint_id = check_id(checkpoint_id, "checkpoint_id")
-    return thread_id, namespace, checkpoint_id
-
-
-def _attribution(config: RunnableConfig) -> dict[str, str]:
-    """``agent_id`` and ``user_id`` of the run, when its configurable carries both."""
-    configurable = config.get("configurable") or {}
-    if "agent_id" not in configurable or "user_id" not in configurable:
-        return {}
-    # Refused rather than skipped: state that cannot be attributed could not be forgotten.
-    return Tenant(configurable["agent_id"], configurable["user_id"]).filter()
-
-
-def _config(thread_id: str, namespace: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": namespace,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
 
 
 class MongoCheckpointer(BaseCheckpointSaver[int]):
@@ -243,7 +152,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's newest in its namespace."""
-        thread_id, namespace, checkpoint_id = _target(config)
+        thread_id, namespace, checkpoint_id = target_of(config)
         query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": namespace}
         if checkpoint_id is not None:
             query["checkpoint_id"] = checkpoint_id
@@ -268,13 +177,16 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         item of ``filter``, older than ``before``'s checkpoint, at most ``limit``."""
         query: dict[str, Any] = {}
         if config is not None:
-            thread_id, namespace, checkpoint_id = _target(config)
+            thread_id, namespace, checkpoint_id = target_of(config)
             query["thread_id"] = thread_id
-            if "checkpoint_ns" in (config.get("configurable") or {}):
+            if "checkpoint_ns" in configurable_of(config):
                 query["checkpoint_ns"] = namespace
             if checkpoint_id is not None:
                 query["checkpoint_id"] = checkpoint_id
-        if before is not None and (before_id := get_checkpoint_id(before)) is not None:
+        before_id = (
+            None if before is None else configurable_of(before, "before").get("checkpoint_id")
+        )
+        if before_id is not None:
             bound = {"$lt": check_id(before_id, "before checkpoint_id")}
             if "checkpoint_id" in query:
                 bound["$eq"] = query["checkpoint_id"]
@@ -283,7 +195,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             raise InvalidInputError("filter must be a mapping of metadata keys to values")
         checked_in_python = False
         for key, value in (filter or {}).items():
-            if _pushable(key, value):
+            if pushable(key, value):
                 query[f"metadata.{key}"] = {"$eq": value}
             else:
                 checked_in_python = True
@@ -293,7 +205,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             return
 
         cursor = self._checkpoints.find(query).sort("checkpoint_id", -1)
-        if limit is not None and not checked_in_python:
+        # A limit beyond what the server takes (64-bit) is no limit there; counted here.
+        if limit is not None and not checked_in_python and limit < INT64:
             cursor = cursor.limit(limit)
         yielded = 0
         try:
@@ -346,10 +259,10 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         checkpoint_id, parent = document["checkpoint_id"], document.get("parent_checkpoint_id")
         serialized, metadata = document["checkpoint"], document["metadata_serialized"]
         return CheckpointTuple(
-            config=_config(thread_id, namespace, checkpoint_id),
+            config=config_of(thread_id, namespace, checkpoint_id),
             checkpoint=self.serde.loads_typed((serialized["type"], serialized["data"])),
             metadata=self.serde.loads_typed((metadata["type"], metadata["data"])),
-            parent_config=_config(thread_id, namespace, parent) if parent else None,
+            parent_config=config_of(thread_id, namespace, parent) if parent else None,
             pending_writes=writes.get((thread_id, namespace, checkpoint_id), []),
         )
 
@@ -363,19 +276,20 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store ``checkpoint`` (replacing one with the same id) and return its config."""
-        thread_id, namespace, parent_id = _target(config)
+        thread_id, namespace, parent_id = target_of(config)
+        attribution = attribution_of(config)
         checkpoint_id = check_id(checkpoint["id"], "checkpoint id")
         metadata = get_serializable_checkpoint_metadata(config, metadata)
-        checkpoint_type, checkpoint_data = self.serde.dumps_typed(checkpoint)
-        metadata_type, metadata_data = self.serde.dumps_typed(metadata)
+        checkpoint_type, checkpoint_data = dumps(self.serde, checkpoint, "the checkpoint")
+        metadata_type, metadata_data = dumps(self.serde, metadata, "the checkpoint's metadata")
         key = {"thread_id": thread_id, "checkpoint_ns": namespace, "checkpoint_id": checkpoint_id}
         document = {
             **key,
-            **_attribution(config),
+            **attribution,
             "parent_checkpoint_id": parent_id,
             "checkpoint": {"type": checkpoint_type, "data": Binary(checkpoint_data)},
             "metadata_serialized": {"type": metadata_type, "data": Binary(metadata_data)},
-            "metadata": _queryable(metadata),
+            "metadata": queryable(metadata),
             "created_at": utcnow(),
         }
         check_document_size(document, "the LangGraph checkpoint")
@@ -385,7 +299,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             except pm.DuplicateKeyError:
                 # Two upserts of the same new checkpoint raced; the second now replaces.
                 await self._checkpoints.replace_one(key, document, upsert=True)
-        return _config(thread_id, namespace, checkpoint_id)
+        return config_of(thread_id, namespace, checkpoint_id)
 
     async def aput_writes(
         self,
@@ -401,11 +315,11 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         scheduled) have fixed negative indexes from ``WRITES_IDX_MAP`` and are replaced, so the
         latest one wins - the rule of LangGraph's own savers.
         """
-        thread_id, namespace, checkpoint_id = _target(config)
+        thread_id, namespace, checkpoint_id = target_of(config)
         if checkpoint_id is None:
             raise InvalidInputError('writes need a config with configurable["checkpoint_id"]')
         task_id = check_id(task_id, "task_id")
-        attribution = _attribution(config)
+        attribution = attribution_of(config)
         operations: list[Any] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
@@ -416,7 +330,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 "task_id": task_id,
                 "idx": idx,
             }
-            value_type, value_data = self.serde.dumps_typed(value)
+            value_type, value_data = dumps(self.serde, value, f"the write to {channel!r}")
             document = {
                 **key,
                 **attribution,
@@ -447,7 +361,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of ``thread_id``, in every namespace."""
-        thread_id = _id_text(thread_id, "thread_id")
+        thread_id = id_text(thread_id, "thread_id")
         with translate_errors("deleting a LangGraph thread"):
             await self._checkpoints.delete_many({"thread_id": thread_id})
             await self._writes.delete_many({"thread_id": thread_id})

@@ -428,6 +428,24 @@ class MemoryStore(BaseStore):
 
     # --- beyond BaseStore ---------------------------------------------------------------------
 
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: tuple[str, ...] | None = None,
+        suffix: tuple[str, ...] | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """As :meth:`BaseStore.alist_namespaces`; a prefix or suffix that is not a tuple of
+        labels is refused here (upstream would fail on it with a TypeError or KeyError)."""
+        for name, path in (("prefix", prefix), ("suffix", suffix)):
+            if path is not None and not isinstance(path, tuple | list):
+                raise InvalidInputError(f"{name} must be a tuple of labels, got {_short(path)}")
+        return await super().alist_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
         """Every version ever put under ``key``, the current one first (consolidation keeps
         superseded versions queryable)."""
