@@ -233,8 +233,9 @@ class RAGAgent:
     ) -> AsyncIterator[AnswerDelta | TurnResult]:
         """Yield the answer in pieces as the model produces it, then the :class:`TurnResult`.
 
-        A failure (a provider down mid-turn) is raised after the turn was recorded: the
-        user's message is kept and the episodic record says failure.
+        A failure while recalling or generating (a provider down mid-turn, or any exception
+        from a custom chat model or embedder) is raised as it was, after the turn was
+        recorded: the user's message is kept and the episodic record says failure.
         """
         turn = self._new_turn(user_id, session_id, query)
         with structlog.contextvars.bound_contextvars(
@@ -310,7 +311,7 @@ class RAGAgent:
                 if self.config.knowledge_limit
                 else _nothing(),
             )
-        except AgentMemoryError as exc:
+        except Exception as exc:  # any provider's failure, ours or a custom one's
             turn.error = exc
             return {"turn": turn}
         turn.vector, turn.context, turn.tasks, turn.profile = vector, context, tasks, profile
@@ -434,7 +435,7 @@ class RAGAgent:
                 messages += [response.as_message(), Message("user", tuple(results))]
             else:  # pragma: no cover - the loop always breaks on its last round
                 pass
-        except AgentMemoryError as exc:
+        except Exception as exc:  # recorded by the commit, then raised as it was
             turn.error = exc
         return {"turn": turn}
 

@@ -46,6 +46,7 @@ from agent_memory.providers._live import allow_live_calls
 from agent_memory.providers._retry import RetryPolicy
 from agent_memory.providers.chat import ChatRequest, Message
 from agent_memory.providers.chat.anthropic import AnthropicChatModel
+from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders import VoyageEmbedder
 
 ANA = Tenant("agent", "ana")
@@ -495,6 +496,20 @@ async def test_a_transient_embedder_fault_is_retried_and_the_turn_succeeds(
     assert stub.attempts("embeddings") == 3
     action = await agent.memories.episodic.get_action(ANA, result.action_id)
     assert action.outcome == "success"
+
+
+async def test_an_unexpected_exception_from_a_custom_chat_model_is_recorded_too(
+    connection, embedder
+):
+    """ChatModel is public for users to implement; theirs may raise anything. The turn is
+    recorded like a provider failure and the exception comes out as it was."""
+    await IndexManager(connection, embedder.signature).setup()
+    config = AgentConfig("agent", run_formation_worker=False, formation_debounce_s=0.0)
+    chat = FakeChatModel([RuntimeError("a bug in a custom model")])
+    async with RAGAgent(connection, embedder, chat, config=config) as agent:
+        with pytest.raises(RuntimeError, match="a bug in a custom model"):
+            await agent.process_query("ana", "s1", "where do I live?")
+        await assert_turn_recorded_as_failure(agent, connection, "where do I live?", "RuntimeError")
 
 
 # --- formation: no memories from a broken extraction ------------------------------------------
