@@ -271,16 +271,30 @@ class Settings(BaseSettings):
         return self.mongodb_uri.get_secret_value() if self.mongodb_uri else None
 
 
+#: URI options whose values are credentials (lower case, as the driver reads them).
+_SECRET_OPTIONS = frozenset(
+    {"authmechanismproperties", "tlscertificatekeyfilepassword", "sslpemkeypassword"}
+)
+
+
 def redact_uri(uri: str) -> str:
-    """``uri`` with any password replaced by ``***`` (safe for logs and error messages)."""
-    if "://" not in uri or "@" not in uri:
+    """``uri`` with any password, and the values of options that carry credentials
+    (``authMechanismProperties`` such as an AWS session token, a key file's password),
+    replaced by ``***``: safe for logs and error messages."""
+    if "://" not in uri:
         return uri
     scheme, rest = uri.split("://", 1)
-    credentials, _, host = rest.rpartition("@")
-    if ":" in credentials:
-        user = credentials.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
-    return uri
+    credentials, at, host = rest.rpartition("@")
+    if at and ":" in credentials:
+        rest = f"{credentials.split(':', 1)[0]}:***@{host}"
+    head, question, query = rest.partition("?")
+    if not question:
+        return f"{scheme}://{rest}"
+    options = [
+        f"{key}=***" if key.lower() in _SECRET_OPTIONS and equals else f"{key}{equals}{value}"
+        for key, equals, value in (item.partition("=") for item in query.split("&"))
+    ]
+    return f"{scheme}://{head}?{'&'.join(options)}"
 
 
 def load_settings(**overrides: object) -> Settings:
