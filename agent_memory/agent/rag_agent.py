@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -457,38 +457,48 @@ class RAGAgent:
         }
         if failed:
             output["error"] = type(turn.error).__name__
+        # Messages (and, for an answered turn, its formation job) first, then the action:
+        # a "success" action is never stored for a turn whose messages or formation job were
+        # lost, and no write of a failed commit lands after the caller got its error.
+        first: list[Awaitable[Any]] = [
+            self.memories.conversation.append_turn(turn.tenant, turn.session_id, messages)
+        ]
+        if not failed:
+            first.append(self.queue.schedule(turn.tenant, turn.session_id))
+        results = await asyncio.gather(*first, return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            if not all(isinstance(e, AgentMemoryError) for e in errors):
+                raise next(e for e in errors if not isinstance(e, AgentMemoryError))
+            turn.error = turn.error or errors[0]
+            return {"turn": turn}
         try:
-            _, action_id = await asyncio.gather(
-                self.memories.conversation.append_turn(turn.tenant, turn.session_id, messages),
-                self.memories.episodic.log_action(
-                    turn.tenant,
-                    session_id=turn.session_id,
-                    action_type="query_response",
-                    outcome="failure" if failed else "success",
-                    input={"query": turn.query[:2000], "notes": turn.notes},
-                    output=output,
-                    duration_ms=round((time.perf_counter() - turn.started) * 1000, 1),
-                    tokens=turn.usage.input_tokens + turn.usage.output_tokens,
-                    model=self.config.model or self.chat_model.model,
-                    task_id=turn.task_id,
-                    memory_ids=memory_ids,
-                    content=turn.query,
-                    embedding=turn.vector,
-                ),
+            action_id = await self.memories.episodic.log_action(
+                turn.tenant,
+                session_id=turn.session_id,
+                action_type="query_response",
+                outcome="failure" if failed else "success",
+                input={"query": turn.query[:2000], "notes": turn.notes},
+                output=output,
+                duration_ms=round((time.perf_counter() - turn.started) * 1000, 1),
+                tokens=turn.usage.input_tokens + turn.usage.output_tokens,
+                model=self.config.model or self.chat_model.model,
+                task_id=turn.task_id,
+                memory_ids=memory_ids,
+                content=turn.query,
+                embedding=turn.vector,
+                # The query's vector is missing when the embedder failed: not again here.
+                embed=turn.vector is not None,
             )
         except AgentMemoryError as exc:
             turn.error = turn.error or exc
             return {"turn": turn}
         turn.action_id = action_id
-        if not failed:
+        if not failed and turn.context is not None and turn.context.needs_summary:
             self._background.schedule(
-                self.queue.schedule(turn.tenant, turn.session_id), "formation_schedule"
+                self.memories.conversation.refresh_summary(turn.tenant, turn.session_id),
+                "summary_refresh",
             )
-            if turn.context is not None and turn.context.needs_summary:
-                self._background.schedule(
-                    self.memories.conversation.refresh_summary(turn.tenant, turn.session_id),
-                    "summary_refresh",
-                )
         logger.info(
             "turn_completed",
             outcome="failure" if failed else "success",

@@ -160,6 +160,7 @@ class EpisodicMemory:
         memory_ids: Sequence[str] = (),
         content: str | None = None,
         embedding: Any = None,
+        embed: bool = True,
         metadata: Mapping[str, Any] | None = None,
         timestamp: Any = None,
     ) -> str:
@@ -169,7 +170,9 @@ class EpisodicMemory:
         when the action is rated. ``content`` is the text the action is found by (the user's
         query, typically); it defaults to the action type, tool and input as words. Pass the
         query's ``embedding`` when you already have it and no provider is called; otherwise
-        ``content`` is embedded once. ``input`` and ``output`` longer than
+        ``content`` is embedded once, unless ``embed`` is false: then the action is stored
+        without an embedding (found by keyword only), so a turn whose embedder is down can
+        still be recorded as a failure. ``input`` and ``output`` longer than
         ``config.max_payload_chars`` are stored cut with a visible marker and
         ``action.truncated: true``. ``timestamp`` back-dates a log (at most
         ``retention_days - 1`` days, so it never lands in a day already summarised).
@@ -179,6 +182,8 @@ class EpisodicMemory:
         """
         tenant = check_tenant(tenant)
         config = self.config
+        if not isinstance(embed, bool):
+            raise InvalidInputError(f"embed must be a bool, got {type(embed).__name__}")
         session_id = check_id(session_id, "session_id")
         action_type = check_id(action_type, "action_type")
         outcome = check_outcome(outcome)
@@ -234,9 +239,10 @@ class EpisodicMemory:
         }
         # Size first, so an oversized document costs no provider call.
         check_document_size(document, "the action log")
-        if vector is None:
+        if vector is None and embed:
             vector = (await self._embedder.embed_documents([content]))[0]
-        document["embedding"] = to_bson_vector(vector)
+        if vector is not None:
+            document["embedding"] = to_bson_vector(vector)
         with translate_errors("logging an action"):
             await self._logs.insert_one(document)
         logger.info(
@@ -246,7 +252,7 @@ class EpisodicMemory:
             outcome=outcome,
             memories=len(ids),
             truncated=cut_input or cut_output,
-            embedded=embedding is None,
+            embedded=embedding is None and embed,
             **tenant.filter(),
         )
         return action_id

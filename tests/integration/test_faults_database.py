@@ -284,11 +284,6 @@ async def _turn_agent(faulty: Connection, connection: Connection, embedder: Any)
     return RAGAgent(faulty, embedder, chat, config=config)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RAGAgent._commit gathers the two commit writes without return_exceptions: the "
-    "first error rises while the other write still runs and lands later",
-)
 async def test_no_commit_write_lands_after_the_turn_raised(
     faulty, connection, embedder, monkeypatch
 ):
@@ -313,11 +308,6 @@ async def test_no_commit_write_lands_after_the_turn_raised(
     assert after == raised_with, "a write of the failed turn landed after it raised"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the turn's messages and its action are two independent writes: a database lost "
-    "between them leaves a 'success' action for a turn whose messages were never stored",
-)
 async def test_a_turn_cut_between_its_writes_logs_no_success_without_its_messages(
     proxy, faulty, connection, embedder, monkeypatch
 ):
@@ -339,12 +329,7 @@ async def test_a_turn_cut_between_its_writes_logs_no_success_without_its_message
     assert (messages, successes) != (0, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a turn schedules its formation job as a background write; lost with the "
-    "database, the turn's messages are formed only if the session has another turn",
-)
-async def test_a_turn_whose_formation_scheduling_is_cut_is_still_formed(
+async def test_a_turn_whose_formation_scheduling_is_cut_fails_and_its_retry_is_formed(
     proxy, faulty, connection, embedder, monkeypatch
 ):
     agent = await _turn_agent(faulty, connection, embedder)
@@ -355,10 +340,16 @@ async def test_a_turn_whose_formation_scheduling_is_cut_is_still_formed(
         return await schedule(*args, **kwargs)
 
     monkeypatch.setattr(agent.queue, "schedule", cut_then_schedule)
-    await agent.process_query("alice", "s1", "My name is Ana and I prefer the window seat.")
-    await agent.drain()  # the background write failed; the turn itself was answered
+    # Scheduling is part of the commit: the turn is not reported answered without it...
+    with pytest.raises(StorageUnavailableError):
+        await agent.process_query("alice", "s1", "My name is Ana and I prefer the window seat.")
     await proxy.restore()
     await reconnected(faulty)
+    successes = await connection.collection("action_logs").count_documents({"outcome": "success"})
+    assert successes == 0
+    # ...and the user's retry, with the database back, schedules it.
+    monkeypatch.setattr(agent.queue, "schedule", schedule)
+    await agent.process_query("alice", "s1", "My name is Ana and I prefer the window seat.")
     await agent.aclose()
     direct = MemorySystem(connection, embedder)
     queue = FormationQueue(connection, debounce_seconds=0)

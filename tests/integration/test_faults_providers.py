@@ -459,13 +459,6 @@ async def test_transient_chat_faults_are_retried_and_the_turn_succeeds(
 # --- the embedder fails during a turn -----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect in agent_memory/memory/episodic.py (not this engineer's file): "
-    "EpisodicMemory.log_action embeds `content` again when no embedding is passed, so a turn "
-    "whose query embedding failed waits out a second retry budget in the commit and, the "
-    "embedder still down, logs no failure action at all (the user's message is kept)",
-)
 @pytest.mark.parametrize("name", sorted(EMBED_FAULTS))
 async def test_an_embedder_fault_fails_the_turn_within_its_bound_and_records_it(
     stub: Stub, agent: RAGAgent, connection, name: str
