@@ -159,12 +159,6 @@ async def test_injected_memories_and_documents_cannot_turn_tools_on_another_user
     await agent.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="prompt.py puts stored text into <memories>/<documents> verbatim, so stored text "
-    "can close the data block early and write outside it",
-)
 async def test_stored_text_cannot_close_the_data_block_early(setup):
     connection, embedder = setup
     chat = FakeChatModel(default="ok")
