@@ -11,8 +11,11 @@ embedded default.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from datetime import UTC
+from os import PathLike
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import structlog
 from bson.binary import UuidRepresentation
@@ -40,6 +43,9 @@ logger = structlog.get_logger(__name__)
 
 META_COLLECTION = "meta"
 _CODEC = CodecOptions(tz_aware=True, tzinfo=UTC, uuid_representation=UuidRepresentation.STANDARD)
+# Options naming files the driver opens while the client is built (lower case -> spelling).
+_TLS_FILE_NAMES = ("tlsCertificateKeyFile", "tlsCAFile", "tlsCRLFile")
+_TLS_FILE_OPTIONS = {name.lower(): name for name in _TLS_FILE_NAMES}
 
 
 class Connection:
@@ -125,6 +131,39 @@ def _new_client(uri: str, settings: Settings, options: dict[str, Any]) -> AsyncM
         raise ConfigurationError(
             f"the MongoDB URI {redact_uri(uri)!r} is not valid: {exc}"
         ) from None
+    except OSError as exc:
+        # The driver reads TLS files while building the client: a missing or unreadable
+        # file surfaces as FileNotFoundError/IsADirectoryError/ssl.SSLError, not as its own
+        # ConfigurationError. The message names the option and the file, never the URI's
+        # secrets (a key file's password is an option too).
+        raise ConfigurationError(_tls_file_problem(uri, options, exc)) from None
+
+
+def _tls_file_problem(uri: str, options: dict[str, Any], exc: OSError) -> str:
+    """A one-line explanation of a TLS file the driver could not load."""
+    given: dict[str, str] = {}
+    for key, value in parse_qsl(urlsplit(uri).query):
+        if key.lower() in _TLS_FILE_OPTIONS:
+            given[_TLS_FILE_OPTIONS[key.lower()]] = value
+    for key, value in options.items():
+        if key.lower() in _TLS_FILE_OPTIONS and isinstance(value, str | PathLike):
+            given[_TLS_FILE_OPTIONS[key.lower()]] = str(value)
+    reason = exc.strerror or exc.__class__.__name__
+    if isinstance(exc, ssl.SSLError):
+        reason = f"not a usable PEM file ({getattr(exc, 'reason', None) or exc.__class__.__name__})"
+    named = [name for name, value in given.items() if exc.filename and value == exc.filename]
+    if not named and len(given) == 1:
+        named = list(given)
+    if not given:  # not a file this module knows of: say what failed, guess no option
+        return f"the MongoDB client for {redact_uri(uri)!r} could not be created: {reason}"
+    if named:
+        where = f"{named[0]}={given[named[0]]!r}"
+    else:
+        where = "one of the TLS file options (" + ", ".join(given) + ")"
+    return (
+        f"{where} in the MongoDB connection settings cannot be loaded: {reason}; "
+        f"check the path and permissions (URI {redact_uri(uri)!r})"
+    )
 
 
 async def ensure_collection(db: Any, name: str) -> None:
