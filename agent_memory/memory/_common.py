@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import reprlib
 import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import bson
+import numpy as np
 import structlog
 
 from agent_memory.errors import InvalidInputError
@@ -32,8 +34,12 @@ __all__ = [
     "check_ids",
     "check_importance",
     "check_mapping",
+    "check_tenant",
     "check_text",
+    "check_vector",
+    "clipped",
     "new_id",
+    "shown",
     "utcnow",
 ]
 
@@ -43,6 +49,30 @@ logger = structlog.get_logger(__name__)
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024 - 64 * 1024
 MAX_ID_CHARS = 256
 MAX_NESTING = 32
+#: How much of a caller's value an error message repeats.
+SHOWN_CHARS = 80
+
+# Bounded at every level, so showing a megabyte string or a 10,000-item list costs little.
+_REPR = reprlib.Repr(maxlevel=3, maxstring=SHOWN_CHARS, maxother=SHOWN_CHARS, maxlong=40)
+for _kind in ("maxtuple", "maxlist", "maxarray", "maxdict", "maxset", "maxfrozenset", "maxdeque"):
+    setattr(_REPR, _kind, 6)
+
+
+def clipped(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to about ``limit`` characters (with how long it was), for messages."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def shown(value: Any) -> str:
+    """A caller's value as an error message echoes it: a short repr (at most ~80 characters),
+    so a huge value never makes a huge message or log line."""
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # a hostile __repr__ is still only the caller's value
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 3]}..."
 
 
 def utcnow() -> datetime:
@@ -123,7 +153,7 @@ def check_importance(value: Any, name: str = "importance") -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInputError(f"{name} must be a number from 0 to 1, got {type(value).__name__}")
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInputError(f"{name} must be from 0 to 1, got {value!r}")
+        raise InvalidInputError(f"{name} must be from 0 to 1, got {shown(value)}")
     return float(value)
 
 
@@ -133,7 +163,9 @@ def check_seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:
         raise InvalidInputError(f"{name} must be a number of seconds, got {type(value).__name__}")
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         floor = "0 or more" if allow_zero else "above 0"
-        raise InvalidInputError(f"{name} must be a finite number of seconds {floor}, got {value!r}")
+        raise InvalidInputError(
+            f"{name} must be a finite number of seconds {floor}, got {shown(value)}"
+        )
     return float(value)
 
 
@@ -171,14 +203,36 @@ def check_mapping(value: Any, name: str, *, _depth: int = 0) -> dict[str, Any]:
         raise InvalidInputError(f"{name} must be a mapping, got {type(value).__name__}")
     for key, item in value.items():
         if not isinstance(key, str) or not key:
-            raise InvalidInputError(f"{name} has a key that is not a non-empty str: {key!r}")
+            raise InvalidInputError(f"{name} has a key that is not a non-empty str: {shown(key)}")
         if key.startswith("$") or "." in key or "\x00" in key:
             raise InvalidInputError(
-                f"{name} has the key {key!r}; keys may not start with '$' or contain '.'"
+                f"{name} has the key {shown(key)}; keys may not start with '$' or contain '.'"
             )
         _check_encodable(key, f"a key of {name}")
-        _check_value(item, f"{name}.{key}", _depth)
+        _check_value(item, f"{name}.{clipped(key)}", _depth)
     return dict(value)
+
+
+def check_vector(value: Any, name: str, *, dimensions: int) -> np.ndarray:
+    """A caller's embedding: ``dimensions`` finite numbers (as float32), so a wrong one is
+    refused here and not deep inside a search."""
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidInputError(f"{name} must be a sequence of numbers") from exc
+    # Numbers only: numpy would also read "1.5" as a number, and True as 1.
+    if raw.dtype.kind not in "iuf":
+        raise InvalidInputError(f"{name} must be a sequence of numbers, got {type(value).__name__}")
+    with np.errstate(over="ignore"):  # a number beyond float32 becomes inf, refused below
+        vector = raw.astype(np.float32)
+    if vector.shape != (dimensions,):
+        raise InvalidInputError(
+            f"{name} has shape {clipped(str(vector.shape))}; the embedder makes vectors of "
+            f"{dimensions} dimensions"
+        )
+    if not np.isfinite(vector).all():
+        raise InvalidInputError(f"{name} contains NaN or infinity (or a number too large)")
+    return vector
 
 
 def check_document_size(document: Mapping[str, Any], what: str) -> None:
@@ -203,6 +257,13 @@ class Tenant:
 
     def filter(self) -> dict[str, str]:
         return {"agent_id": self.agent_id, "user_id": self.user_id}
+
+
+def check_tenant(value: Any) -> Tenant:
+    """``value`` itself when it is a :class:`Tenant` (a dict or a str posing as one is not)."""
+    if not isinstance(value, Tenant):
+        raise InvalidInputError(f"tenant must be a Tenant, got {type(value).__name__}")
+    return value
 
 
 class BackgroundWrites:

@@ -38,9 +38,10 @@ from agent_memory.errors import (
 from agent_memory.memory._common import (
     MAX_DOCUMENT_BYTES,
     MAX_ID_CHARS,
-    Tenant,
     check_id,
     check_mapping,
+    check_tenant,
+    shown,
 )
 from agent_memory.memory._task_records import DONE_STEP_STATUSES
 
@@ -135,13 +136,10 @@ def step_sources(target: str) -> tuple[str, ...]:
 
 def check_step_status(value: Any) -> str:
     if not isinstance(value, str) or value not in STEP_STATUSES:
-        raise InvalidInputError(f"status must be one of {', '.join(STEP_STATUSES)}, got {value!r}")
+        raise InvalidInputError(
+            f"status must be one of {', '.join(STEP_STATUSES)}, got {shown(value)}"
+        )
     return value
-
-
-def check_tenant(tenant: Any) -> None:
-    if not isinstance(tenant, Tenant):
-        raise InvalidInputError(f"tenant must be a Tenant, got {type(tenant).__name__}")
 
 
 def check_version(value: Any) -> None:
@@ -149,7 +147,7 @@ def check_version(value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"expected_version must be an int >= 1, got {value!r}")
+        raise InvalidInputError(f"expected_version must be an int >= 1, got {shown(value)}")
 
 
 def check_expected_version(doc: Mapping[str, Any], expected_version: int | None) -> None:
@@ -232,7 +230,7 @@ class WorkingConfig:
     def _positive(self, name: str, *, minimum: int) -> None:
         value = getattr(self, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+            raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {shown(value)}")
 
 
 def parse_plan(plan: Any, config: WorkingConfig, *, first_index: int = 0) -> list[dict[str, Any]]:
@@ -313,7 +311,7 @@ def check_context_updates(updates: Any) -> dict[str, Any]:
     checked = check_mapping(updates, "context")
     for key in checked:
         if len(key) > MAX_ID_CHARS:
-            raise InvalidInputError(f"context key {key[:40]!r}... is longer than {MAX_ID_CHARS}")
+            raise InvalidInputError(f"context key {shown(key)} is longer than {MAX_ID_CHARS}")
     return checked
 
 

@@ -291,6 +291,8 @@ class ConversationMemory:
         limit = check_count(limit, "limit")
         if after is not None and not isinstance(after, str):
             raise InvalidInputError("after must be a message seq (str) or None")
+        if after is not None:
+            after = check_id(after, "after")
         query: dict[str, Any] = q.scope(tenant, session_id)
         if after is not None:
             query["seq"] = {"$gt": after}

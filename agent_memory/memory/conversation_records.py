@@ -22,8 +22,10 @@ from agent_memory.memory._common import (
     check_document_size,
     check_id,
     check_mapping,
+    check_tenant,
     check_text,
     new_id,
+    shown,
 )
 
 __all__ = [
@@ -92,10 +94,10 @@ class ConversationConfig:
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+                raise ConfigurationError(f"{name} must be a positive integer, got {shown(value)}")
         if self.retention_mode not in ("archive", "delete"):
             raise ConfigurationError(
-                f"retention_mode must be 'archive' or 'delete', got {self.retention_mode!r}"
+                f"retention_mode must be 'archive' or 'delete', got {shown(self.retention_mode)}"
             )
         if self.max_turn_messages > 9999:  # the per-turn index has four digits
             raise ConfigurationError("max_turn_messages must be at most 9999")
@@ -257,21 +259,15 @@ class SummaryResult:
     summary_through: str | None = None
 
 
-def check_tenant(value: Any) -> Tenant:
-    if not isinstance(value, Tenant):
-        raise InvalidInputError(f"tenant must be a Tenant, got {type(value).__name__}")
-    return value
-
-
 def check_count(value: Any, name: str, *, most: int = 1000) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise InvalidInputError(f"{name} must be an integer from 1 to {most}, got {value!r}")
+        raise InvalidInputError(f"{name} must be an integer from 1 to {most}, got {shown(value)}")
     return value
 
 
 def check_budget(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"max_tokens must be a positive integer, got {value!r}")
+        raise InvalidInputError(f"max_tokens must be a positive integer, got {shown(value)}")
     return value
 
 
@@ -293,7 +289,7 @@ def _as_new_message(item: Any, where: str) -> NewMessage:
         raise InvalidInputError(f"{where} must be a NewMessage or a mapping")
     unknown = set(item) - _MESSAGE_KEYS
     if unknown:
-        raise InvalidInputError(f"{where} has unknown keys {sorted(map(str, unknown))}")
+        raise InvalidInputError(f"{where} has unknown keys {shown(sorted(map(str, unknown)))}")
     tool = item.get("tool")
     if tool is None:
         return NewMessage(item.get("role"), item.get("content"))  # type: ignore[arg-type]
@@ -334,12 +330,12 @@ def _tool_document(message: NewMessage, where: str, cap: int) -> tuple[dict[str,
     if cut:
         tool["truncated"] = cut
     if message.tool_result is not None and _as_text(message.tool_result).strip():
-        shown = _as_text(message.tool_result)
+        text = _as_text(message.tool_result)
     elif message.tool_input is not None:
-        shown = "called with " + _as_text(message.tool_input)
+        text = "called with " + _as_text(message.tool_input)
     else:
-        shown = "(no output)"
-    return tool, shown if len(shown) <= cap else _cut(shown, cap)
+        text = "(no output)"
+    return tool, text if len(text) <= cap else _cut(text, cap)
 
 
 def build_message_documents(
@@ -364,14 +360,14 @@ def build_message_documents(
         message = _as_new_message(item, where)
         if message.role not in ROLES:
             raise InvalidInputError(
-                f"{where}.role must be one of {', '.join(ROLES)}, got {message.role!r}"
+                f"{where}.role must be one of {', '.join(ROLES)}, got {shown(message.role)}"
             )
         tool = None
         if message.role == "tool":
             if message.tool_name is None:
                 raise InvalidInputError(f"{where} is a tool message without a tool name")
-            tool, shown = _tool_document(message, where, config.max_tool_payload_chars)
-            content = shown if message.content is None else message.content
+            tool, text = _tool_document(message, where, config.max_tool_payload_chars)
+            content = text if message.content is None else message.content
         else:
             if (message.tool_name, message.tool_input, message.tool_result) != (None,) * 3:
                 raise InvalidInputError(f"{where}: only tool messages carry a tool")

@@ -27,7 +27,7 @@ from typing import Any
 import structlog
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_id, new_id, utcnow
+from agent_memory.memory._common import check_id, new_id, shown, utcnow
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 
@@ -61,7 +61,7 @@ class DecayConfig:
                 or not math.isfinite(value)
                 or not ok
             ):
-                raise InvalidInputError(f"decay {name} is out of range: {value!r}")
+                raise InvalidInputError(f"decay {name} is out of range: {shown(value)}")
 
     def period(self, now: datetime) -> str:
         """The id of the period ``now`` falls in, e.g. ``2026-11-05/30d``."""

@@ -43,7 +43,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import structlog
 
 from agent_memory.errors import InvalidInputError, NotFoundError
@@ -52,6 +51,7 @@ from agent_memory.memory._common import (
     check_id,
     check_mapping,
     check_text,
+    check_vector,
     new_id,
     utcnow,
 )
@@ -214,7 +214,11 @@ class EpisodicMemory:
             content = check_text(content, "content", max_chars=config.max_content_chars)
         now = utcnow()
         when = now if timestamp is None else self._check_timestamp(timestamp, now)
-        vector = None if embedding is None else self._check_vector(embedding, "embedding")
+        vector = (
+            None
+            if embedding is None
+            else check_vector(embedding, "embedding", dimensions=self._embedder.dimensions)
+        )
 
         action_id = new_id("act")
         document: dict[str, Any] = {
@@ -354,7 +358,11 @@ class EpisodicMemory:
             filters["outcome"] = check_outcome(outcome)
         if min_rating is not None:
             min_rating = check_rating(min_rating, "min_rating")
-        vector = None if query_vector is None else self._check_vector(query_vector, "query_vector")
+        vector = (
+            None
+            if query_vector is None
+            else check_vector(query_vector, "query_vector", dimensions=self._embedder.dimensions)
+        )
         if vector is None:
             vector = await self._embedder.embed_query(query)  # type: ignore[arg-type]
         fetch = (
@@ -456,20 +464,6 @@ class EpisodicMemory:
         return {name: result.deleted_count}
 
     # --- helpers ----------------------------------------------------------------------------
-
-    def _check_vector(self, value: Any, name: str) -> np.ndarray:
-        try:
-            vector = np.asarray(value, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"{name} must be a sequence of numbers") from exc
-        if vector.shape != (self._embedder.dimensions,):
-            raise InvalidInputError(
-                f"{name} has shape {vector.shape}; the embedder makes vectors of "
-                f"{self._embedder.dimensions} dimensions"
-            )
-        if not np.isfinite(vector).all():
-            raise InvalidInputError(f"{name} contains NaN or infinity")
-        return vector
 
     def _check_timestamp(self, value: Any, now: Any) -> Any:
         when = check_now(value, "timestamp")

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import Tenant, check_id, check_mapping
+from agent_memory.memory._common import check_id, check_mapping, check_tenant, shown
 
 __all__ = [
     "OUTCOMES",
@@ -75,7 +75,7 @@ class EpisodicConfig:
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"{name} must be a positive int, got {value!r}")
+                raise InvalidInputError(f"{name} must be a positive int, got {shown(value)}")
         if self.retention_days < 2:
             # Back-filled timestamps may be up to retention_days - 1 days old (see log_action).
             raise InvalidInputError("retention_days must be at least 2")
@@ -152,15 +152,9 @@ class SimilarAction:
 # --- checks ------------------------------------------------------------------------------
 
 
-def check_tenant(tenant: Any) -> Tenant:
-    if not isinstance(tenant, Tenant):
-        raise InvalidInputError(f"tenant must be a Tenant, got {type(tenant).__name__}")
-    return tenant
-
-
 def check_outcome(value: Any) -> str:
     if not isinstance(value, str) or value not in OUTCOMES:
-        raise InvalidInputError(f"outcome must be one of {', '.join(OUTCOMES)}, got {value!r}")
+        raise InvalidInputError(f"outcome must be one of {', '.join(OUTCOMES)}, got {shown(value)}")
     return value
 
 
@@ -180,7 +174,7 @@ def check_count(value: Any, name: str, *, integer: bool) -> float | int:
         kind = "an int" if integer else "a number"
         raise InvalidInputError(f"{name} must be {kind}, got {type(value).__name__}")
     if not math.isfinite(value) or value < 0 or value >= 2**63:
-        raise InvalidInputError(f"{name} must be a non-negative finite number, got {value!r}")
+        raise InvalidInputError(f"{name} must be a non-negative finite number, got {shown(value)}")
     return value
 
 

@@ -33,7 +33,7 @@ get, history, forget, forget_user   1                                     1
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -49,6 +49,10 @@ from agent_memory.memory._common import (
     check_document_size,
     check_id,
     check_ids,
+    check_importance,
+    check_tenant,
+    check_text,
+    check_vector,
     new_id,
     utcnow,
 )
@@ -68,6 +72,7 @@ from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchQuery, make_searcher
+from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.transactions import run_in_transaction
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.chat.base import ChatModel
@@ -303,14 +308,17 @@ class LongTermMemory:
     ) -> list[StoreResult]:
         """Store several memories with one embedding call. Every item is validated before
         anything is written; an invalid one fails the whole call."""
-        if not isinstance(tenant, Tenant):
-            raise InvalidInputError("tenant must be a Tenant")
-        if isinstance(items, NewMemory | str) or not items:
-            raise InvalidInputError("items must be a non-empty list of NewMemory")
+        tenant = check_tenant(tenant)
+        if isinstance(items, NewMemory | str | bytes | Mapping) or not isinstance(items, Iterable):
+            raise InvalidInputError(
+                f"items must be a non-empty list of NewMemory, got {type(items).__name__}"
+            )
         checked = [
             item.checked(self.config) if isinstance(item, NewMemory) else _not_a_memory(item)
             for item in items
         ]
+        if not checked:
+            raise InvalidInputError("items must be a non-empty list of NewMemory")
         with translate_errors("storing memories"):
             await self._embedder_guard.check()
             vectors = await self.embedder.embed_documents([item.index_text for item in checked])
@@ -359,9 +367,16 @@ class LongTermMemory:
         ``min_importance`` is an explicit, opt-in floor; by default nothing is filtered out
         for being unimportant.
         """
-        if not isinstance(tenant, Tenant):
-            raise InvalidInputError("tenant must be a Tenant")
+        tenant = check_tenant(tenant)
+        query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
         check_count(k, "k", maximum=_MAX_K)
+        if min_importance is not None:
+            min_importance = check_importance(min_importance, "min_importance")
+        if query_vector is not None:
+            # Checked here, not deep inside a search (a wrong dimension, strings, NaN).
+            query_vector = check_vector(
+                query_vector, "query_vector", dimensions=self.embedder.dimensions
+            )
         types = check_ids(memory_types, "memory_types")
         if types and set(types) - set(MEMORY_TYPES):
             raise InvalidInputError(f"memory_types must be among {', '.join(MEMORY_TYPES)}")
@@ -411,6 +426,7 @@ class LongTermMemory:
         return ranked
 
     async def get(self, tenant: Tenant, memory_id: str) -> Memory:
+        tenant = check_tenant(tenant)
         check_id(memory_id, "memory_id")
         with translate_errors("reading a memory"):
             doc = await self.collection.find_one(
@@ -430,8 +446,7 @@ class LongTermMemory:
     ) -> list[Memory]:
         """The user's memories, newest first: at most ``limit``, active ones only unless
         ``include_inactive`` (superseded and archived memories too). Round trips: 1."""
-        if not isinstance(tenant, Tenant):
-            raise InvalidInputError("tenant must be a Tenant")
+        tenant = check_tenant(tenant)
         limit = check_count(limit, "limit", maximum=1000)
         query: dict[str, Any] = dict(tenant.filter())
         if memory_types is not None:
@@ -452,6 +467,7 @@ class LongTermMemory:
 
     async def history(self, tenant: Tenant, *, key: str) -> list[Memory]:
         """Every memory ever stored under ``key``, the current one first."""
+        tenant = check_tenant(tenant)
         check_id(key, "key")
         with translate_errors("reading memory history"):
             docs = (
@@ -465,6 +481,7 @@ class LongTermMemory:
 
     async def forget(self, tenant: Tenant, memory_id: str) -> None:
         """Delete one memory of this user (another user's id is not found)."""
+        tenant = check_tenant(tenant)
         check_id(memory_id, "memory_id")
         with translate_errors("forgetting a memory"):
             result = await self.collection.delete_one({"_id": memory_id, **tenant.filter()})
@@ -473,6 +490,7 @@ class LongTermMemory:
         logger.info("memory_forgotten", agent_id=tenant.agent_id)
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's memories"):
             result = await self.collection.delete_many(tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}

@@ -33,6 +33,9 @@ from agent_memory.memory._common import (
     check_document_size,
     check_id,
     check_mapping,
+    check_tenant,
+    clipped,
+    shown,
     utcnow,
 )
 from agent_memory.memory.long_term import LongTermMemory
@@ -92,8 +95,10 @@ class MemorySchema:
         errors = sorted(validator.iter_errors(dict(data)), key=lambda e: list(e.path))
         if errors:
             first = errors[0]
-            where = "/".join(str(p) for p in first.path) or "(document)"
-            raise InvalidInputError(f"{self.name} {where}: {first.message}")
+            where = "/".join(clipped(str(p)) for p in first.path) or "(document)"
+            # jsonschema's message repeats the offending value whole: show it short.
+            message = first.message.replace(repr(first.instance), shown(first.instance))
+            raise InvalidInputError(f"{self.name} {clipped(where)}: {clipped(message, 200)}")
 
 
 USER_SCHEMA = MemorySchema(
@@ -181,9 +186,13 @@ def _ops(changes: Mapping[str, Any] | Sequence[PatchOp]) -> list[PatchOp]:
     ops = list(changes)
     for op in ops:
         if not isinstance(op, PatchOp) or op.op not in ("set", "remove", "add", "merge"):
-            raise InvalidInputError(f"not a patch operation: {op!r}")
+            raise InvalidInputError(f"not a patch operation: {shown(op)}")
+        if not isinstance(op.path, str):
+            raise InvalidInputError(
+                f"a patch path must be a field name (str), got {type(op.path).__name__}"
+            )
         if op.op == "merge" and not isinstance(op.value, Mapping):
-            raise InvalidInputError(f"merge into {op.path!r} needs a mapping")
+            raise InvalidInputError(f"merge into {shown(op.path)} needs a mapping")
         check_mapping({op.path: op.value}, "patch")  # the path is a plain top-level field name
     return ops
 
@@ -198,13 +207,13 @@ def _apply(data: dict[str, Any], ops: list[PatchOp]) -> dict[str, Any]:
         elif op.op == "merge":
             current = result.get(op.path) or {}
             if not isinstance(current, dict):
-                raise InvalidInputError(f"cannot merge into {op.path!r}: it is not an object")
+                raise InvalidInputError(f"cannot merge into {shown(op.path)}: it is not an object")
             merged = {**current, **op.value}
             result[op.path] = {key: value for key, value in merged.items() if value is not None}
         else:
             current = result.setdefault(op.path, [])
             if not isinstance(current, list):
-                raise InvalidInputError(f"cannot add to {op.path!r}: it is not a list")
+                raise InvalidInputError(f"cannot add to {shown(op.path)}: it is not a list")
             if op.value not in current:
                 current.append(op.value)
     return result
@@ -233,18 +242,23 @@ class ProfileMemory:
             raise ConfigurationError("memory schema names must be unique")
 
     def schema(self, name: str, mode: str) -> MemorySchema:
+        if not isinstance(name, str):
+            raise InvalidInputError(
+                f"schema must be a schema name (str), got {type(name).__name__}"
+            )
         schema = self.schemas.get(name)
         if schema is None:
             raise InvalidInputError(
-                f"unknown memory schema {name!r}; known: {', '.join(self.schemas)}"
+                f"unknown memory schema {shown(name)}; known: {', '.join(self.schemas)}"
             )
         if schema.update_mode != mode:
             raise InvalidInputError(
-                f"schema {name!r} is updated by {schema.update_mode}, not {mode}"
+                f"schema {shown(name)} is updated by {schema.update_mode}, not {mode}"
             )
         return schema
 
     async def get(self, tenant: Tenant, schema: str = "User") -> Profile:
+        tenant = check_tenant(tenant)
         self.schema(schema, "patch")
         with translate_errors("reading a profile"):
             doc = await self.collection.find_one({**tenant.filter(), "schema": schema})
@@ -265,6 +279,7 @@ class ProfileMemory:
         :class:`PatchOp`) and return the profile. The result must validate against the
         schema; a concurrent patch is not lost (the write is guarded by a version and
         re-applied on the fresh profile)."""
+        tenant = check_tenant(tenant)
         definition = self.schema(schema, "patch")
         ops = _ops(changes)
         for _ in range(_PATCH_ATTEMPTS):
@@ -354,6 +369,7 @@ class ProfileMemory:
         return "\n".join(lines)
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's profile"):
             result = await self.collection.delete_many(tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}

@@ -8,7 +8,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_id, check_importance, check_mapping, check_text
+from agent_memory.memory._common import (
+    check_id,
+    check_importance,
+    check_mapping,
+    check_text,
+    shown,
+)
 from agent_memory.memory.ranking import RankingWeights, ScoreBreakdown
 from agent_memory.mongo.search import SourceScore
 
@@ -81,7 +87,7 @@ class NewMemory:
         content = check_text(self.content, "content", max_chars=config.max_content_chars).strip()
         if self.memory_type not in MEMORY_TYPES:
             raise InvalidInputError(
-                f"memory_type must be one of {', '.join(MEMORY_TYPES)}, got {self.memory_type!r}"
+                f"memory_type must be one of {', '.join(MEMORY_TYPES)}, got {shown(self.memory_type)}"
             )
         importance = (
             config.default_importance

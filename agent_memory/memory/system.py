@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from agent_memory.memory._common import Tenant
+from agent_memory.memory._common import Tenant, check_tenant
 from agent_memory.memory._tasks import WorkingConfig
 from agent_memory.memory.conversation import ConversationMemory
 from agent_memory.memory.conversation_records import ConversationConfig
@@ -89,6 +89,7 @@ class MemorySystem:
         """Erase everything of ``tenant`` in every memory; returns what was erased, per
         collection. Stores are erased one after another, so an error names the one that
         failed and a rerun finishes the job (erasing what is already gone is a no-op)."""
+        tenant = check_tenant(tenant)
         erased: dict[str, int] = {}
         for forgetter in self._forgetters:
             for collection, count in (await forgetter(tenant)).items():

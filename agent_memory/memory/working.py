@@ -86,6 +86,7 @@ from agent_memory.memory._common import (
     check_mapping,
     check_text,
     new_id,
+    shown,
     utcnow,
 )
 from agent_memory.memory._task_records import Checkpoint, Resumed, Snapshot, Step, Task
@@ -222,7 +223,7 @@ class WorkingMemory:
         if session_id is not None:
             query["session_id"] = check_id(session_id, "session_id")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1_000:
-            raise InvalidInputError(f"limit must be an integer from 1 to 1000, got {limit!r}")
+            raise InvalidInputError(f"limit must be an integer from 1 to 1000, got {shown(limit)}")
         with translate_errors("listing active tasks"):
             # Sorted on updated_at alone, so the tenant_*_status_updated index serves it.
             cursor = self.tasks.find(query).sort("updated_at", -1).limit(limit)
@@ -421,7 +422,7 @@ class WorkingMemory:
         task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
         if reason not in ("manual", "auto"):
-            raise InvalidInputError(f"reason must be 'manual' or 'auto', got {reason!r}")
+            raise InvalidInputError(f"reason must be 'manual' or 'auto', got {shown(reason)}")
         doc = await self._store.read(task_id, tenant)
         check_editable(doc, "checkpoint")
         return Checkpoint.from_document(await self._saved.save(doc, reason=reason))
