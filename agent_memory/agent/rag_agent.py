@@ -7,9 +7,10 @@
 What the user waits for (DESIGN.md §3): recall (the conversation context, active task and
 profile concurrently with the query embedding; then long-term, knowledge and instruction
 searches concurrently, all reusing that one embedding), assembling, the model (with a bounded
-tool loop), and the commit: the turn's messages and one episodic record, written concurrently.
-Forming memories from the turn is scheduled on the durable, debounced queue and done later by
-a worker; a summary refresh, when due, also runs after the reply.
+tool loop), and the commit: the turn's messages and its formation job (on the durable,
+debounced queue) written concurrently, then one episodic record, so a success is never recorded
+for a turn whose messages or job were lost. Memories are formed later by a worker; a summary
+refresh, when due, runs after the reply.
 """
 
 from __future__ import annotations
