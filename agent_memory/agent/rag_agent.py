@@ -441,7 +441,8 @@ class RAGAgent:
         return {"turn": turn}
 
     async def _commit(self, state: _State) -> _State:
-        """The turn's messages and one episodic record: the only writes the user waits for."""
+        """The turn's messages and formation job, then one episodic record: the only writes
+        the user waits for."""
         turn = state["turn"]
         failed = turn.error is not None
         answer = turn.response.text if (turn.response is not None and not failed) else ""
