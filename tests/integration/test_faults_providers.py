@@ -26,6 +26,8 @@ import numpy as np
 import pytest
 from aiohttp import web
 
+from tests.loopback import serve_app
+
 pytest.importorskip("anthropic")
 pytest.importorskip("voyageai")
 
@@ -239,16 +241,11 @@ async def stub() -> AsyncIterator[Stub]:
     app = web.Application()
     app.router.add_post("/v1/messages", stub.messages)
     app.router.add_post("/v1/embeddings", stub.embeddings)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    stub.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    try:
-        yield stub
-    finally:
-        stub.released.set()
-        await runner.cleanup()
+    async with serve_app(app) as stub.url:
+        try:
+            yield stub
+        finally:
+            stub.released.set()
 
 
 @pytest.fixture

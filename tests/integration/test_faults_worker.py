@@ -16,12 +16,15 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
+
+from tests.loopback import serve_app
 
 pytest.importorskip("anthropic")
 
@@ -125,15 +128,15 @@ class ModelStub:
         return web.json_response(reply)
 
 
-async def serve(stub: ModelStub) -> web.AppRunner:
+@asynccontextmanager
+async def serving(stub: ModelStub) -> AsyncIterator[ModelStub]:
     app = web.Application()
     app.router.add_post("/v1/messages", stub.messages)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    stub.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    return runner
+    async with serve_app(app) as stub.url:
+        try:
+            yield stub
+        finally:
+            stub.released.set()
 
 
 @pytest.fixture
@@ -252,8 +255,7 @@ async def test_a_worker_killed_while_extracting_is_taken_over_after_the_lease(
     queue = FormationQueue(connection, debounce_seconds=0, lease_seconds=LEASE)
     await queue.schedule(ANA, "s1")
     stub = ModelStub(hold=1)
-    runner = await serve(stub)
-    try:
+    async with serving(stub):
         second = await workers.start("w2", stub, wait=True)  # started, not polling yet
         first = await workers.start("w1", stub)
         await until(lambda: len(stub.requests) == 1)  # w1 claimed the job and asked the model
@@ -268,9 +270,6 @@ async def test_a_worker_killed_while_extracting_is_taken_over_after_the_lease(
         assert await workers.finish(second) == {"worked": 1}
         assert len(stub.requests) == 2  # the takeover extracted again: nothing was recorded
         await assert_formed_once(memories, queue, held)
-    finally:
-        stub.released.set()
-        await runner.cleanup()
 
 
 async def test_a_worker_killed_after_storing_memories_is_resumed_without_duplicates(
@@ -279,8 +278,7 @@ async def test_a_worker_killed_after_storing_memories_is_resumed_without_duplica
     queue = FormationQueue(connection, debounce_seconds=0, lease_seconds=LEASE)
     await queue.schedule(ANA, "s1")
     stub = ModelStub()
-    runner = await serve(stub)
-    try:
+    async with serving(stub):
         second = await workers.start("w2", stub, wait=True)
         first = await workers.start("w1", stub, hold="memories")
         assert await workers.line(first) == "stored"
@@ -295,6 +293,3 @@ async def test_a_worker_killed_after_storing_memories_is_resumed_without_duplica
         assert await workers.finish(second) == {"worked": 1}
         assert len(stub.requests) == 1  # the takeover applied the recorded plan: no model call
         await assert_formed_once(memories, queue, held)
-    finally:
-        stub.released.set()
-        await runner.cleanup()

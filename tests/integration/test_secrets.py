@@ -35,6 +35,7 @@ from agent_memory.providers._retry import RetryPolicy
 from agent_memory.providers.chat.anthropic import AnthropicChatModel
 from agent_memory.providers.chat.base import ChatRequest, Message
 from agent_memory.providers.embedders.voyage import VoyageEmbedder
+from tests.loopback import serve_app
 
 PASSWORD = "pw-SENTINEL-5f1c0de"
 ANTHROPIC_KEY = "sk-ant-SENTINEL-a11ce0123456789"
@@ -251,15 +252,8 @@ async def refusing(request) -> AsyncIterator[_Refusing]:
     stub = _Refusing(request.param)
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", stub.handle)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    stub.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    try:
+    async with serve_app(app) as stub.url:
         yield stub
-    finally:
-        await runner.cleanup()
 
 
 async def test_anthropic_errors_never_show_the_key(refusing):

@@ -14,6 +14,8 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
+from tests.loopback import serve_app
+
 pytest.importorskip("voyageai")
 
 from voyageai import error as voyage_error
@@ -118,16 +120,9 @@ async def stub() -> AsyncIterator[VoyageStub]:
     stub = VoyageStub()
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/v1/embeddings", stub.handle)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    stub.base_url = f"http://127.0.0.1:{port}/v1"
-    try:
+    async with serve_app(app) as url:
+        stub.base_url = f"{url}/v1"
         yield stub
-    finally:
-        await runner.cleanup()
 
 
 @pytest.fixture
