@@ -164,6 +164,15 @@ KNOWN_LONG_MESSAGES: set[str] = set()
 KNOWN_HITS: Counter[str] = Counter()
 
 
+async def _attempt_picked(
+    world: Any, calls: dict[str, Callable[[], Awaitable[Any]]], pick: int
+) -> None:
+    """Run the call ``pick`` chooses among ``calls``; then nobody else's data has changed."""
+    name = sorted(calls)[pick % len(calls)]
+    await _attempt(name, calls[name])
+    await _unchanged(world)
+
+
 async def _attempt(api: str, call: Callable[[], Awaitable[Any]]) -> Any:
     """Run one call: success (returned, checked for bob's data) or a short own error."""
     HOSTILE_COUNTS[api] += 1
@@ -350,19 +359,13 @@ def _tenant_calls(world, v: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_long_term_memory_under_hostile_values(world, value, pick):
-    calls = _long_term_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _long_term_calls(world, value), pick)
 
 
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_a_forged_tenant_reads_and_erases_nothing_of_bobs(world, value, pick):
-    calls = _tenant_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _tenant_calls(world, value), pick)
 
 
 # --- conversation, working, episodic -------------------------------------------------------------
@@ -557,37 +560,25 @@ def _knowledge_and_profile_calls(world, v: Any) -> dict[str, Callable[[], Awaita
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_conversation_memory_under_hostile_values(world, value, pick):
-    calls = _session_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _session_calls(world, value), pick)
 
 
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_working_memory_under_hostile_values(world, value, pick):
-    calls = _working_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _working_calls(world, value), pick)
 
 
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_episodic_memory_under_hostile_values(world, value, pick):
-    calls = _episodic_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _episodic_calls(world, value), pick)
 
 
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_knowledge_and_profiles_under_hostile_values(world, value, pick):
-    calls = _knowledge_and_profile_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _knowledge_and_profile_calls(world, value), pick)
 
 
 # --- LangGraph store and checkpointer -------------------------------------------------------------
@@ -654,10 +645,7 @@ def _langgraph_calls(world, v: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
 @PROPERTY
 @given(value=HOSTILE, pick=st.integers(min_value=0))
 async def test_langgraph_store_and_checkpointer_under_hostile_values(world, value, pick):
-    calls = _langgraph_calls(world, value)
-    name = sorted(calls)[pick % len(calls)]
-    await _attempt(name, calls[name])
-    await _unchanged(world)
+    await _attempt_picked(world, _langgraph_calls(world, value), pick)
 
 
 # --- the agent and the feedback API ---------------------------------------------------------------
