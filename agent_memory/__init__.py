@@ -59,7 +59,10 @@ if TYPE_CHECKING:
     from agent_memory.providers.embedders.fake import FakeEmbedder
     from agent_memory.providers.embedders.local import LocalEmbedder
     from agent_memory.providers.embedders.voyage import VoyageEmbedder
-    from agent_memory.providers.registry import make_chat_model, make_embedder
+    from agent_memory.providers.registry import make_chat_model, make_embedder, make_reranker
+    from agent_memory.providers.rerankers.base import Reranker, RerankScore
+    from agent_memory.providers.rerankers.fake import FakeReranker
+    from agent_memory.providers.rerankers.voyage import VoyageReranker
 
 # Imported on first use, so `import agent_memory` stays light and optional SDKs stay optional.
 _LAZY = {
@@ -94,8 +97,13 @@ _LAZY = {
     "FakeEmbedder": "agent_memory.providers.embedders.fake",
     "LocalEmbedder": "agent_memory.providers.embedders.local",
     "VoyageEmbedder": "agent_memory.providers.embedders.voyage",
+    "Reranker": "agent_memory.providers.rerankers.base",
+    "RerankScore": "agent_memory.providers.rerankers.base",
+    "FakeReranker": "agent_memory.providers.rerankers.fake",
+    "VoyageReranker": "agent_memory.providers.rerankers.voyage",
     "make_chat_model": "agent_memory.providers.registry",
     "make_embedder": "agent_memory.providers.registry",
+    "make_reranker": "agent_memory.providers.registry",
 }
 
 __all__ = [
@@ -120,6 +128,7 @@ __all__ = [
     "EmbeddingSignature",
     "FakeChatModel",
     "FakeEmbedder",
+    "FakeReranker",
     "IndexManager",
     "IndexState",
     "InvalidInputError",
@@ -139,6 +148,8 @@ __all__ = [
     "ProviderUnavailableError",
     "RAGAgent",
     "RateLimitedError",
+    "RerankScore",
+    "Reranker",
     "SearchHit",
     "SearchQuery",
     "SearchUnavailableError",
@@ -151,11 +162,13 @@ __all__ = [
     "TurnResult",
     "UnknownProviderError",
     "VoyageEmbedder",
+    "VoyageReranker",
     "__version__",
     "connect",
     "load_settings",
     "make_chat_model",
     "make_embedder",
+    "make_reranker",
 ]
 
 

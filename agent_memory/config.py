@@ -20,10 +20,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory._common import check_id
 
-__all__ = ["EMBEDDERS", "CHAT_MODELS", "Settings", "load_settings"]
+__all__ = ["EMBEDDERS", "CHAT_MODELS", "RERANKERS", "Settings", "load_settings"]
 
 EMBEDDERS = ("local", "voyage", "fake")
 CHAT_MODELS = ("offline", "anthropic", "fake")
+RERANKERS = ("auto", "none", "voyage", "fake")
 
 
 class Settings(BaseSettings):
@@ -114,6 +115,19 @@ class Settings(BaseSettings):
     chat_model_name: str | None = Field(
         default=None, description="Anthropic model; unset: claude-sonnet-5-5."
     )
+    reranker: str = Field(
+        default="auto",
+        description=f"Reranking stage after retrieval, one of {', '.join(RERANKERS)}: auto "
+        "(voyage when VOYAGE_API_KEY is set and the voyageai package is installed, otherwise "
+        "none), none (off), voyage (Voyage AI, needs VOYAGE_API_KEY), fake (token overlap, "
+        "for tests).",
+    )
+    rerank_model: str = Field(
+        default="rerank-2.5-lite",
+        min_length=1,
+        description="Voyage reranking model: rerank-2.5, rerank-2.5-lite, rerank-2 or "
+        "rerank-2-lite.",
+    )
     anthropic_api_key: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices(
@@ -126,13 +140,14 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices(
             "VOYAGE_API_KEY", "AGENT_MEMORY_VOYAGE_API_KEY", "voyage_api_key"
         ),
-        description="Voyage AI API key; needed only with AGENT_MEMORY_EMBEDDER=voyage.",
+        description="Voyage AI API key; needed with AGENT_MEMORY_EMBEDDER=voyage or "
+        "AGENT_MEMORY_RERANKER=voyage, and turns reranking on with AGENT_MEMORY_RERANKER=auto.",
     )
     provider_timeout_s: float = Field(
         default=60.0,
         gt=0,
         le=600,
-        description="Seconds one provider request (embedding or chat) may take.",
+        description="Seconds one provider request (embedding, reranking or chat) may take.",
     )
 
     # --- feedback API ----------------------------------------------------------------------
@@ -253,6 +268,13 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"unknown chat model {value!r}; choose one of: {', '.join(CHAT_MODELS)}"
             )
+        return value
+
+    @field_validator("reranker")
+    @classmethod
+    def _check_reranker(cls, value: str) -> str:
+        if value not in RERANKERS:
+            raise ValueError(f"unknown reranker {value!r}; choose one of: {', '.join(RERANKERS)}")
         return value
 
     @field_validator("database")

@@ -1,4 +1,5 @@
-"""Build the configured embedder and chat model from :class:`~agent_memory.config.Settings`."""
+"""Build the configured embedder, chat model and reranker from
+:class:`~agent_memory.config.Settings`."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import typing
 
 import structlog
 
-from agent_memory.config import CHAT_MODELS, EMBEDDERS, Settings
-from agent_memory.errors import UnknownProviderError
+from agent_memory.config import CHAT_MODELS, EMBEDDERS, RERANKERS, Settings
+from agent_memory.errors import DependencyMissingError, UnknownProviderError
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.providers.rerankers.base import Reranker
 
-__all__ = ["anthropic_models", "make_chat_model", "make_embedder"]
+__all__ = ["anthropic_models", "make_chat_model", "make_embedder", "make_reranker"]
 
 logger = structlog.get_logger(__name__)
 
@@ -85,3 +87,32 @@ def make_chat_model(settings: Settings) -> ChatModel:
         key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
         return AnthropicChatModel(model, api_key=key, timeout=settings.provider_timeout_s)
     raise UnknownProviderError("chat model", name, CHAT_MODELS)
+
+
+def make_reranker(settings: Settings) -> Reranker | None:
+    """The reranker ``settings.reranker`` names, or ``None`` when reranking is off.
+
+    ``auto`` (the default) is Voyage when a Voyage API key is configured and the ``voyageai``
+    package is installed, and off otherwise. An explicit ``voyage`` without a key raises
+    :class:`~agent_memory.errors.MissingCredentialsError`, as the other providers do.
+    """
+    name = settings.reranker
+    key = settings.voyage_api_key.get_secret_value().strip() if settings.voyage_api_key else ""
+    if name == "none" or (name == "auto" and not key):
+        return None
+    if name == "fake":
+        from agent_memory.providers.rerankers.fake import FakeReranker
+
+        return FakeReranker()
+    if name in ("auto", "voyage"):
+        try:
+            from agent_memory.providers.rerankers.voyage import VoyageReranker
+        except DependencyMissingError as exc:
+            if name == "voyage":
+                raise
+            logger.warning("reranker_disabled", reason=str(exc))
+            return None
+        return VoyageReranker(
+            settings.rerank_model, api_key=key or None, timeout=settings.provider_timeout_s
+        )
+    raise UnknownProviderError("reranker", name, RERANKERS)

@@ -1,25 +1,19 @@
 """Voyage AI embeddings through the official ``voyageai`` SDK (``agent-memory[voyage]``).
 
 The SDK's own retries are switched off (``max_retries=0``); every attempt goes through
-:func:`~agent_memory.providers._retry.call_with_retries` and the live-call guard.
-
-Connections: left alone, ``voyageai.AsyncClient`` opens and closes a new
-``aiohttp.ClientSession`` for every request, i.e. a fresh TCP and TLS handshake per query.
-The SDK reads a caller-supplied session from the ``voyageai.aiosession`` context variable
-instead, so this embedder keeps one session per event loop, sets the variable only around
-its own calls, and closes the session in :meth:`VoyageEmbedder.aclose` (or, failing that,
-when the loop shuts down).
+:func:`~agent_memory.providers._retry.call_with_retries` and the live-call guard. Error
+translation and the one-session-per-event-loop connections are shared with the Voyage
+reranker (:mod:`agent_memory.providers._voyage_common`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import ClassVar, Literal
 
 import numpy as np
 import structlog
@@ -29,21 +23,24 @@ from agent_memory.errors import (
     BadResponseError,
     ConfigurationError,
     DependencyMissingError,
-    InvalidInputError,
-    MissingCredentialsError,
-    ProviderError,
-    ProviderUnavailableError,
-    RateLimitedError,
     UnknownProviderError,
 )
+from agent_memory.providers._concurrency import gather_or_raise_first
 from agent_memory.providers._live import check_live_call
-from agent_memory.providers._retry import RetryPolicy, call_with_retries, parse_retry_after
+from agent_memory.providers._retry import RetryPolicy, call_with_retries
+from agent_memory.providers._voyage_common import (
+    PROVIDER,
+    SDK_ERRORS,
+    TOKEN_SAFETY_FACTOR,
+    SessionPerLoop,
+    TokenLimitError,
+    map_error,
+    resolve_api_key,
+)
 from agent_memory.providers.embedders.base import Embedder
 
 try:
-    import aiohttp
     import voyageai
-    from voyageai import error as voyage_error
     from voyageai.util import get_default_base_url
 except ImportError as exc:  # pragma: no cover - only without the optional extra
     raise DependencyMissingError("voyageai", "voyage") from exc
@@ -52,16 +49,9 @@ __all__ = ["VOYAGE_MODELS", "VoyageEmbedder"]
 
 logger = structlog.get_logger(__name__)
 
-T = TypeVar("T")
-
-_PROVIDER = "voyage"
-_API_KEY_ENV = "VOYAGE_API_KEY"
 _DEFAULT_RETRY = RetryPolicy()
 #: The API's limit on the length of the input list.
 MAX_TEXTS_PER_REQUEST = 1_000
-#: ``estimate_tokens`` is a character heuristic; Voyage's tokenizers (not available offline)
-#: can count up to about twice as many tokens for digits, code and non-Latin alphabets.
-TOKEN_SAFETY_FACTOR = 2.0
 _FLEXIBLE_DIMENSIONS = (256, 512, 1024, 2048)
 
 
@@ -131,142 +121,10 @@ def plan_batches(
     return batches
 
 
-# --- error mapping ---------------------------------------------------------------------------
-
-
-class _TokenLimitError(InvalidInputError):
-    """The API counted more tokens in a batch than it accepts (our estimate fell short)."""
-
-
-def _detail(exc: Exception) -> str:
-    message = getattr(exc, "user_message", None) or str(exc) or type(exc).__name__
-    # Unknown 4xx errors carry the whole body and headers in the message.
-    return message if len(message) <= 300 else message[:300] + "..."
-
-
-_UNAVAILABLE = (
-    voyage_error.ServiceUnavailableError,
-    voyage_error.ServerError,
-    voyage_error.Timeout,
-    voyage_error.APIConnectionError,
-    voyage_error.TryAgain,
-)
-_REJECTED = (voyage_error.InvalidRequestError, voyage_error.MalformedRequestError)
-
-
-def _map_error(exc: Exception) -> Exception:
-    """The agent_memory error for an SDK failure (the caller raises it ``from exc``)."""
-    if isinstance(exc, TimeoutError | aiohttp.ClientError):
-        # The SDK wraps these, except on a second read of a broken body.
-        return ProviderUnavailableError(
-            f"cannot reach voyage: {type(exc).__name__}", provider=_PROVIDER
-        )
-    if not isinstance(exc, voyage_error.VoyageError):
-        # KeyError, AttributeError, ValueError ... from the SDK unpacking an odd body.
-        return BadResponseError(
-            f"voyage returned a response that cannot be parsed: {type(exc).__name__}: {exc}",
-            provider=_PROVIDER,
-        )
-    status = exc.http_status
-    detail = _detail(exc)
-    # Status first: a non-JSON error body makes the SDK raise a plain APIError for any code.
-    if isinstance(exc, voyage_error.RateLimitError) or status == 429:
-        return RateLimitedError(
-            f"voyage rate limit: {detail}",
-            provider=_PROVIDER,
-            retry_after=parse_retry_after(exc.headers),
-        )
-    if isinstance(exc, _UNAVAILABLE) or (status is not None and (status >= 500 or status == 408)):
-        return ProviderUnavailableError(
-            f"voyage is unavailable{f' (HTTP {status})' if status else ''}: {detail}",
-            provider=_PROVIDER,
-            status_code=status,
-        )
-    if isinstance(exc, voyage_error.AuthenticationError) or status in (401, 403):
-        return ProviderError(
-            f"voyage refused the credentials (HTTP {status}): {detail}; check {_API_KEY_ENV}",
-            provider=_PROVIDER,
-            status_code=status,
-        )
-    if isinstance(exc, _REJECTED) or status in (400, 413, 422):
-        lowered = detail.lower()
-        if "token" in lowered and "batch" in lowered:
-            return _TokenLimitError(f"voyage rejected the batch as too large: {detail}")
-        if "token" in lowered or "too long" in lowered or "context length" in lowered:
-            return InvalidInputError(f"voyage rejected a text as too long: {detail}")
-        return BadResponseError(
-            f"voyage rejected the request (HTTP {status}): {detail}",
-            provider=_PROVIDER,
-            status_code=status,
-        )
-    if status is not None and 200 <= status < 300:
-        return BadResponseError(
-            f"voyage returned a body that is not JSON: {detail}", provider=_PROVIDER
-        )
-    return ProviderError(
-        f"voyage request failed (HTTP {status}): {detail}", provider=_PROVIDER, status_code=status
-    )
-
-
-# --- connections -----------------------------------------------------------------------------
-
-
-async def _session_keeper(session: aiohttp.ClientSession) -> AsyncIterator[None]:
-    """Stays suspended while ``session`` lives; closing the generator closes the session.
-
-    asyncio closes suspended async generators when their loop shuts down (``asyncio.run``,
-    pytest-asyncio) and when they are garbage-collected, so the session is closed inside its
-    own loop even if :meth:`VoyageEmbedder.aclose` is never awaited, and no "Unclosed client
-    session" warning is left for the garbage collector.
-    """
-    try:
-        yield
-    finally:
-        await session.close()
-
-
-@dataclass(slots=True)
-class _LoopState:
-    """What belongs to one event loop: aiohttp sessions and semaphores cannot cross loops."""
-
-    loop: asyncio.AbstractEventLoop
-    session: aiohttp.ClientSession
-    keeper: AsyncGenerator[None, None]
-    slots: asyncio.Semaphore
-
-    @classmethod
-    async def open(cls, max_concurrency: int) -> _LoopState:
-        session = aiohttp.ClientSession()
-        keeper = _session_keeper(session)
-        await anext(keeper)
-        return cls(asyncio.get_running_loop(), session, keeper, asyncio.Semaphore(max_concurrency))
-
-    async def close(self) -> None:
-        if self.loop is asyncio.get_running_loop():
-            await self.keeper.aclose()
-        # From another loop the session cannot be closed here; dropping the last reference
-        # lets asyncio finalise the keeper in the loop it belongs to.
-
-
-async def _gather_or_raise_first(operations: list[Coroutine[Any, Any, T]]) -> list[T]:
-    """Run operations concurrently; on the first failure cancel the rest and raise it."""
-    if len(operations) == 1:
-        return [await operations[0]]
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(operation) for operation in operations]
-    except BaseExceptionGroup as failures:
-        # Raise the failure itself, not the group, so callers can catch the agent_memory
-        # class; ``from`` keeps the SDK exception as its cause.
-        first = failures.exceptions[0]
-        raise first from first.__cause__
-    return [task.result() for task in tasks]
-
-
 # --- the embedder ----------------------------------------------------------------------------
 
 
-class VoyageEmbedder(Embedder):
+class VoyageEmbedder(SessionPerLoop, Embedder):
     """Voyage AI embeddings via ``voyageai.AsyncClient``.
 
     Documents are sent with ``input_type="document"`` and queries with ``"query"``; large
@@ -282,7 +140,7 @@ class VoyageEmbedder(Embedder):
             vectors = await embedder.embed_documents(["I live in Berlin"])
     """
 
-    provider: ClassVar[str] = _PROVIDER
+    provider: ClassVar[str] = PROVIDER
 
     def __init__(
         self,
@@ -299,39 +157,18 @@ class VoyageEmbedder(Embedder):
         if spec is None:
             raise UnknownProviderError("voyage model", model, tuple(VOYAGE_MODELS))
         self.dimensions = _resolve_dimensions(model, spec, dimensions)
-        key = (api_key or os.environ.get(_API_KEY_ENV) or "").strip()
-        if not key:
-            raise MissingCredentialsError(
-                f"the voyage embedder needs an API key: set {_API_KEY_ENV} or pass api_key=..."
-            )
+        key = resolve_api_key(api_key, who="the voyage embedder")
         if timeout <= 0:
             raise ConfigurationError("timeout must be positive")
-        if max_concurrency < 1:
-            raise ConfigurationError("max_concurrency must be at least 1")
+        self._init_sessions(max_concurrency)
         self.model = model
         #: The endpoint requests go to (keys starting "al-" default to MongoDB's endpoint).
         self.base_url = (base_url or get_default_base_url(key)).rstrip("/")
         self._spec = spec
         self._retry = retry
-        self._max_concurrency = max_concurrency
-        self._state: _LoopState | None = None
-        self._closed = False
         self._client = voyageai.AsyncClient(
             api_key=key, max_retries=0, timeout=timeout, base_url=self.base_url
         )
-
-    async def _loop_state(self) -> _LoopState:
-        if self._closed:
-            raise RuntimeError("this VoyageEmbedder has been closed")
-        loop = asyncio.get_running_loop()
-        state = self._state
-        if state is not None and state.loop is loop:
-            return state
-        # First use, or use from a new event loop (e.g. a second asyncio.run).
-        self._state = fresh = await _LoopState.open(self._max_concurrency)
-        if state is not None:
-            await state.close()
-        return fresh
 
     async def _embed(self, texts: list[str], *, kind: Literal["document", "query"]) -> np.ndarray:
         state = await self._loop_state()
@@ -339,7 +176,7 @@ class VoyageEmbedder(Embedder):
         token = voyageai.aiosession.set(state.session)
         try:
             # Tasks copy the context when created, so every batch sees the session.
-            parts = await _gather_or_raise_first(
+            parts = await gather_or_raise_first(
                 [self._embed_batch(batch, kind, state.slots) for batch in batches]
             )
         finally:
@@ -352,7 +189,7 @@ class VoyageEmbedder(Embedder):
         try:
             async with slots:
                 return await self._call(batch, kind)
-        except _TokenLimitError:
+        except TokenLimitError:
             if len(batch) < 2:
                 raise
         # Our estimate undercounted this text mix; halve until the API accepts (outside the
@@ -395,17 +232,8 @@ class VoyageEmbedder(Embedder):
                 output_dimension=self.dimensions if self._spec.flexible else None,
             )
             embeddings, tokens = result.embeddings, result.total_tokens
-        except (
-            voyage_error.VoyageError,
-            aiohttp.ClientError,
-            TimeoutError,
-            # The SDK unpacking an odd body: missing keys, bad base64 ...
-            AttributeError,
-            KeyError,
-            TypeError,
-            ValueError,
-        ) as exc:
-            raise _map_error(exc) from exc
+        except SDK_ERRORS as exc:
+            raise map_error(exc) from exc
         return self._check_vectors(embeddings, len(batch)), tokens
 
     def _check_vectors(self, embeddings: object, expected: int) -> np.ndarray:
@@ -435,7 +263,4 @@ class VoyageEmbedder(Embedder):
 
     async def aclose(self) -> None:
         """Close the HTTP session this embedder opened. Safe to call more than once."""
-        self._closed = True
-        state, self._state = self._state, None
-        if state is not None:
-            await state.close()
+        await self._close_sessions()
