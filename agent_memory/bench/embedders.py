@@ -39,7 +39,15 @@ __all__ = ["CATEGORIES", "KS", "VARIANTS", "Conversation", "load_locomo", "main"
 KS = (1, 5, 10, 25, 50)
 VARIANTS = ("turn", "turn+date")
 #: Category numbers as they appear in locomo10.json.
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+    6: "changed-fact",
+    7: "other-people",
+}
 EMBEDDER_CHOICES = ("local", "fake", "voyage", "voyage:<model>")
 
 _SESSION = re.compile(r"session_(\d+)")

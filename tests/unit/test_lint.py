@@ -21,6 +21,7 @@ def test_ruff_check_is_clean():
             "agent_memory",
             "tests",
             "recipes",
+            "datasets",
         ],
         cwd=ROOT,
         capture_output=True,
