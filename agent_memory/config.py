@@ -71,7 +71,7 @@ class Settings(BaseSettings):
         default="auto",
         description="auto: Atlas Search when the server has it (probed at connection), else "
         "plain; atlas: fail when the server has no Atlas Search; plain: exact vector "
-        "similarity and $text on any server.",
+        "similarity and BM25 in the framework on any server.",
     )
 
     # --- embedded server -------------------------------------------------------------------

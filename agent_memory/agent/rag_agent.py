@@ -56,6 +56,7 @@ from agent_memory.providers.chat.base import (
     Usage,
 )
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["AnswerDelta", "RAGAgent", "TurnResult"]
 
@@ -137,12 +138,15 @@ class RAGAgent:
         memories: MemorySystem | None = None,
         formation_queue: FormationQueue | None = None,
         mcp_servers: Sequence[McpServer] = (),
+        reranker: Reranker | None = None,
     ) -> None:
         self.connection = connection
         self.embedder = embedder
         self.chat_model = chat_model
         self.config = config
-        self.memories = memories or MemorySystem(connection, embedder, chat_model=chat_model)
+        self.memories = memories or MemorySystem(
+            connection, embedder, chat_model=chat_model, reranker=reranker
+        )
         self.queue = formation_queue or FormationQueue(
             connection, debounce_seconds=config.formation_debounce_s
         )

@@ -75,8 +75,9 @@ def ranking_table(title: str, hits: list[RetrievedMemory]) -> Table:
 
 async def long_term_part(rt: Runtime) -> None:
     # The demo's own agent id starts from a clean slate, so reruns show the same thing.
-    await rt.connection.collection("memories").delete_many({"agent_id": AGENT})
     memory = LongTermMemory(rt.connection, rt.embedder)
+    for user in await memory.collection.distinct("user_id", {"agent_id": AGENT}):
+        await memory.forget_user(Tenant(AGENT, user))
     try:
         for user, items in MEMORIES.items():
             await memory.store_many(Tenant(AGENT, user), items)

@@ -72,8 +72,8 @@ def setup(
             console.print(_table(states, "indexes"))
             if rt.connection.tier == "plain":
                 console.print(
-                    "This server has no Atlas Search: search uses exact similarity and $text "
-                    "(plain tier); Atlas search indexes are not needed here."
+                    "This server has no Atlas Search: search ranks by exact similarity and BM25 "
+                    "in the framework (plain tier); Atlas search indexes are not needed here."
                 )
             problems = [item for item in states if item.problem]
             if problems:

@@ -311,6 +311,7 @@ class MemoryStore(BaseStore):
                             {"_id": result.id, **tenant.filter(), "status": "active"},
                             {"$set": {"source": {**source, "updated_at": utcnow()}}},
                         )
+                        await self.long_term.announce(tenant)
         logger.debug("store_items_put", agent_id=self.agent_id, count=len(scopes))
 
     async def _get(self, tenant: Tenant, path: tuple[str, ...], key: str) -> Item | None:

@@ -28,8 +28,10 @@ import structlog
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import check_id, new_id, shown, utcnow
+from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
+from agent_memory.mongo.search.snapshots import GENERATIONS, announce_writes
 
 __all__ = ["DecayConfig", "DecayJob", "DecayReport"]
 
@@ -99,6 +101,7 @@ class DecayJob:
         self.connection = connection
         self.config = config or DecayConfig()
         self.memories = connection.collection("memories")
+        self.generations = connection.collection(GENERATIONS)
         self.runs = connection.collection(RUNS_COLLECTION)
 
     def _filter(self, agent_id: str | None, now: datetime, period: str) -> dict[str, Any]:
@@ -195,6 +198,8 @@ class DecayJob:
             ],
         )
         eligible, decayed = result.matched_count, result.modified_count
+        if decayed:
+            await self._announce(run_id)
         await self.runs.update_one(
             {"_id": run_id},
             {
@@ -207,6 +212,22 @@ class DecayJob:
             },
         )
         return eligible, decayed
+
+    async def _announce(self, run_id: str) -> None:
+        """Tell searches which tenants' memories this run changed (one aggregate, one bulk
+        write): the plain tier keeps memories in memory and ranks by importance."""
+        tenants = await _driver.aggregate(
+            self.memories,
+            [
+                {"$match": {"decay_run": run_id}},
+                {"$group": {"_id": {"agent_id": "$agent_id", "user_id": "$user_id"}}},
+            ],
+        )
+        await announce_writes(
+            self.generations,
+            self.memories.name,
+            [row["_id"] for row in tenants if isinstance(row.get("_id"), dict)],
+        )
 
     async def runs_for(
         self, agent_id: str | None = None, *, limit: int = 20

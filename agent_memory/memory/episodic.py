@@ -17,13 +17,15 @@ operation                          commands                                     
 =================================  =========================================================  ===
 log_action                         insert                                                     1
 get_action                         find                                                       1
-add_feedback (transactions)        find, update action, update memories, commitTransaction    4
-add_feedback (no transactions)     find, update action (+ pending), update memories,          4
-                                   update action (clear pending)
+add_feedback (transactions)        find, update action, update memories, commitTransaction,   5
+                                   update search generation (announces the new ranking)
+add_feedback (no transactions)     find, update action (+ pending), update memories,          5
+                                   update search generation, update action (clear pending)
   ... no memories to credit        find, update action (+ commitTransaction)                  2-3
   ... replayed idempotency key     find                                                       1
-  ... a crashed credit pending     +2 first: update memories, update action                   +2
-similar_actions (plain tier)       [find vectors with the documents | find $text]             1
+  ... a crashed credit pending     +3 first: update memories, update search generation,      +3
+                                   update action
+similar_actions (plain tier)       find the tenant's logs with their vectors (ranked here)   1
 similar_actions (Atlas tier)       aggregate ($rankFusion), or [$vectorSearch | $search]      1
 success_rates                      [aggregate live logs | find summaries]                     1
 forget_user                        delete                                                     1

@@ -47,6 +47,7 @@ from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory._common import Tenant, new_id, utcnow
 from agent_memory.memory.episodic_records import EpisodicConfig
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.search.snapshots import GENERATIONS, announce_write
 from agent_memory.mongo.transactions import run_in_transaction
 
 __all__ = ["Credit", "Feedback", "FeedbackLedger", "FeedbackRequest", "centred_value"]
@@ -258,6 +259,8 @@ class FeedbackLedger:
             await run_in_transaction(self._connection.client, work)
         except _GuardMissed:
             return False
+        if credit is not None:
+            await self._announce(tenant)  # after the commit, or a search would cache the old
         return True
 
     async def _write_in_order(
@@ -298,7 +301,19 @@ class FeedbackLedger:
             },
             session=session,
         )
+        if session is None:
+            # Searches keep memories in memory (mongo.search.snapshots); feedback changes their
+            # ranking. Announced before the pending credit is cleared, so a crash in between
+            # is announced again by the repair that finishes the credit.
+            await self._announce(tenant)
         return result.modified_count
+
+    async def _announce(self, tenant: Tenant) -> None:
+        await announce_write(
+            self._connection.collection(GENERATIONS),
+            self._memories.name,
+            tenant.filter(),
+        )
 
     async def _clear(self, action_id: str, tenant: Tenant, op: str) -> None:
         await self._logs.update_one(

@@ -42,9 +42,10 @@ ingest, changed source          find, insert_many, update_many,             1 em
                                 delete_many older versions (4)
 ingest, unchanged               find versions (1); + 1 delete if a crash    none
                                 left stale chunks
-retrieve, plain tier            per scope: a vector find (whole chunks)     1 embed, none
-                                and a $text find concurrently; two scopes   with a
-                                concurrently: 4 (1); own only: 2 (1)        query_vector
+retrieve, plain tier            per scope one find of the chunks with       1 embed, none
+                                their vectors (both rankings computed       with a
+                                here); two scopes concurrently: 2 (1);      query_vector
+                                own only: 1 (1)
 retrieve, Atlas tier            per scope 1 aggregate ($rankFusion) or 2    as above
                                 concurrent; two scopes: 2 or 4 (1)
 list_sources, delete_source,    1 (1)                                       none

@@ -12,28 +12,41 @@ measured with command monitoring and held by ``tests/integration/test_round_trip
 ==================================  ====================================  ==========  =========
 operation                           commands                              sequential  provider
 ==================================  ====================================  ==========  =========
-store, no key                       find vectors, find candidates,        3           1 embed
-                                    insert (+1 find of the embedder
-                                    record on an instance's first write)
-store, key: new / repeat            find by key, insert / update          2           1 embed
-store, key: supersede               find by key, insert + update          2 or 3      1 embed
-                                    (one transaction where usable)
-store_many(n, consolidate=False)    insert_many                           1           1 embed
-retrieve (plain tier)               find vectors (whole documents) and    1           1 embed, 0
-                                    $text find concurrently; access                   with a
-                                    statistics: coalesced updates, not                vector
-                                    awaited
+store, no key                       find token (candidates are ranked     3           1 embed
+                                    from the kept memories), insert,
+                                    update token
+  ... first use in a process        + find of the embedder record, and
+                                    the tenant's memories read once
+                                    (plain tier: create token, 1-2 finds)
+store, key: new / repeat            find by key, insert + update token /  3 / 2       1 embed
+                                    update
+store, key: supersede               find by key, insert + update, update  3 or 4      1 embed
+                                    token (one transaction where usable)
+store_many(n, consolidate=False)    insert_many, update token             2           1 embed
+retrieve (plain tier)               find token by _id while the kept      1           1 embed, 0
+                                    memories are ranked; when another                 with a
+                                    writer changed them, + 1-2 finds to               vector
+                                    read them again; access statistics:
+                                    coalesced updates, not awaited
 retrieve (Atlas tier)               1 aggregate ($rankFusion) or 2        1
                                     concurrent aggregates; + coalesced
                                     updates, not awaited
-get, history, forget, forget_user   1                                     1
+get, history                        1                                     1
+forget                              delete, update token                  2
+forget_user                         delete, delete token                  2
 ==================================  ====================================  ==========  =========
+
+Every write announces itself (the tenant's token in ``search_generations``, see
+:mod:`agent_memory.mongo.search.snapshots`) so that searches in every process see it; a write
+to the collection made around this class must call :meth:`LongTermMemory.announce`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,7 +54,7 @@ import numpy as np
 import structlog
 from pymongo import InsertOne, UpdateMany
 
-from agent_memory.errors import InvalidInputError, NotFoundError
+from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
 from agent_memory.memory._common import (
     BackgroundWrites,
     Tenant,
@@ -58,7 +71,7 @@ from agent_memory.memory._common import (
 )
 from agent_memory.memory.access import AccessRecorder
 from agent_memory.memory.consolidation import Candidate, Decision, decide
-from agent_memory.memory.ranking import SourceScaler, score_memory
+from agent_memory.memory.ranking import relevances, score_memory
 from agent_memory.memory.records import (
     MEMORY_TYPES,
     LongTermConfig,
@@ -71,12 +84,19 @@ from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
-from agent_memory.mongo.search import SearchQuery, make_searcher
+from agent_memory.mongo.search import SearchHit, SearchQuery, make_searcher
+from agent_memory.mongo.search.snapshots import (
+    GENERATIONS,
+    Change,
+    announce_write,
+    generation_id,
+)
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.transactions import run_in_transaction
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["LongTermMemory"]
 
@@ -96,6 +116,9 @@ class LongTermMemory:
 
     ``judge`` is an optional chat model consolidation asks whether a close memory is
     contradicted; without one (or with the offline model) only keyed memories supersede.
+    ``reranker`` is an optional second stage (:mod:`agent_memory.providers.rerankers`): the
+    search's best ``config.rerank_candidates`` are scored again by it, and its score is the
+    relevance; a reranker that fails leaves the search's own ranking, with a warning.
     """
 
     def __init__(
@@ -105,18 +128,26 @@ class LongTermMemory:
         *,
         config: LongTermConfig | None = None,
         judge: ChatModel | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.connection = connection
         self.embedder = embedder
         self.config = config or LongTermConfig()
         self.judge = judge
+        self.reranker = reranker
         self.collection = connection.collection(COLLECTION)
-        self.target = IndexCatalog.load(
-            dimensions=embedder.dimensions,
-            similarity=embedder.similarity,
-            prefix=connection.settings.collection_prefix,
-        ).target(COLLECTION)
+        # Every write to this collection goes through this class and is announced, so the
+        # plain tier may keep a tenant's memories in memory between searches.
+        self.target = replace(
+            IndexCatalog.load(
+                dimensions=embedder.dimensions,
+                similarity=embedder.similarity,
+                prefix=connection.settings.collection_prefix,
+            ).target(COLLECTION),
+            snapshot=True,
+        )
         self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
+        self._generations = connection.collection(GENERATIONS)
         self._background = BackgroundWrites()
         self._access = AccessRecorder(self.collection, self._background)
         self._embedder_guard = EmbedderGuard(connection, embedder.signature)
@@ -212,6 +243,7 @@ class LongTermMemory:
     ) -> None:
         if not supersede:
             await self.collection.insert_one(document)
+            await self._announce(tenant, Change(added=[document]))
             return
         document["supersedes"] = list(supersede)
         operations = [
@@ -227,11 +259,15 @@ class LongTermMemory:
                 },
             ),
         ]
+        change = Change(
+            added=[document], fields={old: {"status": "superseded"} for old in supersede}
+        )
         if not self.connection.capabilities.transactions:
             # Insert first: a crash or a concurrent writer in between leaves two active
             # memories for the key (both true once), never one superseded without a successor;
             # the next memory stored for the key supersedes every active one.
             await self.collection.bulk_write(operations, ordered=True)
+            await self._announce(tenant, change)
             return
 
         async def work(session: Any) -> None:
@@ -241,6 +277,7 @@ class LongTermMemory:
                 raise _StaleDecision()
 
         await run_in_transaction(self.connection.client, work)
+        await self._announce(tenant, change)
 
     async def _apply(
         self, tenant: Tenant, item: NewMemory, vector: np.ndarray, decision: Decision
@@ -249,6 +286,8 @@ class LongTermMemory:
         if decision.action == "reinforce" and await self._reinforce(
             tenant, decision.targets[0], item, now
         ):
+            if item.tags:  # tags are filtered on: searches must see the new ones
+                await self._announce(tenant)
             return StoreResult(decision.targets[0], "reinforced")
         # A reinforce target superseded meanwhile falls through to a plain insert.
         document = self._document(tenant, item, vector, now)
@@ -275,9 +314,9 @@ class LongTermMemory:
             item.content,
             key=item.key,
             candidates=await self._candidates(tenant, item, vector),
-            # A vector made with context says little about the content alone: neighbouring
-            # turns share most of their context. Such a memory repeats another only when the
-            # contents are the same text.
+            # A memory with context is a turn of a conversation: two turns that say nearly
+            # the same ("Yes, I loved it!") in different places are different memories. Such a
+            # memory repeats another only when the contents are the same text.
             repeat_similarity=self.config.repeat_similarity if not item.context else math.inf,
             judge_similarity=self.config.judge_similarity,
             judge=self.judge,
@@ -321,20 +360,16 @@ class LongTermMemory:
             raise InvalidInputError("items must be a non-empty list of NewMemory")
         with translate_errors("storing memories"):
             await self._embedder_guard.check()
-            vectors = await self.embedder.embed_documents([item.index_text for item in checked])
-            if not consolidate:
-                now = utcnow()
-                documents = [
-                    self._document(tenant, item, vector, now)
-                    for item, vector in zip(checked, vectors, strict=True)
-                ]
-                await self.collection.insert_many(documents, ordered=True)
-                results = [StoreResult(doc["_id"], "inserted") for doc in documents]
-            else:
-                results = []
-                # In order: a later item may repeat or replace an earlier one of the batch.
-                for item, vector in zip(checked, vectors, strict=True):
-                    results.append(await self._consolidate(tenant, item, vector))
+            vectors = await self.embedder.embed_documents(
+                [item.vector_text(self.config) for item in checked]
+            )
+            try:
+                results = await self._write(tenant, checked, vectors, consolidate)
+            except BaseException:
+                # A failure half-way: what did land must still be found by searches.
+                with contextlib.suppress(Exception):
+                    await self._announce(tenant)
+                raise
         logger.info(
             "memories_stored",
             agent_id=tenant.agent_id,
@@ -344,6 +379,43 @@ class LongTermMemory:
             superseded=sum(r.action == "superseded" for r in results),
         )
         return results
+
+    async def _write(
+        self,
+        tenant: Tenant,
+        checked: Sequence[NewMemory],
+        vectors: np.ndarray,
+        consolidate: bool,
+    ) -> list[StoreResult]:
+        if not consolidate:
+            now = utcnow()
+            documents = [
+                self._document(tenant, item, vector, now)
+                for item, vector in zip(checked, vectors, strict=True)
+            ]
+            await self.collection.insert_many(documents, ordered=True)
+            await self._announce(tenant, Change(added=documents))
+            return [StoreResult(doc["_id"], "inserted") for doc in documents]
+        results = []
+        # In order: a later item may repeat or replace an earlier one of the batch.
+        for item, vector in zip(checked, vectors, strict=True):
+            results.append(await self._consolidate(tenant, item, vector))
+        return results
+
+    async def announce(self, tenant: Tenant) -> None:
+        """Call after writing to this collection other than through this class: searches
+        (in every process) then read the tenant's memories again."""
+        with translate_errors("announcing a write"):
+            await self._announce(check_tenant(tenant))
+
+    async def _announce(self, tenant: Tenant, change: Change | None = None) -> None:
+        """Tell every process's search that this tenant's memories changed; a corpus this
+        instance keeps follows ``change`` when nobody else wrote meanwhile."""
+        snapshots = getattr(self._searcher, "snapshots", None)
+        if snapshots is not None:
+            await snapshots.announce(self.target, tenant.filter(), change)
+        else:
+            await announce_write(self._generations, self.target.collection, tenant.filter())
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -398,15 +470,19 @@ class LongTermMemory:
                 filters=filters,
                 exclude={} if include_history else {"status": "superseded"},
                 limit=min(max(k * self.config.overfetch, self.config.min_candidates), 10_000),
+                weights=self.config.rank_fusion_weights
+                if self.connection.tier == "atlas"
+                else self.config.search_weights,
+                coverage_power=self.config.coverage_power,
             )
             hits = await self._searcher.search(self.target, search)
-        scaler = SourceScaler(
-            [hit.sources for hit in hits],
-            search.weights,
-            min_spread=self.config.ranking.relevance_spread,
+        relevance = relevances(
+            [hit.score for hit in hits], scale="rank" if self.connection.tier == "atlas" else "z"
         )
+        if self.reranker is not None and hits:
+            hits, relevance = await self._rerank(query, hits, relevance)
         ranked = []
-        for hit in hits:
+        for hit, hit_relevance in zip(hits, relevance, strict=True):
             doc = hit.document
             expires = doc.get("expires_at")
             if isinstance(expires, datetime) and expires <= now:
@@ -414,7 +490,7 @@ class LongTermMemory:
             if min_importance is not None and float(doc.get("importance", 0.0)) < min_importance:
                 continue
             breakdown = score_memory(
-                doc, relevance=scaler.relevance(hit.sources), now=now, weights=self.config.ranking
+                doc, relevance=hit_relevance, now=now, weights=self.config.ranking
             )
             ranked.append(
                 RetrievedMemory(Memory.from_document(doc), breakdown.total, breakdown, hit.sources)
@@ -423,7 +499,48 @@ class LongTermMemory:
         ranked = ranked[:k]
         if ranked:
             self._access.record(tenant, [item.memory.id for item in ranked], now)
+            self._touch(tenant, ranked, now)
         return ranked
+
+    async def _rerank(
+        self, query: str, hits: list[SearchHit], relevance: list[float]
+    ) -> tuple[list[SearchHit], list[float]]:
+        """The search's best candidates scored again by the reranker (its score, 0-1, is the
+        relevance); the search's own ranking when the reranker fails."""
+        assert self.reranker is not None
+        head = hits[: self.config.rerank_candidates]
+        texts = [
+            NewMemory(
+                h.document.get("content") or "-", context=h.document.get("context")
+            ).index_text
+            for h in head
+        ]
+        try:
+            scores = await self.reranker.rerank(query, texts)
+        except AgentMemoryError as exc:
+            logger.warning(
+                "rerank_failed", provider=self.reranker.provider, error=type(exc).__name__
+            )
+            return hits, relevance
+        return [head[s.index] for s in scores], [max(0.0, min(1.0, s.score)) for s in scores]
+
+    def _touch(self, tenant: Tenant, ranked: Sequence[RetrievedMemory], now: datetime) -> None:
+        """Keep this process's kept copies of the access statistics as the flush will write
+        them (they rank by recency), without making other processes read again."""
+        snapshots = getattr(self._searcher, "snapshots", None)
+        if snapshots is None:
+            return
+        snapshots.touch(
+            self.target,
+            tenant.filter(),
+            {
+                item.memory.id: {
+                    "access_count": item.memory.access_count + 1,
+                    "last_accessed": max(now, item.memory.last_accessed or now),
+                }
+                for item in ranked
+            },
+        )
 
     async def get(self, tenant: Tenant, memory_id: str) -> Memory:
         tenant = check_tenant(tenant)
@@ -485,6 +602,7 @@ class LongTermMemory:
         check_id(memory_id, "memory_id")
         with translate_errors("forgetting a memory"):
             result = await self.collection.delete_one({"_id": memory_id, **tenant.filter()})
+            await self._announce(tenant, Change(removed=[memory_id]))
         if result.deleted_count == 0:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         logger.info("memory_forgotten", agent_id=tenant.agent_id)
@@ -493,6 +611,13 @@ class LongTermMemory:
         tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's memories"):
             result = await self.collection.delete_many(tenant.filter())
+            # The token goes too (it names the user); a reader then starts afresh.
+            await self._generations.delete_one(
+                {"_id": generation_id(self.target.collection, tenant.filter())}
+            )
+        snapshots = getattr(self._searcher, "snapshots", None)
+        if snapshots is not None:
+            snapshots.forget(self.target, tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
 
     async def drain(self) -> None:

@@ -3,13 +3,9 @@
     score = w_relevance * relevance + w_recency * recency + w_importance * importance
             + w_feedback * utility
 
-- relevance: how well each search source (vector, keyword) scored the memory, each scaled to
-  0-1 over the candidates it returned (best 1), averaged with the source weights; a source
-  that did not find the memory adds 0. The scale spans at least ``relevance_spread`` of the
-  best score, so a near-tie (cosine 0.80 against 0.79) stays a near-tie that feedback,
-  importance or recency can decide, instead of being stretched to 1 against 0. Reciprocal rank fusion picks the candidates,
-  but its scores are nearly flat across the top ranks (1/61 against 1/62), too flat to weigh
-  against importance or recency, so the re-ranking uses the sources' own scores.
+- relevance: the search's fused score (vector and keyword, see ``mongo.search.fusion``) mapped
+  to 0-1 in the search's order (:func:`relevances`): a near-tie stays a near-tie that feedback,
+  importance or recency can decide.
 - recency: ``0.5 ** (days since last access / half_life_days)``, computed at query time, so
   nothing has to be rewritten for a memory to age.
 - importance: the stored 0-1 value (lowered over time by the decay job).
@@ -27,13 +23,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_memory.mongo.search import SourceScore
-
 __all__ = [
     "RankingWeights",
     "ScoreBreakdown",
-    "SourceScaler",
     "feedback_utility",
+    "relevances",
     "score_memory",
 ]
 
@@ -47,8 +41,6 @@ class RankingWeights:
     recency_half_life_days: float = 30.0
     #: Pseudo-count of neutral ratings: utility = sum / (count + prior).
     feedback_prior: float = 2.0
-    #: Score gaps below this fraction of a source's best score are not stretched.
-    relevance_spread: float = 0.15
 
     def __post_init__(self) -> None:
         for name in ("relevance", "recency", "importance", "feedback"):
@@ -57,8 +49,6 @@ class RankingWeights:
                 raise ValueError(f"ranking weight {name} must be a non-negative number")
         if self.recency_half_life_days <= 0 or self.feedback_prior < 0:
             raise ValueError("recency_half_life_days must be positive and feedback_prior >= 0")
-        if not 0 <= self.relevance_spread <= 1:
-            raise ValueError("relevance_spread must be from 0 to 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,38 +81,23 @@ def feedback_utility(feedback: Mapping[str, Any] | None, prior: float) -> float:
     return max(-1.0, min(1.0, float(total) / (float(count) + prior)))
 
 
-class SourceScaler:
-    """Scaling of each source's raw scores over one result set: the best is 1, and the
-    scale spans the set's range or ``min_spread`` of the best score, whichever is wider."""
+def relevances(fused: Sequence[float], *, scale: str = "z") -> list[float]:
+    """Relevance from 0 to 1 for each hit of one search, from its fused search score, keeping
+    the search's order, so that with equal recency, importance and feedback the memories rank
+    exactly as the search ranked them.
 
-    def __init__(
-        self,
-        sources: Sequence[Mapping[str, SourceScore]],
-        weights: Mapping[str, float],
-        *,
-        min_spread: float = 0.15,
-    ) -> None:
-        self._weights = dict(weights)
-        self._min_spread = min_spread
-        self._bounds: dict[str, tuple[float, float]] = {}
-        for name in {name for found in sources for name in found}:
-            values = [found[name].score for found in sources if name in found]
-            self._bounds[name] = (min(values), max(values))
-
-    def relevance(self, found: Mapping[str, SourceScore]) -> float:
-        used = {name: weight for name, weight in self._weights.items() if name in self._bounds}
-        total = sum(used.values())
-        if total <= 0:
-            return 0.0
-        value = 0.0
-        for name, weight in used.items():
-            if name not in found:
-                continue
-            low, high = self._bounds[name]
-            spread = max(high - low, self._min_spread * abs(high))
-            scaled = 1.0 if spread <= 0 else 1.0 - (high - found[name].score) / spread
-            value += weight * max(0.0, scaled)
-        return value / total
+    ``scale="z"`` (the plain tier: weighted z-scores, 0 = an average document of the tenant)
+    maps through the logistic function: a hit a few standard deviations above the rest is near
+    1, a near-tie stays a near-tie that feedback, importance or recency can decide.
+    ``scale="rank"`` (the Atlas tier: reciprocal rank fusion, small positive numbers) takes the
+    share of the best hit's score.
+    """
+    if scale == "rank":
+        best = max(fused, default=0.0)
+        if not best > 0:
+            return [0.0 for _ in fused]
+        return [max(0.0, min(1.0, value / best)) for value in fused]
+    return [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value)))) for value in fused]
 
 
 def score_memory(

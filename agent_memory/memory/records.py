@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,11 @@ __all__ = [
 ]
 
 MEMORY_TYPES = ("fact", "preference", "instruction", "learned")
+SEARCH_VECTOR_WEIGHT = 0.6
+SEARCH_TEXT_WEIGHT = 0.4
+SEARCH_COVERAGE_POWER = 0.0
+RANK_VECTOR_WEIGHT = 0.3
+RANK_TEXT_WEIGHT = 0.7
 MemoryType = Literal["fact", "preference", "instruction", "learned"]
 
 
@@ -39,6 +45,26 @@ class LongTermConfig:
     max_content_chars: int = 8_000
     max_tags: int = 32
     ranking: RankingWeights = field(default_factory=RankingWeights)
+    #: How much each search source counts in the fused relevance on the plain tier (weights
+    #: of z-scores); chosen by cross-validation, see docs/benchmarks.md (``bench fusion``).
+    search_weights: Mapping[str, float] = field(
+        default_factory=lambda: {"vector": SEARCH_VECTOR_WEIGHT, "text": SEARCH_TEXT_WEIGHT}
+    )
+    #: Plain tier: the keyword weight is scaled by how much of the query its best match covers,
+    #: to this power (0 turns it off); chosen with the weights.
+    coverage_power: float = SEARCH_COVERAGE_POWER
+    #: The same for the Atlas tier, whose ``$rankFusion`` (or the framework's reciprocal rank
+    #: fusion where the server has none) weighs ranks, not scores.
+    rank_fusion_weights: Mapping[str, float] = field(
+        default_factory=lambda: {"vector": RANK_VECTOR_WEIGHT, "text": RANK_TEXT_WEIGHT}
+    )
+    #: Whether a memory's vector is computed from its content and its context (the turns
+    #: around it) or from its content alone; the keyword ranking reads both either way.
+    #: Chosen by cross-validation: context in the vector lowered recall on paraphrased
+    #: questions far more than it raised it elsewhere (docs/benchmarks.md).
+    embed_context: bool = False
+    #: With a reranker: how many of the search's best candidates it scores again.
+    rerank_candidates: int = 30
     #: Search this many times ``k`` candidates, then re-rank them with the full score.
     overfetch: int = 4
     #: ... but never fewer than this many: scores are scaled over the candidates, so with a
@@ -53,10 +79,31 @@ class LongTermConfig:
     reinforce_step: float = 0.05
 
     def __post_init__(self) -> None:
-        for name in ("overfetch", "min_candidates"):
+        for name in ("search_weights", "rank_fusion_weights"):
+            _check_weights(name, getattr(self, name))
+        power = self.coverage_power
+        if isinstance(power, bool) or not isinstance(power, int | float) or not 0 <= power <= 8:
+            raise InvalidInputError("coverage_power must be a number from 0 to 8")
+        for name in ("overfetch", "min_candidates", "rerank_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidInputError(f"{name} must be a positive int")
+
+
+def _check_weights(name: str, weights: object) -> None:
+    if (
+        not isinstance(weights, Mapping)
+        or not weights
+        or set(weights) - {"vector", "text"}
+        or not all(
+            isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
+            for w in weights.values()
+        )
+        or not any(w > 0 for w in weights.values())
+    ):
+        raise InvalidInputError(
+            f"{name} maps 'vector' and 'text' to non-negative numbers, one above 0"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +126,13 @@ class NewMemory:
 
     @property
     def index_text(self) -> str:
-        """What the memory's vector is computed from: the content, then its context."""
+        """The content, then its context: what the keyword ranking reads (and the vector, with
+        ``LongTermConfig.embed_context``)."""
         return self.content if not self.context else f"{self.content}\n{self.context}"
+
+    def vector_text(self, config: LongTermConfig) -> str:
+        """What the memory's vector is computed from."""
+        return self.index_text if config.embed_context else self.content
 
     def checked(self, config: LongTermConfig) -> NewMemory:
         """This memory with every field validated (raises :class:`InvalidInputError`)."""

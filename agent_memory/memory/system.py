@@ -28,6 +28,7 @@ from agent_memory.memory.working import WorkingMemory
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["Forgetter", "MemorySystem"]
 
@@ -59,13 +60,14 @@ class MemorySystem:
         working_config: WorkingConfig | None = None,
         episodic_config: EpisodicConfig | None = None,
         knowledge_config: KnowledgeConfig | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.connection = connection
         self.conversation = ConversationMemory(
             connection, chat_model=chat_model, config=conversation_config
         )
         self.long_term = LongTermMemory(
-            connection, embedder, config=long_term_config, judge=chat_model
+            connection, embedder, config=long_term_config, judge=chat_model, reranker=reranker
         )
         self.profiles = ProfileMemory(connection, self.long_term, schemas=schemas)
         self.working = WorkingMemory(connection, config=working_config)

@@ -105,7 +105,7 @@ async def probe_capabilities(
         search_error = await _try(_driver.aggregate(collection, [{"$listSearchIndexes": {}}]))
     except pm.OperationFailure as exc:
         # Not allowed is not "not supported": on auto, falling back to the plain tier on
-        # Atlas would search through $text indexes that were never created there.
+        # Atlas would quietly read every user's memories into the application to rank them.
         if requested_tier == "auto":
             raise AuthenticationError(
                 "the database user may not list search indexes, so whether this server has "

@@ -684,13 +684,14 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     use_transactions(connection, True)
     with counter.count() as sent:
         await episodic.add_feedback(ALICE, action_id, rating=4, idempotency_key="k")
-    assert sent == ["find", "update", "update", "commitTransaction"]
+    # ... and the memories' new ranking announced to searches after the commit
+    assert sent == ["find", "update", "update", "commitTransaction", "update"]
     with counter.count() as sent:
         await episodic.add_feedback(ALICE, action_id, rating=4, idempotency_key="k")
     assert sent == ["find"]
     with counter.count() as sent:
         await episodic.similar_actions(ALICE, query="reset password", query_vector=vector)
-    assert sorted(sent) == ["find", "find"]  # vectors with the documents | $text
+    assert sent == ["find"]  # the logs with their vectors; both rankings computed here
     with counter.count() as sent:
         await episodic.success_rates("agent")
     assert sorted(sent) == ["aggregate", "find"]  # concurrently
@@ -704,7 +705,8 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     use_transactions(connection, False)
     with counter.count() as sent:
         await episodic.add_feedback(ALICE, action_id, rating=1)
-    assert sent == ["find", "update", "update", "update"]
+    # action (+ pending), memories, search generation, action (pending cleared)
+    assert sent == ["find", "update", "update", "update", "update"]
 
 
 async def test_logs_say_what_happened_never_the_payload(episodic, memories):

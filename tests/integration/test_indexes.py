@@ -14,7 +14,8 @@ async def test_setup_creates_regular_indexes_and_is_idempotent(connection, embed
     first = await manager.setup()
     created = {(s.collection, s.name) for s in first if s.state == "created"}
     assert ("memories", "tenant_type_created") in created
-    assert ("memories", "content_text") in created  # the $text index of the plain tier
+    # No $text index: the plain tier ranks keywords with BM25 in the framework.
+    assert not any(name == "content_text" for _, name in created)
     assert all(s.state == "not used" for s in first if s.kind in ("vectorSearch", "search"))
 
     second = await manager.setup()

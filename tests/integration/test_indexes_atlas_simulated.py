@@ -140,7 +140,7 @@ async def test_setup_creates_search_indexes_and_waits_until_queryable(atlas, emb
     created = {(s.collection, s.name) for s in states if s.state == "created"}
     assert ("memories", "memories_vector") in created
     assert ("action_logs", "action_logs_text") in created
-    assert ("memories", "content_text") not in created  # the $text index is plain-tier only
+    assert ("memories", "content_text") not in created  # no $text index on any tier
     assert any(s.state == "building" for s in seen)  # progress was reported while waiting
     vector = server.indexes["memories"]["memories_vector"]["latestDefinition"]
     assert vector["fields"][0]["numDimensions"] == embedder.dimensions

@@ -69,6 +69,7 @@ async def test_ranking_combines_relevance_recency_importance_and_feedback(connec
     collection = connection.collection("memories")
     long_ago = datetime.now(UTC) - timedelta(days=365)
     await collection.update_one({"_id": old.id}, {"$set": {"last_accessed": long_ago}})
+    await memory.announce(ALICE)  # a write around the class announces itself
     hits = await memory.retrieve(ALICE, "tennis", k=2)
     by_id = {hit.memory.id: hit for hit in hits}
     assert by_id[new.id].breakdown.recency > 0.99 > 0.01 > by_id[old.id].breakdown.recency
@@ -442,3 +443,53 @@ async def test_a_smaller_k_gives_the_head_of_a_larger_one(connection, embedder):
     assert any(small != large for small, large in await heads(LongTermConfig(min_candidates=1)))
     with pytest.raises(InvalidInputError, match="min_candidates"):
         LongTermConfig(min_candidates=0)
+
+
+async def test_a_reranker_scores_the_best_candidates_again(connection, embedder):
+    from agent_memory.errors import ProviderUnavailableError
+    from agent_memory.memory.records import LongTermConfig
+    from agent_memory.providers.rerankers import FakeReranker
+
+    class Recording(FakeReranker):
+        def __init__(self, fail: bool = False) -> None:
+            super().__init__()
+            self.fail = fail
+            self.seen: list[list[str]] = []
+
+        async def _rerank(self, query, documents, *, top_k):
+            self.seen.append(list(documents))
+            if self.fail:
+                raise ProviderUnavailableError("reranker down", provider="fake")
+            return await super()._rerank(query, documents, top_k=top_k)
+
+    await IndexManager(connection, embedder.signature).setup()
+    reranker = Recording()
+    memory = LongTermMemory(
+        connection, embedder, reranker=reranker, config=LongTermConfig(rerank_candidates=3)
+    )
+    ann = Tenant("rerank", "ann")
+    await memory.store_many(
+        ann,
+        [
+            NewMemory("Ann: the rose garden", context="Ben: where is the piano?"),
+            NewMemory("Ann: a piano lesson on Tuesday"),
+            NewMemory("Ann: sandwiches for lunch"),
+            NewMemory("Ann: the cat sleeps all day"),
+        ],
+    )
+    hits = await memory.retrieve(ann, "piano lesson", k=3)
+    # The reranker saw at most rerank_candidates texts, with their context.
+    assert len(reranker.seen[-1]) == 3
+    assert any("where is the piano" in text for text in reranker.seen[-1])
+    # Its score is the relevance, and its order wins when the rest is equal.
+    assert hits[0].memory.content == "Ann: a piano lesson on Tuesday"
+    assert hits[0].breakdown.relevance == pytest.approx(1.0)
+    assert [h.breakdown.relevance for h in hits] == sorted(
+        (h.breakdown.relevance for h in hits), reverse=True
+    )
+    # A reranker that fails leaves the search's own ranking.
+    failing = LongTermMemory(connection, embedder, reranker=Recording(fail=True))
+    fallback = await failing.retrieve(ann, "piano lesson", k=3)
+    assert fallback and fallback[0].memory.content == "Ann: a piano lesson on Tuesday"
+    await memory.aclose()
+    await failing.aclose()

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from agent_memory.errors import InvalidInputError, NotInitialisedError
+from agent_memory.errors import InvalidInputError
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search import SearchQuery, make_searcher
@@ -157,14 +157,24 @@ async def test_tenant_must_be_complete(memories):
         await searcher.search(target, SearchQuery(tenant={"agent_id": "agent"}, text="Berlin"))
 
 
-async def test_keyword_search_without_setup_says_run_setup(connection, embedder):
+async def test_keyword_ranking_needs_no_text_index_and_stems(connection, embedder):
+    # The plain tier ranks keywords with BM25 in the framework: no $text index is involved,
+    # and English inflections meet ("hiking" finds "hikes", "adopted" finds "adoption").
     catalog = IndexCatalog.load(dimensions=embedder.dimensions)
-    await connection.collection("memories").insert_one(
-        {"agent_id": "agent", "user_id": "alice", "content": "x"}
+    await connection.collection("memories").insert_many(
+        [
+            {"agent_id": "agent", "user_id": "alice", "content": text}
+            for text in ("Alice hikes every weekend", "The adoption agency called", "Lunch at noon")
+        ]
     )
     searcher = make_searcher(connection, dimensions=embedder.dimensions)
-    with pytest.raises(NotInitialisedError, match="agent-memory indexes setup"):
-        await searcher.search(catalog.target("memories"), SearchQuery(tenant=alice(), text="x"))
+    target = catalog.target("memories")
+    for question, expected in (
+        ("who goes hiking?", "Alice hikes every weekend"),
+        ("has she adopted?", "The adoption agency called"),
+    ):
+        hits = await searcher.search(target, SearchQuery(tenant=alice(), text=question))
+        assert [h.document["content"] for h in hits] == [expected]
 
 
 async def test_query_vector_of_wrong_dimension_is_rejected(memories):

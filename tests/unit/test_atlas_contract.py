@@ -634,17 +634,14 @@ def test_index_names_are_unique() -> None:
     assert len(search_names) == len(set(search_names)), search_names
 
 
-def test_text_indexes_are_plain_tier_only() -> None:
-    """The ``$text`` index serves the plain tier only; Atlas searches with ``$search``."""
+def test_no_collection_has_a_text_index() -> None:
+    """No tier uses ``$text``: Atlas searches with ``$search`` and the plain tier ranks with
+    BM25 in the framework, so a text index would only slow every insert."""
     catalog = IndexCatalog.load(dimensions=384)
     for name in SEARCHABLE:
-        text_indexes = [
+        assert not [
             index for index in catalog[name].indexes if any(v == "text" for _, v in index.key)
-        ]
-        assert len(text_indexes) == 1, f"{name} needs one $text index for the plain tier"
-        for index in text_indexes:
-            assert index.tiers == frozenset({"plain"})
-            assert not index.applies_to("atlas") and index.applies_to("plain")
+        ], f"{name} has a $text index"
 
 
 def test_ttl_indexes_have_expire_after_seconds() -> None:

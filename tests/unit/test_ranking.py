@@ -4,31 +4,63 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
-from agent_memory.memory.ranking import RankingWeights, SourceScaler, feedback_utility, score_memory
-from agent_memory.mongo.search import SourceScore
+from agent_memory.memory.ranking import RankingWeights, feedback_utility, relevances, score_memory
+from agent_memory.mongo.search.fusion import SHRINK, score_fusion, standardise
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 
 
-def found(**scores):
-    return {name: SourceScore(rank=1, score=value) for name, value in scores.items()}
+def test_relevance_keeps_the_order_and_near_ties_stay_near():
+    z = relevances([4.0, 3.9, 1.0, 0.0, -2.0, 1000.0])
+    assert z[:5] == sorted(z[:5], reverse=True) and z[3] == 0.5 and z[5] == pytest.approx(1.0)
+    assert z[0] - z[1] < 0.01  # 0.1 standard deviations apart: a near-tie
+    assert z[0] - z[2] > 0.2  # three apart: not one
+    assert relevances([]) == []
+    # Reciprocal rank fusion (Atlas): a share of the best hit's score.
+    assert relevances([0.0328, 0.0164, 0.0], scale="rank") == pytest.approx([1.0, 0.5, 0.0])
+    assert relevances([0.0, 0.0], scale="rank") == [0.0, 0.0]
 
 
-def test_clear_differences_span_the_scale_and_near_ties_stay_near():
-    hits = [found(vector=0.84), found(vector=0.78), found(vector=0.60)]
-    scaler = SourceScaler(hits, {"vector": 1.0, "text": 1.0})
-    assert [round(scaler.relevance(h), 3) for h in hits] == [1.0, 0.75, 0.0]
-    near = [found(vector=0.80), found(vector=0.79)]
-    scaler = SourceScaler(near, {"vector": 1.0}, min_spread=0.15)
-    assert scaler.relevance(near[1]) == pytest.approx(1 - 0.01 / 0.12)
+def test_standardise_gives_z_scores_and_nothing_for_a_flat_source():
+    values = np.array([3.0, 1.0, 1.0, 1.0, -np.inf])
+    valid = np.isfinite(values)
+    z = standardise(values, valid)
+    assert z[:4].mean() == pytest.approx(0.0) and z[:4].std() == pytest.approx(1.0)
+    assert z[4] == pytest.approx(z[:4].min())  # no vector: as low as the lowest
+    assert not standardise(np.zeros(4), np.ones(4, bool)).any()
 
 
-def test_a_memory_found_by_both_sources_beats_one_found_by_one():
-    both, vector_only = found(vector=0.8, text=2.0), found(vector=0.8)
-    scaler = SourceScaler([both, vector_only], {"vector": 1.0, "text": 1.0})
-    assert scaler.relevance(both) == 1.0 and scaler.relevance(vector_only) == 0.5
+def test_fusion_adds_weighted_z_scores_and_reports_ranks_per_source():
+    vector = np.array([0.9, 0.8, 0.1, 0.2])
+    text = np.array([0.0, 5.0, 0.0, 0.0])  # only document 1 matched a keyword
+    fused = score_fusion(
+        {"vector": vector, "text": text},
+        np.ones(4, bool),
+        weights={"vector": 0.6, "text": 0.4},
+        depth=10,
+    )
+    order = [position for position, _, _ in fused]
+    assert order[0] == 1  # second by vector, alone by keyword: first overall
+    assert set(fused[0][2]) == {"vector", "text"} and fused[0][2]["text"].rank == 1
+    assert "text" not in fused[1][2]  # no keyword matched it: no keyword rank
+    expected = 0.6 * standardise(vector, np.ones(4, bool)) + 0.4 * standardise(
+        text, np.ones(4, bool)
+    )
+    expected *= 4 / (4 + SHRINK)  # four documents say little: shrunk toward 0
+    assert [score for _, score, _ in fused] == pytest.approx(sorted(expected, reverse=True))
+
+
+def test_fusion_ranks_only_allowed_documents():
+    fused = score_fusion(
+        {"vector": np.array([0.9, 0.1, 0.5])},
+        np.array([False, True, True]),
+        weights={"vector": 1.0},
+        depth=10,
+    )
+    assert [position for position, _, _ in fused] == [2, 1]
 
 
 def test_utility_is_bounded_and_damped_by_the_prior():
@@ -52,7 +84,7 @@ def test_recency_halves_every_half_life_and_the_total_adds_up():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"relevance": -1}, {"recency_half_life_days": 0}, {"relevance_spread": 2}]
+    "kwargs", [{"relevance": -1}, {"recency_half_life_days": 0}, {"feedback_prior": -1}]
 )
 def test_bad_weights(kwargs):
     with pytest.raises(ValueError):

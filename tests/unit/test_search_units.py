@@ -8,7 +8,8 @@ import pytest
 from agent_memory.errors import InvalidInputError
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.search import SearchQuery, reciprocal_rank_fusion
-from agent_memory.mongo.search.plain import plain_filter, text_search_string
+from agent_memory.mongo.search.keywords import tokenize
+from agent_memory.mongo.search.plain import plain_filter
 
 TENANT = {"agent_id": "a", "user_id": "u"}
 
@@ -36,15 +37,17 @@ def test_rrf_is_deterministic_on_ties():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('"exact phrase"', "exact phrase"),
-        ("-excluded term", "excluded term"),
-        ("where do I live?", "live"),
-        ("the a of", "the a of"),  # only stop words: keep them rather than search nothing
-        ("--", ""),
+        ('"exact phrase"', ["exact", "phrase"]),
+        ("-excluded term", ["exclud", "term"]),
+        ("where do I live?", ["live"]),
+        ("the a of", ["the", "a", "of"]),  # only stop words: keep them rather than search nothing
+        ("--", []),
+        ("{'$ne': null}", ["ne", "null"]),
     ],
 )
-def test_text_syntax_is_neutralised(text, expected):
-    assert text_search_string(text) == expected
+def test_query_syntax_is_only_words(text, expected):
+    # Keywords are ranked in the framework: quotes, minus signs and operators are not syntax.
+    assert tokenize(text) == expected
 
 
 @pytest.mark.parametrize(

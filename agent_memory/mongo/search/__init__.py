@@ -1,7 +1,7 @@
 """Hybrid search (vector + keyword) on two tiers with one result type.
 
 ``make_searcher(connection, dimensions)`` picks the tier the connection chose: Atlas pipelines
-where the server has Atlas Search, exact search with ``$text`` everywhere else.
+where the server has Atlas Search, exact similarity and BM25 in the framework everywhere else.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from agent_memory.mongo.search.atlas import AtlasSearcher
 from agent_memory.mongo.search.fusion import reciprocal_rank_fusion
 from agent_memory.mongo.search.plain import PlainSearcher
+from agent_memory.mongo.search.snapshots import GENERATIONS, Snapshots
 from agent_memory.mongo.search.types import (
     MAX_CANDIDATES,
     Searcher,
@@ -41,4 +42,5 @@ def make_searcher(connection: Connection, *, dimensions: int) -> Searcher:
     """The searcher for the tier ``connection`` uses."""
     if connection.tier == "atlas":
         return AtlasSearcher(connection.db, rank_fusion=connection.capabilities.rank_fusion)
-    return PlainSearcher(connection.db, dimensions=dimensions)
+    snapshots = Snapshots(connection.collection(GENERATIONS), dimensions=dimensions)
+    return PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots)

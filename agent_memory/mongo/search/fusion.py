@@ -1,15 +1,36 @@
-"""Reciprocal rank fusion, done in the framework when the server cannot do it."""
+"""Fusing a vector and a keyword ranking into one.
+
+Two ways, one per situation:
+
+- :func:`score_fusion`, where the framework has every document's score from every source (the
+  plain tier): each source's scores are standardised over the documents the query may return
+  (mean 0, standard deviation 1) and added with the source weights. A source that separates
+  nothing (no keyword matched, so every score is 0) adds nothing, and a document far above the
+  rest in one source keeps that lead, which ranks cannot express.
+- :func:`reciprocal_rank_fusion`, where only each source's top results are known (the Atlas tier
+  without ``$rankFusion``, and ``$rankFusion`` itself): ``sum(weight / (k + rank))``.
+
+The choice between them and the weights were made by cross-validation on LoCoMo, tuning on
+some conversations and scoring on the others (docs/benchmarks.md, ``bench fusion``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 
+import numpy as np
+
 from agent_memory.mongo.search.types import SourceScore
 
-__all__ = ["RRF_K", "reciprocal_rank_fusion"]
+__all__ = ["RRF_K", "SHRINK", "reciprocal_rank_fusion", "score_fusion", "standardise"]
 
 #: The constant of reciprocal rank fusion; 60 is the value MongoDB's $rankFusion uses.
 RRF_K = 60
+#: z-scores of a handful of documents say little (of two documents, one is always +1 and the
+#: other -1 however close they are): a fused score over ``n`` documents is shrunk toward 0 by
+#: ``n / (n + SHRINK)``. The same factor for every document of a search, so it never changes
+#: the order, only how near a near-tie looks to the memory score.
+SHRINK = 20
 
 
 def reciprocal_rank_fusion(
@@ -32,3 +53,61 @@ def reciprocal_rank_fusion(
             sources.setdefault(doc_id, {})[name] = SourceScore(rank=rank, score=float(raw))
     order = sorted(fused, key=lambda doc_id: -fused[doc_id])
     return [(doc_id, fused[doc_id], sources[doc_id]) for doc_id in order]
+
+
+def standardise(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """``values`` as z-scores over the ``valid`` entries; invalid entries get the lowest
+    valid z-score, and a source whose valid values are all equal gets 0 everywhere."""
+    result = np.zeros(values.shape, dtype=np.float64)
+    if not valid.any():
+        return result
+    chosen = values[valid].astype(np.float64)
+    spread = float(chosen.std())
+    if spread <= 1e-12:
+        return result
+    z = (chosen - float(chosen.mean())) / spread
+    result[:] = float(z.min())
+    result[valid] = z
+    return result
+
+
+def score_fusion(
+    scores: Mapping[str, np.ndarray],
+    allowed: np.ndarray,
+    *,
+    weights: Mapping[str, float],
+    depth: int,
+) -> list[tuple[int, float, dict[str, SourceScore]]]:
+    """Fuse full score arrays (one per source, aligned with ``allowed``) into positions best
+    first, with each position's fused score and its rank and raw score in every source that
+    found it.
+
+    Candidates are each source's top ``depth`` among the allowed documents (for ``"text"``,
+    only documents that matched a term); their fused score is the weighted sum of the sources'
+    z-scores (:func:`standardise`). Ties keep corpus order.
+    """
+    total = np.zeros(allowed.shape, dtype=np.float64)
+    candidate = np.zeros(allowed.shape, dtype=bool)
+    ranks: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, values in scores.items():
+        valid = allowed & np.isfinite(values)
+        found = valid & (values > 0) if name == "text" else valid
+        positions = np.flatnonzero(found)
+        order = positions[np.lexsort((positions, -values[positions]))]
+        rank_of = np.zeros(allowed.shape, dtype=np.int64)
+        rank_of[order] = np.arange(1, order.size + 1)
+        candidate[order[:depth]] = True
+        ranks[name] = (rank_of, values)
+        total += float(weights.get(name, 1.0)) * standardise(values, valid)
+    total *= int(allowed.sum()) / (int(allowed.sum()) + SHRINK)
+    positions = np.flatnonzero(candidate)
+    positions = positions[np.lexsort((positions, -total[positions]))]
+    result = []
+    for position in positions.tolist():
+        sources = {
+            name: SourceScore(rank=int(rank_of[position]), score=float(values[position]))
+            for name, (rank_of, values) in ranks.items()
+            if rank_of[position] > 0
+        }
+        result.append((position, float(total[position]), sources))
+    return result

@@ -53,6 +53,14 @@ class SearchTarget:
     tenant_paths: tuple[str, ...] = ("agent_id", "user_id")
     filter_paths: frozenset[str] = frozenset()
 
+    #: Whether the plain tier may keep this collection's documents in memory between searches:
+    #: true only where every writer announces its writes (see ``search.snapshots``).
+    snapshot: bool = False
+
+    @property
+    def text_paths(self) -> tuple[str, ...]:
+        return (self.text_path,) if isinstance(self.text_path, str) else self.text_path
+
     def __post_init__(self) -> None:
         missing = set(self.tenant_paths) - set(self.filter_paths)
         if missing:
@@ -136,6 +144,8 @@ class SearchQuery:
     limit: int = 10
     num_candidates: int | None = None
     weights: Mapping[str, float] = field(default_factory=lambda: {"vector": 1.0, "text": 1.0})
+    #: Plain tier: the keyword weight is scaled by the coverage of its best match to this power.
+    coverage_power: float = 0.0
 
     def __post_init__(self) -> None:
         if self.text is None and self.vector is None:
@@ -170,6 +180,12 @@ class SearchQuery:
         for key, value in self.tenant.items():
             if not isinstance(value, str) or not value:
                 raise InvalidInputError(f"tenant {key!r} must be a non-empty str")
+        if (
+            isinstance(self.coverage_power, bool)
+            or not isinstance(self.coverage_power, int | float)
+            or not 0 <= self.coverage_power <= 8
+        ):
+            raise InvalidInputError("coverage_power must be a number from 0 to 8")
         for name, weight in self.weights.items():
             if name not in ("vector", "text") or not (
                 isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0

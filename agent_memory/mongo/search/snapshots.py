@@ -1,0 +1,257 @@
+"""Tenants' corpora kept in memory between searches, and the generation tokens that say when
+a kept one is out of date.
+
+Reading every document of a tenant for every search is what made plain-tier retrieval slow
+(hundreds of milliseconds at a few hundred memories on the embedded engine, which decodes each
+document in Python). A target whose writers all announce their writes keeps its corpora here:
+
+- **Writers** call :func:`announce_write` after every write that adds or removes a document or
+  changes a filterable field. It sets a fresh random token in the tenant's generation document
+  (``search_generations``, one small document per collection and tenant). A random token, not
+  a counter: a counter deleted with the tenant would restart and repeat old values.
+- **Readers** (:class:`Snapshots`) rank over the kept corpus while they read the token (one
+  read by ``_id``). A token that differs from the one the corpus was kept under means another
+  writer (any process) wrote since: the corpus is brought up to date (the tenant's documents
+  without vectors, then the vectors of documents not held yet) and the search runs again. A
+  write announced before a search started is always seen by that search.
+
+The kept documents are whole (without their vectors), so a search answers from memory after one
+small read of the token: every writer of a field that ranking or filtering reads (content,
+status, tags, importance, feedback) announces its write. Access statistics are the exception:
+each process keeps its own view of them current (:meth:`Snapshots.touch`) and sees other
+processes' accesses at its next refresh, which can only make a memory look slightly less
+recently used.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from pymongo import ReturnDocument, UpdateOne
+
+from agent_memory.mongo.search.corpus import Corpus, TokenCache
+from agent_memory.mongo.search.types import SearchTarget
+
+__all__ = [
+    "GENERATIONS",
+    "Change",
+    "Snapshot",
+    "Snapshots",
+    "announce_write",
+    "announce_writes",
+    "generation_id",
+]
+
+logger = structlog.get_logger(__name__)
+
+#: The collection of generation tokens (its name gets the connection's prefix).
+GENERATIONS = "search_generations"
+#: Documents kept in memory over all tenants, by default (about 1.6 KB each at 384 dimensions,
+#: plus their text and terms).
+DEFAULT_MAX_DOCUMENTS = 50_000
+#: A kept corpus is read again after this long even when no write was announced: a bound on
+#: how late another process's access statistics, or a write whose announcement was lost to
+#: a crash, reach this process.
+DEFAULT_MAX_AGE_SECONDS = 300.0
+
+
+def generation_id(collection: str, tenant: Mapping[str, str]) -> dict[str, str]:
+    """The ``_id`` of a tenant's generation document for ``collection``."""
+    return {"collection": collection, **{key: tenant[key] for key in sorted(tenant)}}
+
+
+def _token_update(tenant: Mapping[str, str], token: str) -> dict[str, Any]:
+    return {"$set": {"token": token, **tenant, "updated_at": datetime.now(UTC)}}
+
+
+async def announce_write(generations: Any, collection: str, tenant: Mapping[str, str]) -> str:
+    """Record that ``tenant``'s documents in ``collection`` changed (one upsert); returns the
+    new token. Call it after the write has landed, also when it failed half-way."""
+    token = secrets.token_hex(8)
+    await generations.update_one(
+        {"_id": generation_id(collection, tenant)}, _token_update(tenant, token), upsert=True
+    )
+    return token
+
+
+async def announce_writes(
+    generations: Any, collection: str, tenants: Sequence[Mapping[str, str]]
+) -> None:
+    """:func:`announce_write` for many tenants at once (one bulk write)."""
+    if not tenants:
+        return
+    await generations.bulk_write(
+        [
+            UpdateOne(
+                {"_id": generation_id(collection, tenant)},
+                _token_update(tenant, secrets.token_hex(8)),
+                upsert=True,
+            )
+            for tenant in tenants
+        ],
+        ordered=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one writer changed, for a kept corpus to follow without reading it back:
+    documents added (whole, with their vector), fields set on documents, documents removed."""
+
+    added: Sequence[Mapping[str, Any]] = ()
+    fields: Mapping[Hashable, Mapping[str, Any]] = field(default_factory=dict)
+    removed: Sequence[Hashable] = ()
+
+
+@dataclass(slots=True)
+class Snapshot:
+    token: str
+    corpus: Corpus
+    #: ``time.monotonic()`` when the corpus was last read in full.
+    read_at: float = field(default_factory=time.monotonic)
+
+
+class Snapshots:
+    """Kept corpora, least recently used dropped first beyond ``max_documents`` in all."""
+
+    def __init__(
+        self,
+        generations: Any,
+        *,
+        dimensions: int,
+        max_documents: int = DEFAULT_MAX_DOCUMENTS,
+        max_age: float = DEFAULT_MAX_AGE_SECONDS,
+    ) -> None:
+        self._generations = generations
+        self._max_age = max_age
+        self._dimensions = dimensions
+        self._max_documents = max_documents
+        self._kept: OrderedDict[Hashable, Snapshot] = OrderedDict()
+        self._tokens = TokenCache()
+        self.refreshes = 0
+
+    @staticmethod
+    def _key(target: SearchTarget, tenant: Mapping[str, str]) -> Hashable:
+        return (target.collection, *(tenant[path] for path in target.tenant_paths))
+
+    def kept(self, target: SearchTarget, tenant: Mapping[str, str]) -> Snapshot | None:
+        key = self._key(target, tenant)
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+        return found
+
+    def current(self, snapshot: Snapshot, token: str) -> bool:
+        """Whether ``snapshot`` may answer a search: nothing announced since it was kept, and
+        not older than the maximum age."""
+        return snapshot.token == token and time.monotonic() - snapshot.read_at <= self._max_age
+
+    async def token(self, target: SearchTarget, tenant: Mapping[str, str]) -> str:
+        """The tenant's generation token now. A tenant without one (written before tokens
+        existed, or never) gets one, so that its corpus can be kept from then on."""
+        key = {"_id": generation_id(target.collection, tenant)}
+        found = await self._generations.find_one(key, {"token": 1})
+        if found is None or not isinstance(found.get("token"), str):
+            found = await self._generations.find_one_and_update(
+                key,
+                {"$setOnInsert": {"token": secrets.token_hex(8), **tenant}},
+                upsert=True,
+                projection={"token": 1},
+                return_document=ReturnDocument.AFTER,
+            )
+        return str(found.get("token"))
+
+    async def refresh(
+        self,
+        collection: Any,
+        target: SearchTarget,
+        tenant: Mapping[str, str],
+        token: str,
+    ) -> Snapshot:
+        """Bring the tenant's corpus up to date as of ``token`` (read before this call): its
+        documents without their vectors from one ``find``, and the vectors of documents not
+        held yet from a second one."""
+        where = {path: {"$eq": tenant[path]} for path in target.tenant_paths}
+        documents = await collection.find(where, {target.vector_path: 0}).to_list(None)
+        old = self.kept(target, tenant)
+        held = set() if old is None else set(old.corpus.ids)
+        missing = [doc["_id"] for doc in documents if doc["_id"] not in held]
+        vectors: dict[Any, Any] = {}
+        if missing:
+            found = await collection.find(
+                {**where, "_id": {"$in": missing}}, {target.vector_path: 1}
+            ).to_list(None)
+            vectors = {row["_id"]: row.get(target.vector_path) for row in found}
+        corpus = Corpus.merge(
+            documents,
+            vectors,
+            None if old is None else old.corpus,
+            target,
+            dimensions=self._dimensions,
+            tokens=self._tokens,
+        )
+        snapshot = Snapshot(token, corpus)
+        self._keep(self._key(target, tenant), snapshot)
+        self.refreshes += 1
+        logger.debug(
+            "search_snapshot_refreshed",
+            collection=target.collection,
+            documents=len(corpus),
+            read=len(vectors),
+        )
+        return snapshot
+
+    def touch(
+        self,
+        target: SearchTarget,
+        tenant: Mapping[str, str],
+        fields: Mapping[Hashable, Mapping[str, Any]],
+    ) -> None:
+        """Set fields of kept documents that no search filters on and other processes may
+        see late (access statistics): no token changes, so no other process reads again."""
+        kept = self.kept(target, tenant)
+        if kept is None:
+            return
+        for position, document in enumerate(kept.corpus.documents):
+            update = fields.get(document["_id"])
+            if update:
+                kept.corpus.documents[position] = {**document, **update}
+
+    async def announce(
+        self, target: SearchTarget, tenant: Mapping[str, str], change: Change | None
+    ) -> None:
+        """Announce a write of this process. When the tenant's corpus is kept and no other
+        writer announced since it was (the token is swapped only if it is still the kept
+        one), the kept corpus follows ``change`` instead of being read again."""
+        kept = self.kept(target, tenant)
+        if kept is not None and change is not None:
+            token = secrets.token_hex(8)
+            result = await self._generations.update_one(
+                {"_id": generation_id(target.collection, tenant), "token": kept.token},
+                _token_update(tenant, token),
+            )
+            if result.matched_count == 1:
+                kept.corpus = kept.corpus.changed(
+                    change, target, dimensions=self._dimensions, tokens=self._tokens
+                )
+                kept.token = token
+                return
+        await announce_write(self._generations, target.collection, tenant)
+
+    def forget(self, target: SearchTarget, tenant: Mapping[str, str]) -> None:
+        self._kept.pop(self._key(target, tenant), None)
+
+    def _keep(self, key: Hashable, snapshot: Snapshot) -> None:
+        self._kept[key] = snapshot
+        self._kept.move_to_end(key)
+        total = sum(len(kept.corpus) for kept in self._kept.values())
+        while total > self._max_documents and len(self._kept) > 1:
+            _, dropped = self._kept.popitem(last=False)
+            total -= len(dropped.corpus)

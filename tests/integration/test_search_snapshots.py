@@ -1,0 +1,170 @@
+"""The plain tier keeps each tenant's memories in memory between searches. These tests hold it
+to what a search over the database would return: every writer, in this process or another,
+is seen by the next retrieve, and nothing of another tenant leaks in.
+
+Two ``LongTermMemory`` instances share nothing but the database (each has its own searcher
+and kept corpora), so one stands for another process; the last test uses a real one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from asyncio.subprocess import PIPE
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent_memory.memory._common import Tenant
+from agent_memory.memory.decay import DecayJob
+from agent_memory.memory.episodic import EpisodicMemory
+from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.records import NewMemory
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.mongo.search.snapshots import GENERATIONS
+
+ALICE = Tenant("agent", "alice")
+BOB = Tenant("agent", "bob")
+
+
+@pytest.fixture
+async def two(connection, embedder):
+    """A reader and a writer over the same database, as two processes would be."""
+    await IndexManager(connection, embedder.signature).setup()
+    reader, writer = LongTermMemory(connection, embedder), LongTermMemory(connection, embedder)
+    await writer.store_many(ALICE, [NewMemory(f"Alice note {i} about gardening") for i in range(8)])
+    await reader.retrieve(ALICE, "gardening")  # the reader now keeps Alice's memories
+    yield reader, writer
+    await reader.aclose()
+    await writer.aclose()
+
+
+def contents(hits):
+    return [hit.memory.content for hit in hits]
+
+
+async def test_a_memory_stored_elsewhere_is_found_by_the_next_retrieve(two):
+    reader, writer = two
+    await writer.store(ALICE, "Alice adopted a greyhound called Biscuit")
+    assert contents(await reader.retrieve(ALICE, "greyhound Biscuit", k=1)) == [
+        "Alice adopted a greyhound called Biscuit"
+    ]
+
+
+async def test_forgotten_and_superseded_memories_are_gone_for_the_reader(two):
+    reader, writer = two
+    first = await writer.store(ALICE, "Alice lives in Berlin", key="home")
+    assert "Alice lives in Berlin" in contents(await reader.retrieve(ALICE, "where does she live"))
+    await writer.store(ALICE, "Alice lives in Lisbon", key="home")
+    found = contents(await reader.retrieve(ALICE, "where does she live", k=3))
+    assert "Alice lives in Lisbon" in found and "Alice lives in Berlin" not in found
+    history = await reader.retrieve(ALICE, "Berlin", k=3, include_history=True)
+    assert first.id in [hit.memory.id for hit in history]
+    gone = await writer.store(ALICE, "Alice keeps a diary")
+    await writer.forget(ALICE, gone.id)
+    assert "Alice keeps a diary" not in contents(await reader.retrieve(ALICE, "diary", k=10))
+    await writer.forget_user(ALICE)
+    assert await reader.retrieve(ALICE, "gardening") == []
+
+
+async def test_feedback_from_elsewhere_changes_the_readers_ranking(two, connection, embedder):
+    reader, _ = two
+    hits = await reader.retrieve(ALICE, "gardening", k=8)
+    top = hits[0].memory.id
+    episodic = EpisodicMemory(connection, embedder)
+    for _ in range(3):
+        action = await episodic.log_action(
+            ALICE,
+            session_id="s",
+            action_type="query_response",
+            outcome="success",
+            memory_ids=[top],
+            embed=False,
+        )
+        await episodic.add_feedback(ALICE, action, rating=1)
+    after = await reader.retrieve(ALICE, "gardening", k=8)
+    demoted = next(hit for hit in after if hit.memory.id == top)
+    assert demoted.breakdown.utility == pytest.approx(-3 / (3 + 2))  # three 1/5 ratings
+    assert demoted.score == pytest.approx(hits[0].score - 0.2 * 3 / 5)
+
+
+async def test_decay_from_elsewhere_reaches_the_reader(two, connection):
+    reader, _ = two
+    later = datetime.now(UTC) + timedelta(days=90)
+    report = await DecayJob(connection).run(now=later)
+    assert report.decayed == 8
+    hits = await reader.retrieve(ALICE, "gardening", k=8, now=later)
+    assert {round(hit.breakdown.importance, 3) for hit in hits} == {0.475}
+
+
+async def test_a_tag_added_by_reinforcement_is_filterable_for_the_reader(two):
+    reader, writer = two
+    await writer.store(ALICE, "Alice waters the roses at dawn")
+    assert await reader.retrieve(ALICE, "roses", tags="garden") == []
+    await writer.store(ALICE, "Alice waters the roses at dawn", tags=["garden"])  # a repeat
+    assert contents(await reader.retrieve(ALICE, "roses", tags="garden")) == [
+        "Alice waters the roses at dawn"
+    ]
+
+
+async def test_a_write_around_the_class_is_seen_once_announced(two, connection):
+    reader, writer = two
+    hits = await reader.retrieve(ALICE, "gardening", k=1)
+    await connection.collection("memories").update_one(
+        {"_id": hits[0].memory.id}, {"$set": {"importance": 0.01}}
+    )
+    await writer.announce(ALICE)
+    again = await reader.retrieve(ALICE, "gardening", k=8)
+    assert next(h for h in again if h.memory.id == hits[0].memory.id).breakdown.importance == 0.01
+
+
+async def test_tenants_stay_apart_and_tokens_name_their_tenant(two, connection):
+    reader, writer = two
+    await writer.store(BOB, "Bob also gardens, secretly")
+    assert all(h.memory.user_id == "alice" for h in await reader.retrieve(ALICE, "gardens", k=20))
+    assert contents(await reader.retrieve(BOB, "gardens")) == ["Bob also gardens, secretly"]
+    tokens = await connection.collection(GENERATIONS).find({}).to_list(None)
+    assert {(t["agent_id"], t["user_id"]) for t in tokens} == {("agent", "alice"), ("agent", "bob")}
+    await writer.forget_user(BOB)
+    assert await connection.collection(GENERATIONS).count_documents({"user_id": "bob"}) == 0
+
+
+async def test_a_missing_or_foreign_token_only_makes_the_reader_read_again(two, connection):
+    reader, _ = two
+    await connection.collection(GENERATIONS).delete_many({})
+    assert len(await reader.retrieve(ALICE, "gardening", k=8)) == 8
+    await connection.collection(GENERATIONS).update_many({}, {"$set": {"token": 42}})
+    assert len(await reader.retrieve(ALICE, "gardening", k=8)) == 8
+
+
+async def test_a_memory_stored_by_another_process_is_found(two, settings, embedded_server):
+    reader, _ = two
+    script = textwrap.dedent(
+        f"""
+        import asyncio
+        from agent_memory.config import load_settings
+        from agent_memory.memory._common import Tenant
+        from agent_memory.memory.long_term import LongTermMemory
+        from agent_memory.mongo.connection import connect
+        from agent_memory.providers.embedders.fake import FakeEmbedder
+
+        async def main():
+            settings = load_settings(
+                mongodb_uri={embedded_server.uri!r}, database={settings.database!r},
+                embedder="fake",
+            )
+            async with await connect(settings) as connection:
+                memory = LongTermMemory(connection, FakeEmbedder())
+                await memory.store(Tenant("agent", "alice"), "Alice learned to play the oboe")
+                await memory.aclose()
+
+        asyncio.run(main())
+        """
+    )
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stdout=PIPE, stderr=PIPE
+    )
+    _, stderr = await asyncio.wait_for(child.communicate(), timeout=120)
+    assert child.returncode == 0, stderr.decode()[-2000:]
+    assert contents(await reader.retrieve(ALICE, "oboe", k=1)) == ["Alice learned to play the oboe"]
