@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,9 +99,19 @@ def neighbour_context(conversation: Conversation, index: int, *, chars: int = 90
 
 @dataclass(slots=True)
 class Ranks:
-    """Evidence ranks (1-based; _MISSED when not retrieved) per question, with categories."""
+    """Evidence ranks (1-based; _MISSED when not retrieved) per question, with categories
+    and the conversation each question belongs to."""
 
     rows: list[tuple[int, np.ndarray]] = field(default_factory=list)
+    conversations: list[str] = field(default_factory=list)
+
+    def add(self, sample_id: str, category: int, ranks: np.ndarray) -> None:
+        self.rows.append((category, ranks))
+        self.conversations.append(sample_id)
+
+    def of(self, sample_id: str) -> Ranks:
+        chosen = [i for i, name in enumerate(self.conversations) if name == sample_id]
+        return Ranks([self.rows[i] for i in chosen], [sample_id] * len(chosen))
 
     def recall(self, category: int | None = None) -> dict[str, float]:
         chosen = [r for c, r in self.rows if category is None or c == category]
@@ -124,13 +135,45 @@ class RetrievalRun:
     tier: str
     report: LoadReport
     context: bool = True
+    embed_context: bool = False
     framework: Ranks = field(default_factory=Ranks)
     vector: Ranks = field(default_factory=Ranks)
+    vector_content: Ranks = field(default_factory=Ranks)
     bm25: Ranks = field(default_factory=Ranks)
+    sample_ids: list[str] = field(default_factory=list)
     ingest_seconds: float = 0.0
     query_seconds: float = 0.0
     seconds: float = 0.0
     conversations: int = 0
+
+    def baselines(self) -> dict[str, Ranks]:
+        return {"vector": self.vector, "vector_content": self.vector_content, "bm25": self.bm25}
+
+    def per_conversation(self) -> list[dict[str, Any]]:
+        out = []
+        for sample_id in self.sample_ids:
+            mine = self.framework.of(sample_id)
+            baselines = {
+                name: {"recall": ranks.of(sample_id).recall()}
+                for name, ranks in self.baselines().items()
+            }
+            recall = mine.recall()
+            below = sorted(
+                f"{name} R@{k}"
+                for name, found in baselines.items()
+                for k in ("5", "10")
+                if recall[k] < found["recall"][k]
+            )
+            out.append(
+                {
+                    "sample_id": sample_id,
+                    "questions": len(mine.rows),
+                    "recall": recall,
+                    "baselines": baselines,
+                    "below_baseline": below,
+                }
+            )
+        return out
 
     def as_json(self) -> dict[str, Any]:
         questions = len(self.framework.rows)
@@ -141,15 +184,25 @@ class RetrievalRun:
             "recall": self.framework.recall(),
             "per_category": self.framework.by_category(),
             "baselines": {
-                "vector": {
-                    "recall": self.vector.recall(),
-                    "per_category": self.vector.by_category(),
-                },
-                "bm25": {"recall": self.bm25.recall(), "per_category": self.bm25.by_category()},
+                name: {"recall": ranks.recall(), "per_category": ranks.by_category()}
+                for name, ranks in self.baselines().items()
             },
+            "baseline_texts": {
+                "vector": "cosine over vectors of the memory's content and context",
+                "vector_content": "cosine over vectors of the memory's content alone",
+                "bm25": "bm25s (k1 1.5, b 0.75, English stop words, no stemming) over the "
+                "memory's content and context",
+            },
+            "per_conversation": self.per_conversation(),
             "embedder": self.embedder,
             "tier": self.tier,
-            "memory_context": "neighbouring turns" if self.context else "none",
+            "memory_context": (
+                "neighbouring turns (keyword ranking; the vector reads "
+                + ("content and context" if self.embed_context else "the content alone")
+                + ")"
+                if self.context
+                else "none"
+            ),
             "seconds": round(self.seconds, 1),
             "ingest_seconds": round(self.ingest_seconds, 1),
             "query_seconds": round(self.query_seconds, 1),
@@ -175,7 +228,12 @@ async def run_retrieval(
     recorder = RecordingEmbedder(embedder)
     memory = LongTermMemory(connection, recorder)
     result = RetrievalRun(
-        str(dataset), embedder.signature.describe(), connection.tier, report, context=context
+        str(dataset),
+        embedder.signature.describe(),
+        connection.tier,
+        report,
+        context=context,
+        embed_context=memory.config.embed_context,
     )
     try:
         for number, conversation in enumerate(conversations, start=1):
@@ -223,6 +281,10 @@ async def _one(
         )
         for i, text in enumerate(texts)
     ]
+    # Questions are asked "as of" the moment before ingest: every memory's recency is then
+    # exactly 1, so access statistics written by earlier questions cannot favour the memories
+    # they returned (everything is ingested at once; nothing here is older than anything else).
+    asked_at = datetime.now(UTC)
     t0 = time.perf_counter()
     stored = await memory.store_many(tenant, items)
     result.ingest_seconds += time.perf_counter() - t0
@@ -231,7 +293,7 @@ async def _one(
     t0 = time.perf_counter()
     framework_rows = []
     for question in conversation.questions:
-        hits = await memory.retrieve(tenant, question.text, k=max(KS))
+        hits = await memory.retrieve(tenant, question.text, k=max(KS), now=asked_at)
         position = {
             turn_of[h.memory.id]: rank for rank, h in enumerate(hits, 1) if h.memory.id in turn_of
         }
@@ -239,37 +301,56 @@ async def _one(
             np.array([position.get(e, _MISSED) for e in question.evidence], dtype=np.int64)
         )
     result.query_seconds += time.perf_counter() - t0
+    sample = conversation.sample_id
+    result.sample_ids.append(sample)
     for question, ranks in zip(conversation.questions, framework_rows, strict=True):
-        result.framework.rows.append((question.category, ranks))
+        result.framework.add(sample, question.category, ranks)
 
-    # Baselines over what the framework indexed (content and context), with its vectors.
-    texts = [item.checked(memory.config).index_text for item in items]
-    passages = np.stack([recorder.documents[text] for text in texts])
+    # Baselines over the same memories: vectors of their content and context (and of their
+    # content alone), and BM25 over content and context, with the same embedder.
+    indexed = [item.checked(memory.config).index_text for item in items]
     queries = np.stack([recorder.queries[q.text] for q in conversation.questions])
     for ranks_table, scores in (
-        (result.vector, queries @ passages.T),
-        (result.bm25, bm25_scores(texts, [q.text for q in conversation.questions])),
+        (result.vector, queries @ (await _vectors(recorder, indexed)).T),
+        (result.vector_content, queries @ (await _vectors(recorder, texts)).T),
+        (result.bm25, bm25_scores(indexed, [q.text for q in conversation.questions])),
     ):
         ranks = ranks_of(scores)
         for row, question in enumerate(conversation.questions):
-            ranks_table.rows.append((question.category, ranks[row, list(question.evidence)]))
+            ranks_table.add(sample, question.category, ranks[row, list(question.evidence)])
+
+
+async def _vectors(recorder: RecordingEmbedder, texts: list[str]) -> np.ndarray:
+    """Unit vectors of ``texts``: those the framework stored, the rest embedded now."""
+    missing = [text for text in dict.fromkeys(texts) if text not in recorder.documents]
+    if missing:
+        await recorder.embed_documents(missing)
+    return np.stack([recorder.documents[text] for text in texts])
+
+
+_NAMES = {
+    "vector": "plain vector top-k (content + context)",
+    "vector_content": "plain vector top-k (content)",
+    "bm25": "BM25, bm25s (content + context)",
+}
 
 
 def render(run: RetrievalRun) -> str:
-    """A markdown table of recall@k: the framework and the baselines."""
+    """Markdown tables of recall@k: the framework and the baselines, overall, per category
+    and per conversation (marking any conversation where the framework is below a baseline
+    at R@5 or R@10)."""
     data = run.as_json()
     head = "| method | " + " | ".join(f"R@{k}" for k in KS) + " |"
     rule = "|---|" + "---|" * len(KS)
-    rows = [
-        ("agent_memory retrieve", data["recall"]),
-        ("plain vector top-k", data["baselines"]["vector"]["recall"]),
-        ("BM25", data["baselines"]["bm25"]["recall"]),
+    rows = [("agent_memory retrieve", data["recall"])] + [
+        (_NAMES[name], found["recall"]) for name, found in data["baselines"].items()
     ]
     lines = [
-        f"LoCoMo evidence recall, {data['questions']} questions in {data['conversations']} "
-        f"conversations; embedder {data['embedder']}; search tier {data['tier']}; "
-        f"memory context: {data['memory_context']}; "
-        f"{data['seconds']} s ({data['ms_per_query']} ms per retrieve).",
+        f"LoCoMo-format evidence recall, {data['questions']} questions in "
+        f"{data['conversations']} conversations ({Path(data['dataset']).name}); embedder "
+        f"{data['embedder']}; search tier {data['tier']}; memory context: "
+        f"{data['memory_context']}; {data['seconds']} s ({data['ms_per_query']} ms per "
+        "retrieve).",
         "",
         head,
         rule,
@@ -283,7 +364,22 @@ def render(run: RetrievalRun) -> str:
             + " |"
             for name, cat in data["per_category"].items()
         ),
+        "",
+        "| conversation | questions | R@5 | R@10 | vector R@5 / R@10 | vector (content) R@5 / "
+        "R@10 | BM25 R@5 / R@10 | below a baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    for entry in data["per_conversation"]:
+        found = entry["baselines"]
+        pairs = [
+            f"{found[name]['recall']['5']:.3f} / {found[name]['recall']['10']:.3f}"
+            for name in ("vector", "vector_content", "bm25")
+        ]
+        lines.append(
+            f"| {entry['sample_id']} | {entry['questions']} | {entry['recall']['5']:.3f} | "
+            f"{entry['recall']['10']:.3f} | {' | '.join(pairs)} | "
+            f"{'**' + ', '.join(entry['below_baseline']) + '**' if entry['below_baseline'] else 'no'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -298,8 +394,7 @@ def plot(run: RetrievalRun, path: Path) -> None:
     figure, axes = plt.subplots(figsize=(6, 4), dpi=120)
     for name, recall in (
         ("agent_memory retrieve", data["recall"]),
-        ("plain vector top-k", data["baselines"]["vector"]["recall"]),
-        ("BM25", data["baselines"]["bm25"]["recall"]),
+        *((_NAMES[name], found["recall"]) for name, found in data["baselines"].items()),
     ):
         axes.plot(KS, [recall[str(k)] for k in KS], marker="o", label=name)
     axes.set_xscale("log")

@@ -63,6 +63,86 @@ def retrieval(
     run(main)
 
 
+@app.command("fusion")
+def fusion(
+    dataset: list[Path] = typer.Option(
+        ..., "--dataset", help="A LoCoMo-format JSON file; repeat for several."
+    ),
+    out: Path = typer.Option(
+        Path("bench-results/fusion.json"), "--out", help="Where the JSON result goes."
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Conversations to use from each dataset."
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
+) -> None:
+    """Cross-validate the plain tier's fusion and what each ranking reads: leave one
+    conversation out, tune on the rest (no database needed)."""
+    from agent_memory.bench.fusion import render, run_fusion
+    from agent_memory.config import load_settings
+    from agent_memory.providers.registry import make_embedder
+
+    for path in dataset:
+        if not path.is_file():
+            err_console.print(f"[bold red]error:[/] no dataset at {path}", highlight=False)
+            raise typer.Exit(2)
+
+    async def main() -> None:
+        chosen = make_embedder(load_settings(**({"embedder": embedder} if embedder else {})))
+        try:
+            result = await run_fusion(
+                chosen,
+                dataset,
+                limit=limit,
+                progress=lambda line: err_console.print(line, highlight=False),
+            )
+        finally:
+            await chosen.aclose()
+        data = result.as_json()
+        table = render(data)
+        write_result(out, data, table)
+        console.print(table, highlight=False)
+        console.print(f"wrote {out} and {out.with_suffix('.md')}", highlight=False)
+
+    run(main)
+
+
+@app.command("speed")
+def speed(
+    memories: int = typer.Option(
+        1000, "--memories", min=1, max=100_000, help="Memories of one user."
+    ),
+    queries: int = typer.Option(100, "--queries", min=1, max=10_000, help="Retrieves timed."),
+    batch: int = typer.Option(50, "--batch", min=1, max=10_000, help="Memories per store_many."),
+    out: Path = typer.Option(
+        Path("bench-results/speed.json"), "--out", help="Where the JSON result goes."
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
+) -> None:
+    """Ingest through the consolidating write path and retrieve latency at a given size."""
+    from agent_memory.bench.speed import render_speed, run_speed
+
+    async def main() -> None:
+        async with open_runtime(embedder=embedder) as rt:
+            await IndexManager(rt.connection, rt.embedder.signature).setup()
+            result = await run_speed(
+                rt.connection, rt.embedder, memories=memories, queries=queries, batch=batch
+            )
+        data = result.as_json()
+        table = render_speed(data)
+        write_result(out, data, table)
+        console.print(table, highlight=False)
+        if not data["found_across_instances"]:
+            err_console.print("a memory stored elsewhere was not found", highlight=False)
+            raise typer.Exit(1)
+
+    run(main)
+
+
 @app.command("latency")
 def latency(
     turns: int = typer.Option(20, "--turns", min=1, help="Measured turns per flow."),

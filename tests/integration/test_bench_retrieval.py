@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from agent_memory.bench.retrieval import AGENT_ID, run_retrieval, write_outputs
 from agent_memory.mongo.indexes import IndexManager
 from tests.unit.test_bench_embedders import _dataset
@@ -53,17 +55,50 @@ async def test_recall_through_the_framework_with_baselines_and_outputs(
     # The run's memories are erased again.
     assert await connection.collection("memories").count_documents({"agent_id": AGENT_ID}) == 0
 
+    # Every conversation on its own, with the same recall keys and its baselines.
+    per = {entry["sample_id"]: entry for entry in data["per_conversation"]}
+    assert len(per) == 2 and "conv-2" in per
+    assert sum(entry["questions"] for entry in per.values()) == 4
+    for entry in per.values():
+        assert list(entry["recall"]) == list(data["recall"])
+        assert set(entry["baselines"]) == {"vector", "vector_content", "bm25"}
+        for found in entry["baselines"].values():
+            assert list(found["recall"]) == list(data["recall"])
+        assert isinstance(entry["below_baseline"], list)
+
     table, image = write_outputs(run, tmp_path / "out" / "retrieval.json")
     assert json.loads((tmp_path / "out" / "retrieval.json").read_text())["questions"] == 4
-    assert "| agent_memory retrieve |" in table.read_text()
+    text = table.read_text()
+    assert "| agent_memory retrieve |" in text
+    for sample_id in per:
+        assert f"| {sample_id} |" in text
     assert image.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_conversation_below_a_baseline_is_marked(tmp_path):
+    from agent_memory.bench.embedders import LoadReport
+    from agent_memory.bench.retrieval import RetrievalRun, render
+
+    run = RetrievalRun("d.json", "fake", "plain", LoadReport())
+    run.sample_ids = ["a", "b"]
+    for sample, mine, theirs in (("a", 1, 1), ("b", 30, 2)):
+        run.framework.add(sample, 4, np.array([mine]))
+        for baseline in (run.vector, run.vector_content, run.bm25):
+            baseline.add(sample, 4, np.array([theirs]))
+    data = run.as_json()
+    below = {entry["sample_id"]: entry["below_baseline"] for entry in data["per_conversation"]}
+    assert below["a"] == []
+    assert "bm25 R@5" in below["b"] and "vector R@10" in below["b"]
+    table = render(run)
+    assert "| a | 1 |" in table and "| b | 1 |" in table and "**bm25 R@10" in table
 
 
 async def test_turns_can_carry_their_neighbours_as_context(connection, embedder, tmp_path):
     await IndexManager(connection, embedder.signature).setup()
     dataset = _two_conversations(tmp_path / "locomo.json")
     data = (await run_retrieval(connection, embedder, dataset, context=True)).as_json()
-    assert data["memory_context"] == "neighbouring turns" and data["questions"] == 4
+    assert data["memory_context"].startswith("neighbouring turns") and data["questions"] == 4
+    assert "the vector reads the content alone" in data["memory_context"]
     assert data["recall"]["5"] == 1.0
 
 
@@ -119,3 +154,16 @@ def test_a_crossed_read_is_counted():
     own, other = "mk" + "a" * 12, "mk" + "b" * 12
     assert crossed_reads([(own, f"memory: code word {own}")]) == 0
     assert crossed_reads([(own, f"memory: code word {own}, and {other}")]) == 1
+
+
+async def test_speed_benchmark_measures_ingest_and_retrieve(connection, embedder):
+    from agent_memory.bench.speed import render_speed, run_speed
+
+    await IndexManager(connection, embedder.signature).setup()
+    data = (await run_speed(connection, embedder, memories=30, queries=5, batch=10)).as_json()
+    assert data["memories"] == 30 and data["ingest_per_second"] > 0
+    for key in ("retrieve_ms", "retrieve_with_vector_ms"):
+        assert 0 < data[key]["p50"] <= data[key]["p95"]
+    assert data["found_across_instances"] is True
+    assert await connection.collection("memories").count_documents({}) == 0
+    assert "| retrieve, vector given" in render_speed(data)

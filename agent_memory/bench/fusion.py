@@ -1,0 +1,300 @@
+"""How the plain tier's two rankings are fused, and what text each one reads, chosen by
+cross-validation: tune on some conversations, score on the others.
+
+::
+
+    agent-memory bench fusion --dataset locomo10.json --dataset datasets/dialogues/dialogues.json
+
+For every conversation of every dataset, each turn is a memory (``[date] Speaker: text``, its
+neighbouring turns of the same session as context, as ``bench retrieval`` stores them) and each
+question a query. The framework's own pieces score them: the configured embedder (memory
+vectors from the content alone, from content and context, or the mean of both) and the plain
+tier's BM25 (:mod:`agent_memory.mongo.search.keywords`, over the content alone or with the
+context). Every configuration of the grid (:data:`GRID`: what each source reads, z-score
+fusion or reciprocal rank fusion, the vector's weight) is then scored by leave one
+conversation out: for each conversation, the configuration with the best R@5 + R@10 on all the
+*other* conversations is chosen and scored on this one. The pooled held-out recall is what to
+expect on conversations nobody tuned on; the configuration chosen most often is the default
+(``LongTermConfig.search_weights``, ``NewMemory.vector_text``), and the report says whether
+every fold chose it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent_memory.bench.embedders import KS, Conversation, bm25_scores, load_locomo, ranks_of
+from agent_memory.bench.retrieval import memory_text, neighbour_context
+from agent_memory.mongo.search.fusion import RRF_K, standardise
+from agent_memory.mongo.search.keywords import Bm25Index, tokenize
+from agent_memory.providers.embedders.base import Embedder
+
+__all__ = ["ATLAS_GRID", "GRID", "Config", "FusionRun", "render", "run_fusion"]
+
+VECTOR_TEXTS = ("content", "context", "mean")
+_BASELINES = ("vector:context", "vector:content", "bm25s:context")
+KEYWORD_TEXTS = ("content", "context")
+WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One way to rank: what the vector and the keyword ranking read, how they are fused, and
+    the vector's share of the weight (the keyword ranking has the rest)."""
+
+    vector: str
+    keyword: str
+    fusion: str
+    weight: float
+    coverage_power: float = 0.0
+
+    def describe(self) -> str:
+        adaptive = f" coverage^{self.coverage_power:g}" if self.coverage_power else ""
+        return (
+            f"{self.fusion} w_vec={self.weight:g}{adaptive} vector<-{self.vector} "
+            f"bm25<-{self.keyword}"
+        )
+
+
+#: The plain tier: both rankings computed in the framework (BM25 with stemming).
+GRID = tuple(
+    Config(vector, keyword, fusion, weight, power)
+    for vector in VECTOR_TEXTS
+    for keyword in KEYWORD_TEXTS
+    for fusion in ("z", "rrf")
+    for weight in WEIGHTS
+    for power in ((0.0, 1.0, 2.0) if fusion == "z" else (0.0,))
+)
+#: The Atlas tier, simulated: ``$rankFusion`` (reciprocal ranks, k = 60) over a keyword ranking
+#: without stemming (Atlas Search's ``lucene.standard`` analyzer; bm25s stands in for it) and
+#: the vector ranking.
+ATLAS_GRID = tuple(
+    Config(vector, "unstemmed", "rrf", weight)
+    for vector in VECTOR_TEXTS
+    for weight in (0.2, *WEIGHTS)
+)
+
+
+@dataclass(slots=True)
+class Scored:
+    """One conversation's score matrices (questions x turns) per source, and its evidence."""
+
+    dataset: str
+    sample_id: str
+    evidence: list[tuple[int, ...]]
+    sources: dict[str, np.ndarray]
+    #: Per keyword source, per question: the coverage of its best match (Bm25Index.coverage).
+    coverage: dict[str, np.ndarray]
+
+
+def fuse(scored: Scored, config: Config) -> np.ndarray:
+    vector = scored.sources[f"vector:{config.vector}"]
+    keyword = scored.sources[
+        "bm25s:context" if config.keyword == "unstemmed" else f"bm25:{config.keyword}"
+    ]
+    w = config.weight
+    if config.fusion == "rrf":
+        return w / (RRF_K + ranks_of(vector)) + (1 - w) / (RRF_K + ranks_of(keyword))
+    valid = np.ones(vector.shape[1], dtype=bool)
+    scale = scored.coverage.get(config.keyword, np.ones(len(vector))) ** config.coverage_power
+    return np.stack(
+        [
+            w * standardise(v, valid) + (1 - w) * c * standardise(k, valid)
+            for v, k, c in zip(vector, keyword, scale, strict=True)
+        ]
+    )
+
+
+def hits(scores: np.ndarray, evidence: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """Questions x KS: whether any evidence turn is in the top k."""
+    ranks = ranks_of(scores)
+    best = np.array([ranks[row, list(ev)].min() for row, ev in enumerate(evidence)])
+    return best[:, None] <= np.array(KS)[None, :]
+
+
+def _recall(rows: list[np.ndarray]) -> dict[str, float]:
+    stacked = np.concatenate(rows) if rows else np.zeros((0, len(KS)), dtype=bool)
+    return {str(k): round(float(stacked[:, i].mean()), 4) for i, k in enumerate(KS)}
+
+
+async def score_conversation(
+    embedder: Embedder, conversation: Conversation, dataset: str
+) -> Scored:
+    contents = [memory_text(conversation, i) for i in range(len(conversation.turns))]
+    contexts = [neighbour_context(conversation, i) for i in range(len(conversation.turns))]
+    with_context = [c if not x else f"{c}\n{x}" for c, x in zip(contents, contexts, strict=True)]
+    questions = [q.text for q in conversation.questions]
+    queries = np.stack([await embedder.embed_query(q) for q in questions])
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    sources: dict[str, np.ndarray] = {}
+    coverage: dict[str, np.ndarray] = {}
+    for name, texts in (("content", contents), ("context", with_context)):
+        vectors = await embedder.embed_documents(texts)
+        vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        sources[f"vector:{name}"] = queries @ vectors.T
+        terms = [tokenize(text) for text in texts]
+        index = Bm25Index(terms)
+        scores = np.stack([index.scores(tokenize(q)) for q in questions])
+        sources[f"bm25:{name}"] = scores
+        best = scores.argmax(axis=1)
+        coverage[name] = np.array(
+            [
+                index.coverage(tokenize(q), int(b), terms[int(b)]) if row[b] > 0 else 0.0
+                for q, b, row in zip(questions, best, scores, strict=True)
+            ]
+        )
+        sources[f"bm25s:{name}"] = bm25_scores(texts, questions)
+    sources["vector:mean"] = (sources["vector:content"] + sources["vector:context"]) / 2
+    return Scored(
+        dataset,
+        conversation.sample_id,
+        [q.evidence for q in conversation.questions],
+        sources,
+        coverage,
+    )
+
+
+@dataclass(slots=True)
+class FusionRun:
+    datasets: list[str]
+    embedder: str
+    conversations: list[Scored]
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        plain = self.cross_validate(GRID)
+        atlas = self.cross_validate(ATLAS_GRID)
+        return {
+            "datasets": self.datasets,
+            "embedder": self.embedder,
+            "conversations": len(self.conversations),
+            "protocol": "leave one conversation out: the configuration best on R@5 + R@10 over "
+            "all other conversations is scored on the one left out",
+            **plain,
+            "atlas_simulated": {
+                key: atlas[key]
+                for key in ("held_out_recall", "held_out_by_dataset", "chosen_by_folds")
+            },
+            "seconds": round(self.seconds, 1),
+        }
+
+    def cross_validate(self, grid: Sequence[Config]) -> dict[str, Any]:
+        table = {
+            config: [hits(fuse(c, config), c.evidence) for c in self.conversations]
+            for config in grid
+        }
+        n = len(self.conversations)
+
+        def objective(config: Config, chosen: list[int]) -> float:
+            rows = np.concatenate([table[config][i] for i in chosen])
+            return float(rows[:, KS.index(5)].mean() + rows[:, KS.index(10)].mean())
+
+        folds = []
+        held: list[np.ndarray] = []
+        for i, conversation in enumerate(self.conversations):
+            others = [j for j in range(n) if j != i]
+            best = max(grid, key=lambda config: objective(config, others))
+            held.append(table[best][i])
+            folds.append(
+                {
+                    "dataset": conversation.dataset,
+                    "sample_id": conversation.sample_id,
+                    "questions": len(conversation.evidence),
+                    "chosen": best.describe(),
+                    "recall": _recall([table[best][i]]),
+                    "baselines": {
+                        name: {
+                            "recall": _recall(
+                                [hits(conversation.sources[name], conversation.evidence)]
+                            )
+                        }
+                        for name in _BASELINES
+                    },
+                }
+            )
+        ranking = sorted(grid, key=lambda config: -objective(config, list(range(n))))
+        by_dataset: dict[str, list[np.ndarray]] = {}
+        for fold, rows in zip(folds, held, strict=True):
+            by_dataset.setdefault(fold["dataset"], []).append(rows)
+        return {
+            "held_out_recall": _recall(held),
+            "held_out_by_dataset": {name: _recall(rows) for name, rows in by_dataset.items()},
+            "chosen_by_folds": dict(Counter(fold["chosen"] for fold in folds).most_common()),
+            "folds": folds,
+            "best_on_all": [
+                {"config": config.describe(), "recall": _recall(table[config])}
+                for config in ranking[:10]
+            ],
+        }
+
+
+async def run_fusion(
+    embedder: Embedder,
+    datasets: Sequence[Path],
+    *,
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> FusionRun:
+    started = time.perf_counter()
+    run = FusionRun([str(path) for path in datasets], embedder.signature.describe(), [])
+    for path in datasets:
+        conversations, _ = load_locomo(path, limit=limit)
+        for conversation in conversations:
+            if not conversation.questions:
+                continue
+            run.conversations.append(await score_conversation(embedder, conversation, path.name))
+            if progress is not None:
+                progress(f"{path.name} {conversation.sample_id}: scored")
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def render(data: dict[str, Any]) -> str:
+    lines = [
+        f"Fusion cross-validation over {data['conversations']} conversations "
+        f"({', '.join(Path(d).name for d in data['datasets'])}); embedder {data['embedder']}.",
+        f"Protocol: {data['protocol']}.",
+        "",
+        "Held-out recall: " + ", ".join(f"R@{k} {data['held_out_recall'][str(k)]:.3f}" for k in KS),
+        *(
+            f"- {name}: " + ", ".join(f"R@{k} {recall[str(k)]:.3f}" for k in KS)
+            for name, recall in data["held_out_by_dataset"].items()
+        ),
+        "",
+        "Chosen by the folds: "
+        + "; ".join(f"{config} ({count})" for config, count in data["chosen_by_folds"].items()),
+        "",
+        "| dataset | conversation | questions | held-out R@5 / R@10 | vector (content+context) "
+        "| vector (content) | bm25s (content+context) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for fold in data["folds"]:
+        mine = fold["recall"]
+        found = [fold["baselines"][name]["recall"] for name in _BASELINES]
+        below = any(mine[k] < other[k] for other in found for k in ("5", "10"))
+        cells = " | ".join(f"{other['5']:.3f} / {other['10']:.3f}" for other in found)
+        lines.append(
+            f"| {fold['dataset']} | {fold['sample_id']}{' **(below a baseline)**' if below else ''}"
+            f" | {fold['questions']} | {mine['5']:.3f} / {mine['10']:.3f} | {cells} |"
+        )
+    atlas = data["atlas_simulated"]
+    lines += [
+        "",
+        "Atlas tier, simulated (reciprocal rank fusion, keyword ranking without stemming): "
+        "held-out " + ", ".join(f"R@{k} {atlas['held_out_recall'][str(k)]:.3f}" for k in KS),
+        "chosen by the folds: "
+        + "; ".join(f"{config} ({count})" for config, count in atlas["chosen_by_folds"].items()),
+    ]
+    lines += ["", "Best configurations on all conversations (for reference, not held out):", ""]
+    lines += [
+        f"- {entry['config']}: R@5 {entry['recall']['5']:.3f}, R@10 {entry['recall']['10']:.3f}"
+        for entry in data["best_on_all"]
+    ]
+    return "\n".join(lines) + "\n"
