@@ -29,11 +29,13 @@ __all__ = [
 ]
 
 MEMORY_TYPES = ("fact", "preference", "instruction", "learned")
-SEARCH_VECTOR_WEIGHT = 0.6
-SEARCH_TEXT_WEIGHT = 0.4
-SEARCH_COVERAGE_POWER = 0.0
-RANK_VECTOR_WEIGHT = 0.3
-RANK_TEXT_WEIGHT = 0.7
+# Chosen by leave-one-conversation-out cross-validation over LoCoMo and datasets/dialogues
+# (agent-memory bench fusion; docs/benchmarks.md): 22 of 25 folds chose these.
+SEARCH_VECTOR_WEIGHT = 0.4
+SEARCH_TEXT_WEIGHT = 0.6
+SEARCH_COVERAGE_POWER = 1.0
+RANK_VECTOR_WEIGHT = 0.7
+RANK_TEXT_WEIGHT = 0.3
 MemoryType = Literal["fact", "preference", "instruction", "learned"]
 
 
