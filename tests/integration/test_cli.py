@@ -148,7 +148,7 @@ def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):
     out = tmp_path / "results" / "retrieval.json"
     result = invoke(["bench", "retrieval", "--dataset", str(dataset), "--out", str(out)], cli_env)
     assert result.exit_code == 0, result.output
-    assert "| agent_memory retrieve |" in result.output and "| BM25 |" in result.output
+    assert "| agent_memory retrieve |" in result.output and "| BM25, bm25s" in result.output
     assert json.loads(out.read_text())["questions"] == 4
     assert out.with_suffix(".png").is_file() and out.with_suffix(".md").is_file()
     missing = invoke(["bench", "retrieval", "--dataset", str(tmp_path / "nope.json")], cli_env)

@@ -30,7 +30,7 @@ RRF_K = 60
 #: other -1 however close they are): a fused score over ``n`` documents is shrunk toward 0 by
 #: ``n / (n + SHRINK)``. The same factor for every document of a search, so it never changes
 #: the order, only how near a near-tie looks to the memory score.
-SHRINK = 20
+SHRINK = 5
 
 
 def reciprocal_rank_fusion(
