@@ -168,3 +168,31 @@ async def test_a_memory_stored_by_another_process_is_found(two, settings, embedd
     _, stderr = await asyncio.wait_for(child.communicate(), timeout=120)
     assert child.returncode == 0, stderr.decode()[-2000:]
     assert contents(await reader.retrieve(ALICE, "oboe", k=1)) == ["Alice learned to play the oboe"]
+
+
+async def test_a_first_read_is_one_find_and_new_vectors_come_in_bounded_batches(
+    counted, embedder, monkeypatch
+):
+    from agent_memory.mongo.search import snapshots
+
+    connection, counter = counted
+    await IndexManager(connection, embedder.signature).setup()
+    writer = LongTermMemory(connection, embedder)
+    await writer.store_many(ALICE, [NewMemory(f"Alice fact {i} about kites") for i in range(12)])
+    reader = LongTermMemory(connection, embedder)
+    vector = await embedder.embed_query("kites")
+    with counter.count() as sent:
+        assert len(await reader.retrieve(ALICE, "kites", k=20, query_vector=vector)) == 12
+    # token, token created for the tenant if missing (not here), the documents with vectors
+    assert sent == ["find", "find"]
+    monkeypatch.setattr(snapshots, "VECTOR_BATCH", 3)
+    await writer.store_many(
+        ALICE, [NewMemory(f"Alice new fact {i} about kites") for i in range(7)], consolidate=False
+    )
+    with counter.count() as sent:
+        hits = await reader.retrieve(ALICE, "kites", k=30, query_vector=vector)
+    assert len(hits) == 19
+    # token, the documents without vectors, then 7 new vectors 3 at a time
+    assert sent == ["find", "find", "find", "find", "find"]
+    await reader.aclose()
+    await writer.aclose()

@@ -60,6 +60,8 @@ DEFAULT_MAX_DOCUMENTS = 50_000
 #: how late another process's access statistics, or a write whose announcement was lost to
 #: a crash, reach this process.
 DEFAULT_MAX_AGE_SECONDS = 300.0
+#: Ids in one ``$in`` when reading the vectors of documents not held yet.
+VECTOR_BATCH = 500
 
 
 def generation_id(collection: str, tenant: Mapping[str, str]) -> dict[str, str]:
@@ -175,20 +177,28 @@ class Snapshots:
         tenant: Mapping[str, str],
         token: str,
     ) -> Snapshot:
-        """Bring the tenant's corpus up to date as of ``token`` (read before this call): its
-        documents without their vectors from one ``find``, and the vectors of documents not
-        held yet from a second one."""
+        """Bring the tenant's corpus up to date as of ``token`` (read before this call): with
+        nothing held, the tenant's documents with their vectors in one ``find``; otherwise the
+        documents without their vectors, then the vectors of those not held yet."""
         where = {path: {"$eq": tenant[path]} for path in target.tenant_paths}
-        documents = await collection.find(where, {target.vector_path: 0}).to_list(None)
         old = self.kept(target, tenant)
-        held = set() if old is None else set(old.corpus.ids)
-        missing = [doc["_id"] for doc in documents if doc["_id"] not in held]
         vectors: dict[Any, Any] = {}
-        if missing:
-            found = await collection.find(
-                {**where, "_id": {"$in": missing}}, {target.vector_path: 1}
-            ).to_list(None)
-            vectors = {row["_id"]: row.get(target.vector_path) for row in found}
+        if old is None:
+            # Nothing held: the documents with their vectors, in one read.
+            documents = await collection.find(where).to_list(None)
+            vectors = {doc["_id"]: doc.get(target.vector_path) for doc in documents}
+        else:
+            documents = await collection.find(where, {target.vector_path: 0}).to_list(None)
+            held = set(old.corpus.ids)
+            missing = [doc["_id"] for doc in documents if doc["_id"] not in held]
+            # Vectors of the documents not held yet, a bounded list of ids at a time (some
+            # servers limit the size of one $in; the embedded engine's is about 1,000).
+            for start in range(0, len(missing), VECTOR_BATCH):
+                found = await collection.find(
+                    {**where, "_id": {"$in": missing[start : start + VECTOR_BATCH]}},
+                    {target.vector_path: 1},
+                ).to_list(None)
+                vectors.update((row["_id"], row.get(target.vector_path)) for row in found)
         corpus = Corpus.merge(
             documents,
             vectors,
