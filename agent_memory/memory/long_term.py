@@ -85,6 +85,7 @@ from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, make_searcher
+from agent_memory.mongo.search.corpus import searchable_text
 from agent_memory.mongo.search.snapshots import (
     GENERATIONS,
     Change,
@@ -509,12 +510,8 @@ class LongTermMemory:
         relevance); the search's own ranking when the reranker fails."""
         assert self.reranker is not None
         head = hits[: self.config.rerank_candidates]
-        texts = [
-            NewMemory(
-                h.document.get("content") or "-", context=h.document.get("context")
-            ).index_text
-            for h in head
-        ]
+        # What the keyword ranking reads: content, then context (never empty: content is).
+        texts = [searchable_text(h.document, self.target) or "-" for h in head]
         try:
             scores = await self.reranker.rerank(query, texts)
         except AgentMemoryError as exc:

@@ -196,3 +196,38 @@ async def test_a_first_read_is_one_find_and_new_vectors_come_in_bounded_batches(
     assert sent == ["find", "find", "find", "find", "find"]
     await reader.aclose()
     await writer.aclose()
+
+
+async def test_a_write_whose_announcement_failed_is_still_found_by_this_process(
+    connection, embedder
+):
+    from pymongo.errors import AutoReconnect
+
+    from agent_memory.errors import StorageUnavailableError
+
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    await memory.store(ALICE, "Alice collects stamps")
+    await memory.retrieve(ALICE, "stamps")  # kept
+    snapshots = memory._searcher.snapshots
+    generations = snapshots._generations
+
+    class Down:
+        """The token collection refuses every write; reads go through."""
+
+        def __getattr__(self, name):
+            return getattr(generations, name)
+
+        async def update_one(self, *args, **kwargs):
+            raise AutoReconnect("connection lost")
+
+    snapshots._generations = Down()
+    memory._generations = Down()
+    with pytest.raises(StorageUnavailableError):
+        await memory.store(ALICE, "Alice bought a rare Penny Black stamp")
+    snapshots._generations = generations
+    memory._generations = generations
+    # The memory landed; no token changed, yet this process does not answer from what it kept.
+    found = [h.memory.content for h in await memory.retrieve(ALICE, "Penny Black", k=2)]
+    assert found[0] == "Alice bought a rare Penny Black stamp"
+    await memory.aclose()

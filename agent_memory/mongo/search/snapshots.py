@@ -241,19 +241,25 @@ class Snapshots:
         writer announced since it was (the token is swapped only if it is still the kept
         one), the kept corpus follows ``change`` instead of being read again."""
         kept = self.kept(target, tenant)
-        if kept is not None and change is not None:
-            token = secrets.token_hex(8)
-            result = await self._generations.update_one(
-                {"_id": generation_id(target.collection, tenant), "token": kept.token},
-                _token_update(tenant, token),
-            )
-            if result.matched_count == 1:
-                kept.corpus = kept.corpus.changed(
-                    change, target, dimensions=self._dimensions, tokens=self._tokens
+        try:
+            if kept is not None and change is not None:
+                token = secrets.token_hex(8)
+                result = await self._generations.update_one(
+                    {"_id": generation_id(target.collection, tenant), "token": kept.token},
+                    _token_update(tenant, token),
                 )
-                kept.token = token
-                return
-        await announce_write(self._generations, target.collection, tenant)
+                if result.matched_count == 1:
+                    kept.corpus = kept.corpus.changed(
+                        change, target, dimensions=self._dimensions, tokens=self._tokens
+                    )
+                    kept.token = token
+                    return
+            await announce_write(self._generations, target.collection, tenant)
+        except BaseException:
+            # The write landed but may not be announced: this process reads the tenant again
+            # at its next search (others within the maximum age, or at the next write).
+            self.forget(target, tenant)
+            raise
 
     def forget(self, target: SearchTarget, tenant: Mapping[str, str]) -> None:
         self._kept.pop(self._key(target, tenant), None)
