@@ -90,7 +90,11 @@ class FeedbackIn(BaseModel):
         default=None, description="1 (bad) to 5 (good)"
     )
     helpful: bool | SkipJsonSchema[None] = None
-    correction: Annotated[str, Field(min_length=1, max_length=4000)] | SkipJsonSchema[None] = None
+    # No NUL: the memories refuse it (as every text they store), so the schema says so too.
+    correction: (
+        Annotated[str, Field(min_length=1, max_length=4000, pattern=r"^[^\x00]*$")]
+        | SkipJsonSchema[None]
+    ) = None
 
     @field_validator("rating", mode="before")
     @classmethod

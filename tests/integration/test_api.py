@@ -128,6 +128,7 @@ async def test_keys_are_required_and_scoped_to_their_agent(api):
         {"user_id": "alice", "rating": 5, "$set": {"feedback": 1}},
         {"user_id": "", "rating": 5},
         {"user_id": "a\x00b", "rating": 5},
+        {"user_id": "alice", "correction": "wrong\x00answer"},  # the schema says no NUL too
     ],
 )
 async def test_bad_feedback_is_422_with_a_clear_body_and_writes_nothing(api, body):
