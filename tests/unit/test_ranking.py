@@ -1,11 +1,14 @@
-"""The long-term memory score: scaling of source scores, utility, recency."""
+"""The long-term memory score: relevance from the fused search score, fusion, utility, recency."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_memory.memory.ranking import RankingWeights, feedback_utility, relevances, score_memory
 from agent_memory.mongo.search.fusion import SHRINK, score_fusion, standardise
@@ -89,3 +92,28 @@ def test_recency_halves_every_half_life_and_the_total_adds_up():
 def test_bad_weights(kwargs):
     with pytest.raises(ValueError):
         RankingWeights(**kwargs)
+
+
+@given(
+    st.lists(st.floats(-20, 20, allow_nan=False), min_size=1, max_size=40),
+    st.sampled_from(["z", "rank"]),
+    st.floats(0, 1),
+    st.integers(0, 400),
+)
+def test_equal_recency_importance_and_feedback_keep_the_search_order(fused, scale, imp, days):
+    """Recency, importance and feedback never reorder memories on which they all agree: the
+    memory score then ranks exactly as the search did."""
+    if scale == "rank":
+        fused = [abs(value) for value in fused]
+    doc = {
+        "last_accessed": NOW - timedelta(days=days),
+        "importance": imp,
+        "feedback": {"count": 1, "sum": 0.5},
+    }
+    totals = [
+        score_memory(doc, relevance=r, now=NOW, weights=RankingWeights()).total
+        for r in relevances(fused, scale=scale)
+    ]
+    order = sorted(range(len(fused)), key=lambda i: -fused[i])
+    for i, j in pairwise(order):
+        assert totals[i] >= totals[j] if fused[i] > fused[j] else totals[i] == totals[j]
