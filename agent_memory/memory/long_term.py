@@ -23,7 +23,7 @@ store, key: new / repeat            find by key, insert + update token /  3 / 2 
 store, key: supersede               find by key, insert + update, update  3 or 4      1 embed
                                     token (one transaction where usable)
 store_many(n, consolidate=False)    insert_many, update token             2           1 embed
-retrieve (plain tier)               find token by _id while the kept      1           1 embed, 0
+retrieve (plain tier)               find token by _id, then the kept      1           1 embed, 0
                                     memories are ranked; when another                 with a
                                     writer changed them, + 1-2 finds to               vector
                                     read them again; access statistics:
@@ -89,6 +89,7 @@ from agent_memory.mongo.search.corpus import searchable_text
 from agent_memory.mongo.search.snapshots import (
     GENERATIONS,
     Change,
+    Snapshots,
     announce_write,
     generation_id,
 )
@@ -148,6 +149,8 @@ class LongTermMemory:
             snapshot=True,
         )
         self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
+        # The plain tier's kept corpora (None on Atlas, which searches inside the server).
+        self._snapshots: Snapshots | None = getattr(self._searcher, "snapshots", None)
         self._generations = connection.collection(GENERATIONS)
         self._background = BackgroundWrites()
         self._access = AccessRecorder(self.collection, self._background)
@@ -412,9 +415,8 @@ class LongTermMemory:
     async def _announce(self, tenant: Tenant, change: Change | None = None) -> None:
         """Tell every process's search that this tenant's memories changed; a corpus this
         instance keeps follows ``change`` when nobody else wrote meanwhile."""
-        snapshots = getattr(self._searcher, "snapshots", None)
-        if snapshots is not None:
-            await snapshots.announce(self.target, tenant.filter(), change)
+        if self._snapshots is not None:
+            await self._snapshots.announce(self.target, tenant.filter(), change)
         else:
             await announce_write(self._generations, self.target.collection, tenant.filter())
 
@@ -524,10 +526,9 @@ class LongTermMemory:
     def _touch(self, tenant: Tenant, ranked: Sequence[RetrievedMemory], now: datetime) -> None:
         """Keep this process's kept copies of the access statistics as the flush will write
         them (they rank by recency), without making other processes read again."""
-        snapshots = getattr(self._searcher, "snapshots", None)
-        if snapshots is None:
+        if self._snapshots is None:
             return
-        snapshots.touch(
+        self._snapshots.touch(
             self.target,
             tenant.filter(),
             {
@@ -612,9 +613,8 @@ class LongTermMemory:
             await self._generations.delete_one(
                 {"_id": generation_id(self.target.collection, tenant.filter())}
             )
-        snapshots = getattr(self._searcher, "snapshots", None)
-        if snapshots is not None:
-            snapshots.forget(self.target, tenant.filter())
+        if self._snapshots is not None:
+            self._snapshots.forget(self.target, tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
 
     async def drain(self) -> None:

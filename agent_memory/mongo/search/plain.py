@@ -7,15 +7,14 @@ keyword ranking is a real BM25 with stemming and Chinese character pairs
 by :func:`~agent_memory.mongo.search.fusion.score_fusion`.
 
 Round trips. A target kept in memory (``SearchTarget.snapshot``, see :mod:`.snapshots`): one
-read of the tenant's generation token by ``_id``, while the kept corpus is ranked; when the
-token says another writer changed the tenant, the corpus is brought up to date (one ``find``
-of the documents, one of the vectors not held yet) and ranked again. Any other target: one
+read of the tenant's generation token by ``_id``, then the kept corpus is ranked; when the
+token says another writer changed the tenant, the corpus is first brought up to date (one
+``find`` of the documents, one of the vectors not held yet). Any other target: one
 ``find`` of the tenant's documents (with the filter), ranked as read.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, ClassVar
 
 import numpy as np
@@ -122,19 +121,13 @@ class PlainSearcher(Searcher):
     ) -> list[SearchHit]:
         snapshots = self._snapshots
         assert snapshots is not None
+        # The token first: ranking is CPU work that would hold the event loop, so it could not
+        # overlap the read anyway, and a corpus found out of date is not ranked for nothing.
+        token = await snapshots.token(target, resolved.tenant)
         kept = snapshots.kept(target, resolved.tenant)
-        if kept is not None:
-            reading = asyncio.ensure_future(snapshots.token(target, resolved.tenant))
-            try:
-                hits = _hits(kept.corpus, query, resolved)
-            finally:
-                token = await reading
-            if snapshots.current(kept, token):
-                return hits
-        else:
-            token = await snapshots.token(target, resolved.tenant)
-        fresh = await snapshots.refresh(collection, target, resolved.tenant, token)
-        return _hits(fresh.corpus, query, resolved)
+        if kept is None or not snapshots.current(kept, token):
+            kept = await snapshots.refresh(collection, target, resolved.tenant, token)
+        return _hits(kept.corpus, query, resolved)
 
 
 def _hits(corpus: Corpus, query: SearchQuery, resolved: ResolvedFilters) -> list[SearchHit]:

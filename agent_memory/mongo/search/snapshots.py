@@ -9,8 +9,8 @@ document in Python). A target whose writers all announce their writes keeps its 
   changes a filterable field. It sets a fresh random token in the tenant's generation document
   (``search_generations``, one small document per collection and tenant). A random token, not
   a counter: a counter deleted with the tenant would restart and repeat old values.
-- **Readers** (:class:`Snapshots`) rank over the kept corpus while they read the token (one
-  read by ``_id``). A token that differs from the one the corpus was kept under means another
+- **Readers** (:class:`Snapshots`) read the token (one read by ``_id``), then rank over the
+  kept corpus. A token that differs from the one the corpus was kept under means another
   writer (any process) wrote since: the corpus is brought up to date (the tenant's documents
   without vectors, then the vectors of documents not held yet) and the search runs again. A
   write announced before a search started is always seen by that search.
