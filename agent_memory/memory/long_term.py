@@ -22,6 +22,11 @@ store, key: new / repeat            find by key, insert + update token /  3 / 2 
                                     update
 store, key: supersede               find by key, insert + update, update  3 or 4      1 embed
                                     token (one transaction where usable)
+store_many(n), all new              n finds of the token, then            n + 2       1 embed
+                                    insert_many + update token (new
+                                    memories wait and go in together;
+                                    a reinforce or supersede first
+                                    writes those waiting)
 store_many(n, consolidate=False)    insert_many, update token             2           1 embed
 retrieve (plain tier)               find token by _id, then the kept      1           1 embed, 0
                                     memories are ranked; when another                 with a
@@ -107,6 +112,39 @@ logger = structlog.get_logger(__name__)
 COLLECTION = "memories"
 _MAX_K = 100
 _DECISION_ATTEMPTS = 4
+#: Stored memories a new one is compared with (consolidation's candidates).
+_CANDIDATES = 3
+
+
+def _with_pending(
+    candidates: list[Candidate],
+    item: NewMemory,
+    vector: np.ndarray,
+    pending: Sequence[tuple[dict[str, Any], np.ndarray]],
+) -> list[Candidate]:
+    """``candidates`` from the collection joined by the batch's memories not yet inserted
+    that the same search would have found: for a key, its active memories; otherwise the
+    most similar memories of the same type (the search's limit of three in all)."""
+    if item.key is not None:
+        return candidates + [
+            Candidate(document["_id"], document["content"])
+            for document, _ in pending
+            if document["key"] == item.key
+        ]
+    same_type = [(doc, vec) for doc, vec in pending if doc["memory_type"] == item.memory_type]
+    if not same_type:
+        return candidates
+    norm = float(np.linalg.norm(vector)) or 1.0
+    joined = candidates + [
+        Candidate(
+            document["_id"],
+            document["content"],
+            float(np.dot(vector, other)) / (norm * (float(np.linalg.norm(other)) or 1.0)),
+        )
+        for document, other in same_type
+    ]
+    joined.sort(key=lambda c: -(c.similarity if c.similarity is not None else math.inf))
+    return joined[:_CANDIDATES]
 
 
 class _StaleDecision(Exception):
@@ -207,7 +245,7 @@ class LongTermMemory:
                 tenant=tenant.filter(),
                 vector=vector,
                 filters={"memory_type": item.memory_type, "status": "active"},
-                limit=3,
+                limit=_CANDIDATES,
             ),
         )
         return [
@@ -302,22 +340,29 @@ class LongTermMemory:
         )
 
     async def _consolidate(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray
+        self, tenant: Tenant, item: NewMemory, vector: np.ndarray, decision: Decision
     ) -> StoreResult:
         for _ in range(_DECISION_ATTEMPTS - 1):
             try:
-                return await self._apply(
-                    tenant, item, vector, await self._decide(tenant, item, vector)
-                )
+                return await self._apply(tenant, item, vector, decision)
             except _StaleDecision:
-                continue
-        return await self._apply(tenant, item, vector, await self._decide(tenant, item, vector))
+                decision = await self._decide(tenant, item, vector)
+        return await self._apply(tenant, item, vector, decision)
 
-    async def _decide(self, tenant: Tenant, item: NewMemory, vector: np.ndarray) -> Decision:
+    async def _decide(
+        self,
+        tenant: Tenant,
+        item: NewMemory,
+        vector: np.ndarray,
+        pending: Sequence[tuple[dict[str, Any], np.ndarray]] = (),
+    ) -> Decision:
+        candidates = await self._candidates(tenant, item, vector)
+        if pending:
+            candidates = _with_pending(candidates, item, vector, pending)
         return await decide(
             item.content,
             key=item.key,
-            candidates=await self._candidates(tenant, item, vector),
+            candidates=candidates,
             # A memory with context is a turn of a conversation: two turns that say nearly
             # the same ("Yes, I loved it!") in different places are different memories. Such a
             # memory repeats another only when the contents are the same text.
@@ -400,11 +445,33 @@ class LongTermMemory:
             await self.collection.insert_many(documents, ordered=True)
             await self._announce(tenant, Change(added=documents))
             return [StoreResult(doc["_id"], "inserted") for doc in documents]
-        results = []
-        # In order: a later item may repeat or replace an earlier one of the batch.
+        # In order: a later item may repeat or replace an earlier one of the batch. New
+        # memories wait in `pending` (candidates for the items after them) and are inserted
+        # together, before any other write and at the end: one insert and one announcement
+        # for a run of new memories instead of one each.
+        results: list[StoreResult] = []
+        pending: list[tuple[dict[str, Any], np.ndarray]] = []
         for item, vector in zip(checked, vectors, strict=True):
-            results.append(await self._consolidate(tenant, item, vector))
+            decision = await self._decide(tenant, item, vector, pending)
+            if decision.action == "insert":
+                document = self._document(tenant, item, vector, utcnow())
+                pending.append((document, vector))
+                results.append(StoreResult(document["_id"], "inserted"))
+                continue
+            await self._insert_pending(tenant, pending)
+            pending = []
+            results.append(await self._consolidate(tenant, item, vector, decision))
+        await self._insert_pending(tenant, pending)
         return results
+
+    async def _insert_pending(
+        self, tenant: Tenant, pending: Sequence[tuple[dict[str, Any], np.ndarray]]
+    ) -> None:
+        if not pending:
+            return
+        documents = [document for document, _ in pending]
+        await self.collection.insert_many(documents, ordered=True)
+        await self._announce(tenant, Change(added=documents))
 
     async def announce(self, tenant: Tenant) -> None:
         """Call after writing to this collection other than through this class: searches

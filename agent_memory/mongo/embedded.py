@@ -189,8 +189,9 @@ class EmbeddedServer:
         if self._info is not None:
             return self._info.uri
         try:
-            from mongoeco.engines import SQLiteEngine
             from mongoeco.wire import AsyncMongoEcoProxyServer
+
+            from agent_memory.mongo._engine import engine_class
         except ImportError as exc:
             raise DependencyMissingError(
                 "mongoeco",
@@ -204,7 +205,7 @@ class EmbeddedServer:
         outcome: dict[str, Any] = {}
 
         async def serve() -> None:
-            engine = SQLiteEngine(str(data_dir / DATABASE_FILE))
+            engine = engine_class()(str(data_dir / DATABASE_FILE))
             server = AsyncMongoEcoProxyServer(engine=engine, host=self.host, port=self.port)
             try:
                 address = await server.start()

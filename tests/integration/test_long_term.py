@@ -63,6 +63,34 @@ async def test_store_many_uses_one_embedding_call(connection, memory, embedder):
     assert embedder.calls == [("document", 3)]
 
 
+async def test_a_batch_consolidates_with_its_own_earlier_items(connection, memory):
+    """New memories of a batch are inserted together, but a later item still sees them: a
+    repeat reinforces, a new value for a key supersedes, in batch order."""
+    results = await memory.store_many(
+        ALICE,
+        [
+            NewMemory("Alice lives in Berlin", key="home"),
+            NewMemory("Alice likes green tea"),
+            NewMemory("Alice likes green tea"),
+            NewMemory("Alice lives in Lisbon", key="home"),
+            NewMemory("Alice collects stamps"),
+            NewMemory("Alice lives in Lisbon", key="home"),
+        ],
+    )
+    actions = [r.action for r in results]
+    assert actions == ["inserted", "inserted", "reinforced", "superseded", "inserted", "reinforced"]
+    berlin, tea, _, lisbon, stamps, _ = results
+    assert results[2].id == tea.id and results[5].id == lisbon.id
+    assert lisbon.superseded == (berlin.id,)
+    collection = connection.collection("memories")
+    stored = {doc["_id"]: doc async for doc in collection.find(ALICE.filter())}
+    assert set(stored) == {berlin.id, tea.id, lisbon.id, stamps.id}
+    assert stored[berlin.id]["status"] == "superseded"
+    assert stored[tea.id]["reinforced"] == 1 and stored[lisbon.id]["reinforced"] == 1
+    hits = await memory.retrieve(ALICE, "stamps", k=1)  # the batch's inserts are searchable
+    assert hits[0].memory.id == stamps.id
+
+
 async def test_ranking_combines_relevance_recency_importance_and_feedback(connection, memory):
     old = await memory.store(ALICE, "Alice plays tennis on Sundays", importance=0.5)
     new = await memory.store(ALICE, "Alice plays tennis with her brother", importance=0.5)

@@ -38,6 +38,11 @@ async def test_long_term_round_trips(counted, embedder):
         memory.store_many(T, [NewMemory(f"note {i}") for i in range(10)], consolidate=False),
         2,
     )
+    await measure(
+        "store_many consolidated, 10 new",
+        memory.store_many(T, [NewMemory(f"fact {i} about kites") for i in range(10)]),
+        12,
+    )
     hits = await measure("retrieve", memory.retrieve(T, "tea"), 1)
     await memory.drain()
     await measure("get", memory.get(T, hits[0].memory.id), 1)
