@@ -83,10 +83,10 @@ class DelayProxy:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def start(self) -> str:
+    async def start(self) -> int:
+        """Listen on a free loopback port and return it."""
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        return f"mongodb://127.0.0.1:{port}/?directConnection=true"
+        return int(self._server.sockets[0].getsockname()[1])
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(*self.upstream)
@@ -361,7 +361,8 @@ async def run_latency(
         proxy = DelayProxy(server.host, server.info.port, settings.db_rtt_ms / 2000)
         timeline = Timeline()
         try:
-            uri = await proxy.start()
+            # The server's own credentials, through the proxy's port.
+            uri = replace(server.info, host="127.0.0.1", port=await proxy.start()).uri
             connection = await connect(
                 Settings(embedder="fake", database="bench_latency"),
                 uri=uri,

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from agent_memory.cli._app import EXIT, err_console, state
-from agent_memory.config import load_settings
+from agent_memory.config import load_settings, redact_uri
 from agent_memory.errors import AgentMemoryError
 from agent_memory.mongo.embedded import EmbeddedServer
 
@@ -24,9 +24,10 @@ def serve(
     ),
     host: str = typer.Option("127.0.0.1", help="Loopback address to listen on."),
 ) -> None:
-    """Serve the embedded database until interrupted, printing its URI.
+    """Serve the embedded database until interrupted, printing its URI (password included).
 
-    Other processes find it through the data directory, or by MONGODB_URI set to the URI.
+    Other processes of the same user find it through the data directory, or by MONGODB_URI
+    set to the URI. The server asks every client for the directory's password.
     """
     overrides: dict[str, object] = {}
     if data_dir is not None:
@@ -46,9 +47,11 @@ def serve(
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    print(uri, flush=True)
+    print(uri, flush=True)  # with the password: for the programs that read it, not for logs
     err_console.print(
-        f"serving {settings.data_dir.resolve()} at {uri} (Ctrl+C to stop)", highlight=False
+        f"serving {settings.data_dir.resolve()} at {redact_uri(uri)} (Ctrl+C to stop); "
+        "programs of the same user find it through the data directory",
+        highlight=False,
     )
     try:
         stop.wait()

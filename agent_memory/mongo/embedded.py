@@ -8,6 +8,15 @@ One process owns a data directory at a time (an exclusive lock on ``server.lock`
 its address to ``server.json``. Other processes that find the lock held read that file and
 connect to the running server instead of opening the SQLite file a second time, so a demo,
 a worker and ``agent-memory`` commands can share one embedded database.
+
+Loopback is not a lock: other local users and programs reach the port. So the directory is
+private to the user who runs it (created 0700, its files 0600; one owned by someone else, or
+writable by others, is refused), nothing in it is opened through a symbolic link, the server
+asks for a password (a random secret per directory, in ``server.secret``, 0600) from every
+client, ``server.json`` is believed only when the user owns it, only the user can read it and
+it names a loopback address, and the server refuses server-side code (``$where``,
+``$function``, ``$accumulator``; see :mod:`agent_memory.mongo._mongoeco`). What this does
+not protect against: anyone who can act as the same OS user, or as root.
 """
 
 from __future__ import annotations
@@ -16,16 +25,20 @@ import asyncio
 import errno
 import json
 import os
+import secrets
 import socket
+import stat
 import threading
 import time
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote_plus
 
 import structlog
 
+from agent_memory.config import redact_uri
 from agent_memory.errors import DependencyMissingError, EmbeddedServerError
 
 try:  # fcntl is POSIX-only; elsewhere the data directory is not shared between processes.
@@ -40,44 +53,176 @@ logger = structlog.get_logger(__name__)
 DATABASE_FILE = "agent_memory.sqlite3"
 LOCK_FILE = "server.lock"
 INFO_FILE = "server.json"
+SECRET_FILE = "server.secret"
+#: The one user the embedded server knows; its password is the directory's secret.
+USER = "agent-memory"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
-    """Where a running embedded server listens."""
+    """Where a running embedded server listens, and the password it asks for."""
 
     host: str
     port: int
     pid: int
+    secret: str | None = field(default=None, repr=False)
 
     @property
     def uri(self) -> str:
+        """The URI every client uses, credentials included: keep it out of logs
+        (:func:`agent_memory.config.redact_uri`)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"mongodb://{host}:{self.port}/?directConnection=true"
+        if self.secret is None:
+            return f"mongodb://{host}:{self.port}/?directConnection=true"
+        return (
+            f"mongodb://{USER}:{quote_plus(self.secret)}@{host}:{self.port}/"
+            "?directConnection=true&authSource=admin&authMechanism=SCRAM-SHA-256"
+        )
+
+
+def _unusable(data_dir: Path, why: str) -> EmbeddedServerError:
+    return EmbeddedServerError(
+        f"the data directory {str(data_dir)!r} {why}; set AGENT_MEMORY_DATA_DIR to a "
+        "directory of your own"
+    )
+
+
+def _check_private(data_dir: Path, info: os.stat_result) -> None:
+    if not stat.S_ISDIR(info.st_mode):
+        raise _unusable(data_dir, "is not a directory")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise _unusable(data_dir, f"belongs to another user (uid {info.st_uid})")
+    if info.st_mode & 0o022:
+        raise _unusable(
+            data_dir, f"can be written by other users (mode {stat.S_IMODE(info.st_mode):o})"
+        )
 
 
 def _prepare_data_dir(data_dir: Path) -> Path:
+    """The data directory, created private (0700) or checked to be: owned by this user and
+    writable by nobody else. One that others can still read (an older version made it 0755)
+    is narrowed to 0700, as it is this user's."""
     data_dir = data_dir.expanduser()
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        probe = data_dir / ".write-test"
-        probe.write_bytes(b"ok")
-        probe.unlink()
+        if data_dir.parent != data_dir:
+            data_dir.parent.mkdir(parents=True, exist_ok=True)
+        with suppress(FileExistsError):
+            os.mkdir(data_dir, 0o700)
+        data_dir = data_dir.resolve()
+        info = os.stat(data_dir)
+        _check_private(data_dir, info)
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.chmod(data_dir, 0o700)
+            logger.info("embedded_data_dir_narrowed", data_dir=str(data_dir))
+        if not os.access(data_dir, os.W_OK | os.X_OK):
+            raise _unusable(data_dir, "is not writable")
+        for name in (DATABASE_FILE, f"{DATABASE_FILE}-wal", f"{DATABASE_FILE}-shm"):
+            _check_own_file(data_dir / name, missing_ok=True)
+    except EmbeddedServerError:
+        raise
     except OSError as exc:
-        raise EmbeddedServerError(
-            f"the data directory {str(data_dir)!r} is not usable ({exc.strerror or exc}); "
-            "set AGENT_MEMORY_DATA_DIR to a writable directory"
-        ) from exc
-    return data_dir.resolve()
+        raise _unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
+    return data_dir
+
+
+def _check_own_file(path: Path, *, missing_ok: bool) -> None:
+    """``path`` is a regular file (not a link) of this user that nobody else can read."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        raise _unusable(path.parent, f"holds {path.name} that is not a regular file")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise _unusable(path.parent, f"holds {path.name} of another user")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(path, 0o600, follow_symlinks=False)
+
+
+def _open_private(path: Path, flags: int) -> int:
+    """Open ``path`` without following a link, creating it 0600; a file that is not this
+    user's own regular file is refused."""
+    fd = os.open(path, flags | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+            raise _unusable(path.parent, f"holds {path.name} that is not this user's file")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_private(path: Path) -> str | None:
+    """The text of ``path`` if it is this user's regular file that only they can read (not
+    through a link); else ``None``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or (hasattr(os, "getuid") and info.st_uid != os.getuid())
+            or stat.S_IMODE(info.st_mode) & 0o077
+        ):
+            logger.warning("embedded_file_not_trusted", file=str(path))
+            return None
+        try:
+            return handle.read(64 * 1024).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in a new 0600 file (never through a link)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        os.replace(temporary, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _secret(data_dir: Path, *, create: bool) -> str | None:
+    """The directory's server password, created by the server's owner on first start."""
+    text = _read_private(data_dir / SECRET_FILE)
+    if text and text.strip():
+        return text.strip()
+    if not create:
+        return None
+    if os.path.lexists(data_dir / SECRET_FILE):
+        raise _unusable(data_dir, f"holds {SECRET_FILE} that is not this user's private file")
+    _write_private(data_dir / SECRET_FILE, secrets.token_urlsafe(32))
+    return _secret(data_dir, create=False)
 
 
 def _read_info(data_dir: Path) -> ServerInfo | None:
-    try:
-        raw = json.loads((data_dir / INFO_FILE).read_text(encoding="utf-8"))
-        return ServerInfo(host=str(raw["host"]), port=int(raw["port"]), pid=int(raw["pid"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    text = _read_private(data_dir / INFO_FILE)
+    if text is None:
         return None
+    try:
+        raw = json.loads(text)
+        info = ServerInfo(host=str(raw["host"]), port=int(raw["port"]), pid=int(raw["pid"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    if info.host not in _LOOPBACK or not 0 < info.port < 65536:
+        logger.warning("embedded_server_info_refused", host=info.host)
+        return None
+    secret = _secret(data_dir, create=False)
+    return ServerInfo(info.host, info.port, info.pid, secret) if secret else None
 
 
 def _answers(info: ServerInfo, timeout: float = 0.5) -> bool:
@@ -97,7 +242,12 @@ def find_running_server(data_dir: Path, *, wait: float = 5.0) -> ServerInfo | No
     data_dir = data_dir.expanduser()
     if fcntl is None or not (data_dir / LOCK_FILE).exists():
         return None
-    with open(data_dir / LOCK_FILE, "a+b") as handle:
+    try:
+        _check_private(data_dir, os.stat(data_dir))
+        fd = _open_private(data_dir / LOCK_FILE, os.O_RDWR)
+    except OSError as exc:
+        raise _unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
+    with os.fdopen(fd, "r+b") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -131,7 +281,7 @@ class EmbeddedServer:
     def __init__(self, data_dir: Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
         if host not in _LOOPBACK:
             raise EmbeddedServerError(
-                f"the embedded server has no authentication and listens on loopback only; "
+                f"the embedded server listens on loopback only; "
                 f"{host!r} is not a loopback address (use 127.0.0.1)"
             )
         self.data_dir = data_dir
@@ -160,13 +310,16 @@ class EmbeddedServer:
     def _acquire_lock(self, data_dir: Path) -> None:
         if fcntl is None:  # pragma: no cover
             return
-        handle = open(data_dir / LOCK_FILE, "a+b")
+        try:
+            handle = os.fdopen(_open_private(data_dir / LOCK_FILE, os.O_RDWR), "r+b")
+        except OSError as exc:
+            raise _unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
             running = _read_info(data_dir)
-            where = f" at {running.uri}" if running else ""
+            where = f" at {redact_uri(running.uri)}" if running else ""
             raise EmbeddedServerError(
                 f"another process already serves {str(data_dir)!r}{where}; connect to it "
                 "(MONGODB_URI) or choose another AGENT_MEMORY_DATA_DIR"
@@ -190,8 +343,9 @@ class EmbeddedServer:
             return self._info.uri
         try:
             from mongoeco.wire import AsyncMongoEcoProxyServer
+            from mongoeco.wire.auth import WireAuthUser
 
-            from agent_memory.mongo._engine import engine_class
+            from agent_memory.mongo._mongoeco import engine_class, refuse_server_side_code
         except ImportError as exc:
             raise DependencyMissingError(
                 "mongoeco",
@@ -201,13 +355,28 @@ class EmbeddedServer:
 
         data_dir = _prepare_data_dir(self.data_dir)
         self._acquire_lock(data_dir)
+        try:
+            secret = _secret(data_dir, create=True)
+            # SQLite creates the database 0644 and its WAL and shared-memory files with the
+            # database's mode: create it 0600 first, so that no file is ever readable by others.
+            os.close(_open_private(data_dir / DATABASE_FILE, os.O_RDWR))
+        except BaseException:
+            self._release_lock(data_dir)
+            raise
+        assert secret is not None
         ready = threading.Event()
         outcome: dict[str, Any] = {}
 
         async def serve() -> None:
             engine = engine_class()(str(data_dir / DATABASE_FILE))
-            server = AsyncMongoEcoProxyServer(engine=engine, host=self.host, port=self.port)
+            server = AsyncMongoEcoProxyServer(
+                engine=engine,
+                host=self.host,
+                port=self.port,
+                auth_users=(WireAuthUser(USER, password=secret, mechanisms=("SCRAM-SHA-256",)),),
+            )
             try:
+                refuse_server_side_code(server)
                 address = await server.start()
             except BaseException as exc:
                 outcome["error"] = exc
@@ -247,10 +416,10 @@ class EmbeddedServer:
             raise EmbeddedServerError(f"the embedded server could not start: {error}") from error
 
         address = outcome["address"]
-        self._info = ServerInfo(host=address.host, port=address.port, pid=os.getpid())
-        (data_dir / INFO_FILE).write_text(
+        self._info = ServerInfo(address.host, address.port, os.getpid(), secret)
+        _write_private(
+            data_dir / INFO_FILE,
             json.dumps({"host": address.host, "port": address.port, "pid": os.getpid()}),
-            encoding="utf-8",
         )
         logger.info("embedded_server_started", port=address.port, data_dir=str(data_dir))
         return self._info.uri

@@ -61,9 +61,22 @@ def embedder() -> FakeEmbedder:
 
 
 class CommandCounter(monitoring.CommandListener):
-    """Counts the commands a connection sends (handshakes and session ends not included)."""
+    """Counts the commands a connection sends (handshakes, the authentication of a new pooled
+    connection and session ends not included)."""
 
-    IGNORED = frozenset({"hello", "ismaster", "isMaster", "ping", "endSessions", "buildInfo"})
+    IGNORED = frozenset(
+        {
+            "hello",
+            "ismaster",
+            "isMaster",
+            "ping",
+            "endSessions",
+            "buildInfo",
+            "saslStart",
+            "saslContinue",
+            "authenticate",
+        }
+    )
 
     def __init__(self) -> None:
         self.commands: list[str] = []

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import struct
 from dataclasses import dataclass
 
 import bson
+
+from agent_memory.mongo.embedded import ServerInfo
 
 __all__ = ["FaultProxy", "command_name"]
 
@@ -51,10 +54,12 @@ class _Trigger:
 
 
 class FaultProxy:
-    """``async with FaultProxy(host, port) as proxy:`` then connect to ``proxy.uri``."""
+    """``async with FaultProxy(host, port, secret) as proxy:`` then connect to ``proxy.uri``."""
 
-    def __init__(self, upstream_host: str, upstream_port: int) -> None:
+    def __init__(self, upstream_host: str, upstream_port: int, secret: str | None = None) -> None:
         self.upstream = (upstream_host, upstream_port)
+        #: The upstream embedded server's password: the proxy passes bytes, clients authenticate.
+        self.secret = secret
         self.port = 0
         self.commands: list[str] = []
         self.faults = 0
@@ -70,7 +75,7 @@ class FaultProxy:
 
     @property
     def uri(self) -> str:
-        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+        return ServerInfo("127.0.0.1", self.port, os.getpid(), self.secret).uri
 
     @property
     def down(self) -> bool:

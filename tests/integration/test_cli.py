@@ -13,6 +13,7 @@ from pymongo import MongoClient
 from typer.testing import CliRunner
 
 from agent_memory.cli import app
+from agent_memory.config import redact_uri
 
 
 def invoke(args, env):
@@ -75,7 +76,7 @@ def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
     )
     try:
         uri = process.stdout.readline().strip()
-        assert uri.startswith("mongodb://127.0.0.1:"), process.stderr.read()
+        assert uri.startswith("mongodb://agent-memory:") and "@127.0.0.1:" in uri, uri
         with MongoClient(uri, serverSelectionTimeoutMS=5_000) as client:
             client.shared.items.insert_one({"_id": 1})
             assert client.shared.items.count_documents({}) == 1
@@ -95,7 +96,8 @@ def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
             text=True,
             timeout=60,
         )
-        assert second.returncode == 2 and uri in second.stderr
+        assert second.returncode == 2 and redact_uri(uri) in second.stderr
+        assert uri.split("@")[0] not in second.stderr  # the password is not printed
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

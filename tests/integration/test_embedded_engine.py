@@ -12,7 +12,7 @@ from mongoeco.engines import SQLiteEngine
 from pymongo import AsyncMongoClient
 from pymongo.errors import DuplicateKeyError
 
-from agent_memory.mongo._engine import engine_class
+from agent_memory.mongo._mongoeco import engine_class
 from agent_memory.mongo.embedded import EmbeddedServer
 
 

@@ -56,7 +56,7 @@ async def proxy(embedded_server, monkeypatch) -> AsyncIterator[FaultProxy]:
     # shortens each wait for the server to be back (pymongo's own tests do the same).
     monkeypatch.setattr(pymongo.common, "MIN_HEARTBEAT_INTERVAL", 0.05)
     info = embedded_server.info
-    async with FaultProxy(info.host, info.port) as running:
+    async with FaultProxy(info.host, info.port, info.secret) as running:
         yield running
 
 

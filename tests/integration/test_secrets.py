@@ -371,9 +371,10 @@ def _non_loopback_addresses() -> Iterator[str]:
 
 
 async def test_the_embedded_server_listens_on_loopback_only(embedded_server):
-    assert embedded_server.uri.startswith("mongodb://127.0.0.1:")
+    assert embedded_server.info.host == "127.0.0.1"
+    assert "@127.0.0.1:" in embedded_server.uri
     assert load_settings().api_host == "127.0.0.1"  # `agent-memory api` too, by default
-    port = int(embedded_server.uri.split(":")[2].split("/")[0])
+    port = embedded_server.info.port
     listening = _listening(port)
     if not listening:
         pytest.skip("no /proc/net/tcp to read the listening address from")

@@ -1,0 +1,116 @@
+"""What the embedded server changes in mongoeco: one cost removed, server-side code refused.
+
+**The engine.**
+mongoeco 4.11 checks a newly inserted document's ``_id`` twice: by the primary key of its
+storage row, then (``scan_payload_id=True`` on the single-document path, which its wire server
+uses for every insert) by decoding every document of the collection and comparing ``_id``\\ s by
+BSON equality. The scan only matters when two different storage keys can hold equal ``_id``\\ s,
+which is the case for numbers (``1`` and ``1.0``) and values that contain them; mongoeco's own
+bulk path already skips it. Every ``_id`` the framework writes is a string, and pymongo's
+default is an ObjectId: for those the primary-key lookup is the whole check, so here the scan
+is skipped for them and kept for everything else. An insert then costs the same at any
+collection size (5 ms instead of 37 ms at 1,000 documents;
+``docs/upstream/mongoeco-insert-scan.md``).
+
+If a mongoeco release changes the method this relies on, the engine is used unchanged.
+
+**Server-side code.** mongoeco evaluates ``$where`` as a Python expression in the serving
+process, which holds the application's environment (API keys among it). The embedded server
+refuses every command that carries ``$where``, ``$function`` or ``$accumulator`` anywhere in
+it, before it reaches the engine; the framework uses none of them. If a mongoeco release no
+longer lets the check be installed, the server does not start.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import structlog
+from bson import ObjectId
+
+__all__ = ["SERVER_SIDE_CODE", "engine_class", "refuse_server_side_code"]
+
+logger = structlog.get_logger(__name__)
+
+_METHOD = "_validate_document_against_unique_indexes"
+_UNAMBIGUOUS_IDS = (str, ObjectId)
+#: Operators that run code inside the server.
+SERVER_SIDE_CODE = frozenset({"$where", "$function", "$accumulator"})
+
+
+def engine_class() -> type[Any]:
+    """mongoeco's ``SQLiteEngine``, without the whole-collection ``_id`` scan for string and
+    ObjectId ``_id``\\ s when this mongoeco has the method it lives in; else unchanged."""
+    from mongoeco.engines import SQLiteEngine
+
+    original = getattr(SQLiteEngine, _METHOD, None)
+    if original is None or "scan_payload_id" not in inspect.signature(original).parameters:
+        logger.debug("mongoeco_engine_unpatched", reason=f"{_METHOD} changed")
+        return SQLiteEngine
+
+    class Engine(SQLiteEngine):  # type: ignore[misc, valid-type]
+        def _validate_document_against_unique_indexes(  # type: ignore[override]
+            self,
+            db_name: str,
+            coll_name: str,
+            document: Any,
+            *args: Any,
+            scan_payload_id: bool = False,
+            **kwargs: Any,
+        ) -> None:
+            if scan_payload_id and isinstance(document.get("_id"), _UNAMBIGUOUS_IDS):
+                scan_payload_id = False
+            return original(
+                self, db_name, coll_name, document, *args, scan_payload_id=scan_payload_id, **kwargs
+            )
+
+    Engine.__name__ = Engine.__qualname__ = "SQLiteEngine"
+    return Engine
+
+
+def _carries_code(value: Any, depth: int = 0) -> str | None:
+    """The first server-side code operator used as a key anywhere in ``value``."""
+    if depth > 200:  # deeper than any command the server accepts; refuse rather than recurse
+        return "nesting"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in SERVER_SIDE_CODE:
+                return str(key)
+            found = _carries_code(item, depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for item in value:
+            if isinstance(item, dict | list | tuple):
+                found = _carries_code(item, depth + 1)
+                if found:
+                    return found
+    return None
+
+
+def refuse_server_side_code(server: Any) -> None:
+    """Make ``server`` (mongoeco's ``AsyncMongoEcoProxyServer``, not yet started) refuse every
+    command that carries server-side code. Raises ``RuntimeError`` when this mongoeco has no
+    command executor to wrap, so that an unguarded server never starts."""
+    from mongoeco.errors import OperationFailure
+
+    executor = getattr(server, "_executor", None)
+    execute = getattr(executor, "execute_prepared", None)
+    if execute is None:
+        raise RuntimeError("this mongoeco's wire server has no command executor to guard")
+
+    async def guarded(context: Any) -> Any:
+        found = _carries_code(getattr(context, "raw_body", None)) or _carries_code(
+            getattr(context, "command_document", None)
+        )
+        if found:
+            logger.warning("server_side_code_refused", operator=found)
+            raise OperationFailure(
+                f"{found} is not allowed: the agent_memory embedded server runs no "
+                "server-side code",
+                code=2,
+            )
+        return await execute(context)
+
+    executor.execute_prepared = guarded
