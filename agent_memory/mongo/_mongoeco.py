@@ -14,6 +14,14 @@ collection size (5 ms instead of 37 ms at 1,000 documents;
 
 If a mongoeco release changes the method this relies on, the engine is used unchanged.
 
+**Another program's transaction.** The engine runs one transaction at a time, and while it is
+open it refuses every other session's command at once ("active transaction bound to another
+session") instead of waiting. The embedded server makes such a command wait and run again, for
+up to :data:`BUSY_WAIT` seconds, so that one program's transaction is a short wait for the
+others, not a failure. The refusal comes before the command touches anything; the one
+exception is an insert of several documents, which the wire server writes one by one, so that
+is not run again (a retry could insert the first ones twice).
+
 **Server-side code.** mongoeco evaluates ``$where`` as a Python expression in the serving
 process, which holds the application's environment (API keys among it). The embedded server
 refuses every command that carries ``$where``, ``$function`` or ``$accumulator`` anywhere in
@@ -23,18 +31,22 @@ longer lets the check be installed, the server does not start.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import Any
 
 import structlog
 from bson import ObjectId
 
-__all__ = ["SERVER_SIDE_CODE", "engine_class", "refuse_server_side_code"]
+__all__ = ["BUSY_WAIT", "SERVER_SIDE_CODE", "engine_class", "guard_server"]
 
 logger = structlog.get_logger(__name__)
 
 _METHOD = "_validate_document_against_unique_indexes"
 _UNAMBIGUOUS_IDS = (str, ObjectId)
+#: Seconds a command waits for another session's transaction before the refusal is returned.
+BUSY_WAIT = 10.0
+_BUSY = "active transaction bound to another session"
 #: Operators that run code inside the server.
 SERVER_SIDE_CODE = frozenset({"$where", "$function", "$accumulator"})
 
@@ -89,10 +101,21 @@ def _carries_code(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def refuse_server_side_code(server: Any) -> None:
+def _retryable(context: Any) -> bool:
+    body = getattr(context, "command_document", None) or {}
+    documents = body.get("documents") if isinstance(body, dict) else None
+    return not (
+        getattr(context, "command_name", None) == "insert"
+        and isinstance(documents, list)
+        and len(documents) > 1
+    )
+
+
+def guard_server(server: Any) -> None:
     """Make ``server`` (mongoeco's ``AsyncMongoEcoProxyServer``, not yet started) refuse every
-    command that carries server-side code. Raises ``RuntimeError`` when this mongoeco has no
-    command executor to wrap, so that an unguarded server never starts."""
+    command that carries server-side code, and let a command refused for another session's
+    transaction wait for it. Raises ``RuntimeError`` when this mongoeco has no command executor
+    to wrap, so that an unguarded server never starts."""
     from mongoeco.errors import OperationFailure
 
     executor = getattr(server, "_executor", None)
@@ -111,6 +134,16 @@ def refuse_server_side_code(server: Any) -> None:
                 "server-side code",
                 code=2,
             )
-        return await execute(context)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BUSY_WAIT
+        pause = 0.002
+        while True:
+            try:
+                return await execute(context)
+            except Exception as exc:
+                if _BUSY not in str(exc) or loop.time() >= deadline or not _retryable(context):
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     executor.execute_prepared = guarded

@@ -73,6 +73,10 @@ async def _try(coro: Any) -> str | None:
     return None
 
 
+#: ``buildInfo.gitVersion`` of the embedded engine (mongoeco).
+_EMBEDDED_ENGINE = "mongoeco"
+
+
 async def probe_capabilities(
     db: Any,
     *,
@@ -156,7 +160,44 @@ async def probe_capabilities(
     if score_error:
         notes["score_fusion"] = score_error
 
+    if build.get("gitVersion") == _EMBEDDED_ENGINE:
+        # The embedded engine runs one transaction at a time and refuses every other
+        # session's commands meanwhile: never used, and not probed either, since opening one
+        # here would fail whatever other programs sharing the server are doing.
+        transactions = False
+        notes["transactions"] = "transactions block every other session on this server; not used"
+    else:
+        transactions, note = await _probe_transactions(db, collection)
+        if note:
+            notes["transactions"] = note
+
+    capabilities = Capabilities(
+        version=str(build.get("version", "unknown")),
+        topology=topology,
+        embedded=embedded,
+        atlas_search=search_error is None,
+        rank_fusion=rank_error is None,
+        score_fusion=score_error is None,
+        transactions=transactions,
+        notes=notes,
+    )
+    logger.info(
+        "capabilities_probed",
+        version=capabilities.version,
+        topology=topology,
+        embedded=embedded,
+        atlas_search=capabilities.atlas_search,
+        rank_fusion=capabilities.rank_fusion,
+        score_fusion=capabilities.score_fusion,
+        transactions=transactions,
+    )
+    return capabilities
+
+
+async def _probe_transactions(db: Any, collection: Any) -> tuple[bool, str | None]:
+    """Whether transactions are usable, and why not."""
     transactions = True
+    notes: dict[str, str] = {}
     try:
         session = await _driver.start_session(db.client)
         async with session:
@@ -181,27 +222,7 @@ async def probe_capabilities(
         transactions = False
         notes["transactions"] = _reason(exc)
 
-    capabilities = Capabilities(
-        version=str(build.get("version", "unknown")),
-        topology=topology,
-        embedded=embedded,
-        atlas_search=search_error is None,
-        rank_fusion=rank_error is None,
-        score_fusion=score_error is None,
-        transactions=transactions,
-        notes=notes,
-    )
-    logger.info(
-        "capabilities_probed",
-        version=capabilities.version,
-        topology=topology,
-        embedded=embedded,
-        atlas_search=capabilities.atlas_search,
-        rank_fusion=capabilities.rank_fusion,
-        score_fusion=capabilities.score_fusion,
-        transactions=transactions,
-    )
-    return capabilities
+    return transactions, notes.get("transactions")
 
 
 def choose_tier(

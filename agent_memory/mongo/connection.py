@@ -173,7 +173,8 @@ async def ensure_collection(db: Any, name: str) -> None:
         except pm.CollectionInvalid:
             pass  # created concurrently by another process
         except pm.OperationFailure as exc:
-            if exc.code != 48:  # NamespaceExists
+            # NamespaceExists; the embedded engine sends the message without the code.
+            if exc.code != 48 and "already exists" not in str(exc):
                 raise
 
 

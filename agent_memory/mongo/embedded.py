@@ -345,7 +345,7 @@ class EmbeddedServer:
             from mongoeco.wire import AsyncMongoEcoProxyServer
             from mongoeco.wire.auth import WireAuthUser
 
-            from agent_memory.mongo._mongoeco import engine_class, refuse_server_side_code
+            from agent_memory.mongo._mongoeco import engine_class, guard_server
         except ImportError as exc:
             raise DependencyMissingError(
                 "mongoeco",
@@ -376,7 +376,7 @@ class EmbeddedServer:
                 auth_users=(WireAuthUser(USER, password=secret, mechanisms=("SCRAM-SHA-256",)),),
             )
             try:
-                refuse_server_side_code(server)
+                guard_server(server)
                 address = await server.start()
             except BaseException as exc:
                 outcome["error"] = exc

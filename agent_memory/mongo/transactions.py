@@ -26,7 +26,10 @@ logger = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
-_EMBEDDED_BUSY = "already has an active transaction"
+#: The embedded engine's refusal while another session's transaction is open (to start one:
+#: "already has an active transaction bound to another session"; any other command: "has an
+#: active transaction bound to another session").
+_EMBEDDED_BUSY = "active transaction bound to another session"
 
 
 def is_transient(exc: BaseException) -> bool:

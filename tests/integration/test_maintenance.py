@@ -580,3 +580,23 @@ async def test_stats_count_exactly_per_kind_and_tenant(system, connection):
     scoped = await collect_stats(connection, agent_id="other-agent")
     assert scoped.totals["memories"].count == 2 and scoped.agents == ["other-agent"]
     assert [t.user_id for t in scoped.tenants] == ["carol"]
+
+
+async def test_a_run_whose_step_fails_gives_the_lease_back(system, connection, monkeypatch):
+    """A failing step must not hold the lock for the lease's time to live: the next run
+    starts at once (a second run beside a failed one used to wait 5 minutes)."""
+    from agent_memory.errors import StorageError
+
+    await seed(system, ALICE)
+
+    async def broken(*args, **kwargs):
+        raise StorageError("the sessions step failed half-way")
+
+    monkeypatch.setattr(system.conversation, "apply_retention", broken)
+    with pytest.raises(StorageError, match="half-way"):
+        await Maintenance(system).run(now=utcnow() + LATER)
+    lock = await connection.collection("locks").find_one({"_id": "maintenance"})
+    assert lock["released_at"] is not None
+    monkeypatch.undo()
+    report = await Maintenance(system).run(now=utcnow() + LATER)
+    assert report.took_over is None and report.sessions_archived >= 0
