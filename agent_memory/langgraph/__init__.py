@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from agent_memory.langgraph.checkpointer import MongoCheckpointer
+from agent_memory.langgraph.checkpointer import MongoCheckpointer, ThreadOwnedError
 from agent_memory.langgraph.store import MemoryStore
 
-__all__ = ["MemoryStore", "MongoCheckpointer"]
+__all__ = ["MemoryStore", "MongoCheckpointer", "ThreadOwnedError"]

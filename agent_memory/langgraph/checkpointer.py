@@ -12,13 +12,19 @@ sent to the server, each as ``{"$eq": value}``; every other item (``None``, bool
 mappings such as ``{"$ne": None}``, keys with ``$`` or ``.``) is compared literally, in
 Python, against the deserialised metadata, as LangGraph's in-memory saver does.
 
-Forgetting a user: when a run's ``config["configurable"]`` carries ``agent_id`` and
-``user_id``, both are stored on its checkpoints and writes, and :meth:`forget_user` erases
-those threads. Threads run without both keys cannot be attributed to anyone and are left.
+Tenant scope: when a run's ``config["configurable"]`` carries ``agent_id`` and ``user_id``,
+both are stored on its checkpoints and writes, every read and list of that config is narrowed
+to them (another user's checkpoints of the same ``thread_id`` are not found), and a write to a
+thread that holds another user's checkpoints is refused with :class:`ThreadOwnedError`. So a
+thread id another user guessed or reused neither reads nor continues the thread.
+:meth:`forget_user` erases the user's threads. Threads run without both keys cannot be
+attributed to anyone: they are shared by every config that names them, as in LangGraph's own
+savers, and are left by ``forget_user``.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,7 +35,7 @@ from pymongo import IndexModel, ReplaceOne, UpdateOne
 from pymongo import errors as pm
 
 from agent_memory.config import Settings
-from agent_memory.errors import DependencyMissingError, InvalidInputError
+from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.memory._common import Tenant, check_document_size, check_id, utcnow
 from agent_memory.mongo._errors import map_error, translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
@@ -65,13 +71,19 @@ from agent_memory.langgraph._checkpoint_values import (
     target_of,
 )
 
-__all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer"]
+__all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer", "ThreadOwnedError"]
 
 logger = structlog.get_logger(__name__)
 
 CHECKPOINTS = "lg_checkpoints"
 WRITES = "lg_checkpoint_writes"
 _BATCH = 100
+#: Threads this saver has seen to be free for a tenant (bounded; oldest forgotten first).
+_KNOWN_OWNERS = 10_000
+
+
+class ThreadOwnedError(ConflictError):
+    """The thread holds checkpoints of another agent or user; it cannot be written by this one."""
 
 
 def _async_only(name: str) -> Any:
@@ -107,6 +119,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         self.connection = connection
         self._checkpoints = connection.collection(CHECKPOINTS)
         self._writes = connection.collection(WRITES)
+        self._owners: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 
     @classmethod
     @asynccontextmanager
@@ -153,7 +166,11 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's newest in its namespace."""
         thread_id, namespace, checkpoint_id = target_of(config)
-        query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": namespace}
+        query: dict[str, Any] = {
+            "thread_id": thread_id,
+            "checkpoint_ns": namespace,
+            **attribution_of(config),
+        }
         if checkpoint_id is not None:
             query["checkpoint_id"] = checkpoint_id
         with translate_errors("reading a LangGraph checkpoint"):
@@ -179,6 +196,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         if config is not None:
             thread_id, namespace, checkpoint_id = target_of(config)
             query["thread_id"] = thread_id
+            query.update(attribution_of(config))
             if "checkpoint_ns" in configurable_of(config):
                 query["checkpoint_ns"] = namespace
             if checkpoint_id is not None:
@@ -236,8 +254,13 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         threads = sorted({d["thread_id"] for d in documents})
         ids = sorted({d["checkpoint_id"] for d in documents})
         query = {"thread_id": {"$in": threads}, "checkpoint_id": {"$in": ids}}
+        owners = {(d["thread_id"], d.get("agent_id"), d.get("user_id")) for d in documents}
         rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         async for row in self._writes.find(query):
+            if row.get("agent_id") is not None and (
+                (row["thread_id"], row.get("agent_id"), row.get("user_id")) not in owners
+            ):
+                continue  # another user's write to a thread id both used
             rows.setdefault(
                 (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]), []
             ).append(row)
@@ -294,6 +317,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         }
         check_document_size(document, "the LangGraph checkpoint")
         with translate_errors("storing a LangGraph checkpoint"):
+            await self._check_owner(thread_id, attribution)
             try:
                 await self._checkpoints.replace_one(key, document, upsert=True)
             except pm.DuplicateKeyError:
@@ -347,6 +371,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 operations.append(UpdateOne(key, {"$setOnInsert": document}, upsert=True))
         if not operations:
             return
+        with translate_errors("storing LangGraph writes"):
+            await self._check_owner(thread_id, attribution)
         try:
             await self._writes.bulk_write(operations, ordered=False)
         except pm.BulkWriteError as exc:
@@ -356,6 +382,36 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 raise map_error(exc, "storing LangGraph writes") from exc
         except pm.PyMongoError as exc:
             raise map_error(exc, "storing LangGraph writes") from exc
+
+    async def _check_owner(self, thread_id: str, attribution: dict[str, str]) -> None:
+        """Refuse a write of ``attribution``'s run to a thread holding another user's
+        checkpoints. Checked once per thread and tenant by this saver (a thread's owner does
+        not change while it has checkpoints)."""
+        if not attribution:
+            return
+        key = (thread_id, attribution["agent_id"], attribution["user_id"])
+        if key in self._owners:
+            self._owners.move_to_end(key)
+            return
+        other = await self._checkpoints.find_one(
+            {
+                "thread_id": thread_id,
+                "agent_id": {"$exists": True},
+                "$or": [
+                    {"agent_id": {"$ne": attribution["agent_id"]}},
+                    {"user_id": {"$ne": attribution["user_id"]}},
+                ],
+            },
+            {"_id": 1},
+        )
+        if other is not None:
+            logger.warning("langgraph_thread_owned", thread_id=thread_id)
+            raise ThreadOwnedError(
+                f"the thread {thread_id!r} belongs to another agent or user; use another thread_id"
+            )
+        self._owners[key] = None
+        if len(self._owners) > _KNOWN_OWNERS:
+            self._owners.popitem(last=False)
 
     # --- deleting -----------------------------------------------------------------------------
 
@@ -392,6 +448,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             }
             checkpoints = await self._checkpoints.delete_many(query)
             writes = await self._writes.delete_many(query)
+        for key in [k for k in self._owners if k[1:] == (tenant.agent_id, tenant.user_id)]:
+            del self._owners[key]
         counts = {CHECKPOINTS: checkpoints.deleted_count, WRITES: writes.deleted_count}
         logger.info(
             "langgraph_threads_forgotten", agent_id=tenant.agent_id, threads=len(threads), **counts

@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from agent_memory.config import Settings
 from agent_memory.errors import InvalidInputError, StorageError
 from agent_memory.langgraph import MongoCheckpointer
-from agent_memory.langgraph.checkpointer import CHECKPOINTS, WRITES
+from agent_memory.langgraph.checkpointer import CHECKPOINTS, WRITES, ThreadOwnedError
 from agent_memory.memory._common import Tenant
 from agent_memory.mongo import _driver
 from agent_memory.mongo.connection import Connection, connect
@@ -204,6 +204,52 @@ async def test_forget_user_erases_only_that_users_threads(saver: MongoCheckpoint
     for thread_id in ("bob-1", "anonymous"):
         assert (await graph.aget_state({"configurable": {"thread_id": thread_id}})).values
     assert await saver.forget_user(alice) == {CHECKPOINTS: 0, WRITES: 0}
+
+
+# --- tenant scope -----------------------------------------------------------------------------
+
+
+async def test_another_user_neither_reads_nor_continues_a_thread(saver: MongoCheckpointer) -> None:
+    graph = _graph(saver)
+    alice = {"thread_id": "shared-id", "agent_id": "agent", "user_id": "alice"}
+    bob = {"thread_id": "shared-id", "agent_id": "agent", "user_id": "bob"}
+    await graph.ainvoke({"said": ["alice's secret"]}, {"configurable": alice})
+
+    # Bob, naming the same thread id with his own keys, finds nothing of alice's...
+    assert await saver.aget_tuple(_config("shared-id", agent_id="agent", user_id="bob")) is None
+    assert [c async for c in saver.alist({"configurable": bob})] == []
+    assert not (await graph.aget_state({"configurable": bob})).values
+    # ...and cannot write to it, through the graph or the saver.
+    with pytest.raises(ThreadOwnedError, match="belongs to another agent or user"):
+        await graph.ainvoke({"said": ["bob's turn"]}, {"configurable": bob})
+    newest = await saver.aget_tuple(_config("shared-id", agent_id="agent", user_id="alice"))
+    assert newest is not None
+    with pytest.raises(ThreadOwnedError):
+        await saver.aput_writes(
+            {
+                "configurable": {
+                    **bob,
+                    "checkpoint_ns": "",
+                    **{"checkpoint_id": newest.checkpoint["id"]},
+                }
+            },
+            [("said", ["planted"])],
+            "task-1",
+        )
+    with pytest.raises(ThreadOwnedError):
+        await saver.aput(
+            _config("shared-id", agent_id="agent", user_id="bob"), _checkpoint(), {}, {}
+        )
+
+    # Alice's thread is intact and goes on.
+    state = await graph.aget_state({"configurable": alice})
+    assert state.values["said"] == ["alice's secret", "reply 1"]
+    after = await graph.ainvoke({"said": ["again"]}, {"configurable": alice})
+    assert "bob's turn" not in after["said"] and "planted" not in after["said"]
+    # Once alice is forgotten, the id is free for bob.
+    await saver.forget_user(Tenant("agent", "alice"))
+    await graph.ainvoke({"said": ["bob's turn"]}, {"configurable": bob})
+    assert (await graph.aget_state({"configurable": bob})).values["said"][0] == "bob's turn"
 
 
 async def test_unattributable_tenant_values_are_refused(saver: MongoCheckpointer) -> None:
