@@ -15,6 +15,18 @@ from agent_memory.cli._app import console, err_console, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
+
+def _json_out(path: Path) -> Path:
+    """``--out`` names the JSON result; the table (.md) and plot (.png) go beside it, so any
+    other name would be overwritten by one of them."""
+    if path.suffix.lower() != ".json":
+        raise typer.BadParameter(
+            f"{str(path)!r} must end in .json: the markdown table and the plot are written "
+            "beside it with .md and .png"
+        )
+    return path
+
+
 app = typer.Typer(
     help="Benchmarks: retrieval quality, turn latency, prompt tokens, concurrency, soak.",
     no_args_is_help=True,
@@ -25,7 +37,10 @@ app = typer.Typer(
 def retrieval(
     dataset: Path = typer.Option(..., "--dataset", help="A LoCoMo-format JSON file."),
     out: Path = typer.Option(
-        Path("bench-results/retrieval.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/retrieval.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Conversations to use."),
     embedder: str | None = typer.Option(
@@ -69,7 +84,10 @@ def fusion(
         ..., "--dataset", help="A LoCoMo-format JSON file; repeat for several."
     ),
     out: Path = typer.Option(
-        Path("bench-results/fusion.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/fusion.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Conversations to use from each dataset."
@@ -117,7 +135,10 @@ def speed(
     queries: int = typer.Option(100, "--queries", min=1, max=10_000, help="Retrieves timed."),
     batch: int = typer.Option(50, "--batch", min=1, max=10_000, help="Memories per store_many."),
     out: Path = typer.Option(
-        Path("bench-results/speed.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/speed.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
     embedder: str | None = typer.Option(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
@@ -151,7 +172,10 @@ def latency(
     ttft_ms: float = typer.Option(300.0, "--ttft-ms", min=0, help="Chat: first token."),
     chat_ms: float = typer.Option(1000.0, "--chat-ms", min=0, help="Chat: whole answer."),
     out: Path = typer.Option(
-        Path("bench-results/latency.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/latency.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
 ) -> None:
     """Full agent turns against the blueprint's sequential flow, with simulated service
@@ -179,7 +203,10 @@ def latency(
 def tokens(
     dataset: Path = typer.Option(..., "--dataset", help="A LoCoMo-format JSON file."),
     out: Path = typer.Option(
-        Path("bench-results/tokens.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/tokens.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
     conversation: str | None = typer.Option(
         None, "--conversation", help="A sample_id to replay (default: the longest)."
@@ -228,7 +255,10 @@ def concurrency(
     turns: int = typer.Option(5, "--turns", min=1, help="Turns per session."),
     chat_ms: float = typer.Option(50.0, "--chat-ms", min=0, help="Simulated answer time."),
     out: Path = typer.Option(
-        Path("bench-results/concurrency.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/concurrency.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
 ) -> None:
     """Many users' sessions at once through one agent; checks nothing is lost or crossed.
@@ -276,7 +306,10 @@ def soak(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
     ),
     out: Path = typer.Option(
-        Path("bench-results/soak.json"), "--out", help="Where the JSON result goes."
+        Path("bench-results/soak.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
     ),
 ) -> None:
     """Users talk for --seconds while separate workers form memories; then checks nothing

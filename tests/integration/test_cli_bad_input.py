@@ -50,6 +50,20 @@ def test_usage_errors_exit_2_before_connecting(args, cli_env, embedded_server):
     assert _collections(embedded_server.uri, cli_env["AGENT_MEMORY_DATABASE"]) == []
 
 
+@pytest.mark.parametrize("name", ["result.md", "plot.png", "result", "result.JSON.md"])
+@pytest.mark.parametrize("command", ["speed", "fusion", "retrieval", "tokens", "latency"])
+def test_bench_out_must_be_a_json_name(tmp_path, cli_env, command, name):
+    """The table and plot are written beside --out with .md and .png: any other name would
+    be overwritten by them, so it is refused before anything runs."""
+    target = tmp_path / name
+    target.write_text("keep me")
+    result = invoke(["bench", command, "--out", str(target)], cli_env)
+    shown = " ".join(result.output.replace("│", " ").split())  # the error box wraps lines
+    assert result.exit_code == 2 and "must end in .json" in shown
+    assert target.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
 def test_the_embedded_server_refuses_a_public_address(tmp_path):
     result = invoke(
         ["embedded", "serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path)],
