@@ -17,18 +17,18 @@ Messages are ordered by ``seq``, a string key strictly increasing within a proce
 one millisecond (see :class:`~agent_memory.memory.conversation_records.TurnClock`); concurrent
 appends to one session all land, each turn's messages contiguous, turns ordered by clock.
 
-Tenancy: every query filters on ``agent_id``, ``user_id`` and the session id. A session id
-is the caller's string and unique across tenants: reading, clearing or deleting another
-tenant's session is :class:`NotFoundError` (as for an id that does not exist, so nothing leaks
-but that), creating one with an id another tenant holds - ``start_session`` or an
-``append_turn`` that would create it - is :class:`ConflictError`, and nothing is written.
+Tenancy: every query filters on ``agent_id``, ``user_id`` and the session id, and a session
+is keyed by all three (a unique index): the id is the caller's string, unique per tenant only.
+Two tenants using the same id each have a session of their own, and every call answers the
+same whether or not another tenant has the id: nothing tells one tenant that another exists,
+and no tenant can take an id first to lock its future owner out. Reading, clearing or deleting
+a session the tenant does not have is :class:`NotFoundError`.
 
 ``append_turn`` awaits one ``insert`` when this object already knows the session belongs to
 the tenant (it started, read or wrote it before: an in-process cache). The session's activity
 (``last_active_at``, ``message_count``, un-archiving) is then updated by a write that is not
-awaited; should that write find the id taken by another tenant (deleted and re-created
-meanwhile), it takes the turn's messages back out. A session not yet known is claimed first
-(an upsert that fails on another tenant's id), then the messages are inserted: two round trips.
+awaited (an upsert: a session removed meanwhile is created again). A session not yet known is
+claimed first (the same upsert), then the messages are inserted: two round trips.
 
 Round trips (sequential commands the caller waits for; chat calls separate):
 
@@ -91,7 +91,7 @@ from agent_memory.memory.conversation_render import (
     summary_request,
     truncate_to_tokens,
 )
-from agent_memory.memory.conversation_store import SessionStore, not_found, taken, together
+from agent_memory.memory.conversation_store import SessionStore, not_found, raced, together
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
@@ -157,8 +157,8 @@ class ConversationMemory:
         """Create a session with an empty short-term memory (long-term memory is untouched).
 
         Idempotent: an existing session of this tenant is returned unchanged (``metadata`` is
-        then ignored). Without ``session_id`` a unique one is made. An id another tenant
-        holds is :class:`ConflictError`.
+        then ignored). Without ``session_id`` a unique one is made. Ids are per tenant: another
+        tenant's session with the same id is neither seen nor touched.
         """
         tenant = check_tenant(tenant)
         session_id = new_id("ses") if session_id is None else check_id(session_id, "session_id")
@@ -177,7 +177,7 @@ class ConversationMemory:
             except pm.DuplicateKeyError:
                 document = await self.sessions.find_one(owned)  # a concurrent start of ours
                 if document is None:
-                    raise taken(session_id) from None
+                    raise raced(session_id) from None
         self._store.remember(tenant, session_id)
         session = Session.from_document(document)
         logger.info(
@@ -234,7 +234,7 @@ class ConversationMemory:
             if not known:
                 update = q.activity_update(len(documents), documents[-1]["created_at"])
                 if not await self._store.claim(tenant, session_id, update):
-                    raise taken(session_id)
+                    raise raced(session_id)
             await self.messages.insert_many(documents, ordered=True)
         if known:
             self._store.record_later(tenant, session_id, documents)

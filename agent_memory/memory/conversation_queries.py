@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from agent_memory.memory._common import Tenant
+from agent_memory.memory._common import Tenant, new_id
 
 __all__ = [
     "activity_update",
@@ -31,8 +31,9 @@ __all__ = [
 
 
 def owned(tenant: Tenant, session_id: str) -> dict[str, Any]:
-    """The tenant's session ``session_id``."""
-    return {"_id": session_id, **tenant.filter()}
+    """The tenant's session ``session_id`` (ids are per tenant: another tenant may hold the
+    same id for a session of its own)."""
+    return {**tenant.filter(), "session_id": session_id}
 
 
 def scope(tenant: Tenant, session_id: str) -> dict[str, Any]:
@@ -70,8 +71,9 @@ def after_summary_lookup(
 
 
 def new_session_fields(metadata: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """A new session's fields, beside ``_id``, ``agent_id`` and ``user_id``."""
+    """A new session's fields, beside ``agent_id``, ``user_id`` and ``session_id``."""
     return {
+        "_id": new_id("ses"),
         "status": "active",
         "metadata": metadata,
         "summary": "",
@@ -89,6 +91,7 @@ def activity_update(count: int, at: datetime) -> dict[str, Any]:
     upsert), un-archives an archived one."""
     return {
         "$setOnInsert": {
+            "_id": new_id("ses"),
             "metadata": {},
             "summary": "",
             "summary_through": None,
@@ -143,5 +146,6 @@ def owners(found: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def session_scopes(found: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The messages of each found session, with its tenant (for an ``$or``)."""
     return [
-        {"agent_id": s["agent_id"], "user_id": s["user_id"], "session_id": s["_id"]} for s in found
+        {"agent_id": s["agent_id"], "user_id": s["user_id"], "session_id": s["session_id"]}
+        for s in found
     ]

@@ -234,7 +234,7 @@ class Session:
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Session:
         return cls(
-            session_id=doc["_id"],
+            session_id=doc["session_id"],
             agent_id=doc["agent_id"],
             user_id=doc["user_id"],
             status=doc.get("status", "active"),

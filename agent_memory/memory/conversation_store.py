@@ -25,7 +25,7 @@ from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 
-__all__ = ["MESSAGES", "SESSIONS", "SessionStore", "not_found", "taken", "together"]
+__all__ = ["MESSAGES", "SESSIONS", "SessionStore", "not_found", "raced", "together"]
 
 logger = structlog.get_logger(__name__)
 
@@ -48,11 +48,10 @@ def not_found(session_id: str) -> NotFoundError:
     return NotFoundError(f"no session {session_id!r} for this agent and user")
 
 
-def taken(session_id: str) -> ConflictError:
-    return ConflictError(
-        f"the session id {session_id!r} is used by another agent or user; choose another id "
-        "(start_session without an id makes a unique one)"
-    )
+def raced(session_id: str) -> ConflictError:
+    # Session ids are per tenant, so this is never about another tenant: the session was
+    # deleted (retention, forget) between this call's two commands.
+    return ConflictError(f"the session {session_id!r} was removed while this call ran; try again")
 
 
 class SessionStore:
@@ -102,8 +101,8 @@ class SessionStore:
         return rows[0]
 
     async def claim(self, tenant: Tenant, session_id: str, update: dict[str, Any]) -> bool:
-        """Apply ``update`` to the tenant's session, creating it if missing; ``False`` when
-        the id is another tenant's (the upsert then fails on the unique ``_id``)."""
+        """Apply ``update`` to the tenant's session, creating it if missing; ``False`` when a
+        concurrent create of the same session won and the session was removed right after."""
         owned = q.owned(tenant, session_id)
         try:
             await self.sessions.update_one(owned, update, upsert=True)
@@ -123,7 +122,7 @@ class SessionStore:
         update = q.activity_update(len(documents), documents[-1]["created_at"])
         if await self.claim(tenant, session_id, update):
             return
-        # Deleted and re-created by another tenant since we saw it: take the turn back out.
+        # Removed and created again meanwhile and removed once more: take the turn back out.
         ids = [document["_id"] for document in documents]
         await self.messages.delete_many({**tenant.filter(), "_id": {"$in": ids}})
         self.forget(tenant, session_id)
@@ -149,7 +148,7 @@ class SessionStore:
         leaves nothing unreachable, and the next run finishes it.
         """
         counts = {"archived": 0, "sessions_deleted": 0, "messages_deleted": 0, "batches": 0}
-        fields = {"_id": 1, "agent_id": 1, "user_id": 1}
+        fields = {"_id": 1, "agent_id": 1, "user_id": 1, "session_id": 1}
         with translate_errors("applying conversation retention"):
             while True:
                 if before_batch is not None:
@@ -172,7 +171,7 @@ class SessionStore:
                     counts["messages_deleted"] += gone.deleted_count
                     counts["sessions_deleted"] += progress
                     for s in found:
-                        self._known.pop((s["agent_id"], s["user_id"], s["_id"]), None)
+                        self._known.pop((s["agent_id"], s["user_id"], s["session_id"]), None)
                 if len(found) < size or not progress:
                     break
         return counts

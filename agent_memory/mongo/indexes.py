@@ -13,7 +13,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -298,6 +298,9 @@ class IndexManager:
                 await ensure_collection(
                     self.connection.db, self.connection.collection_name(spec.name)
                 )
+                migrate = _MIGRATIONS.get(spec.name)
+                if migrate is not None:
+                    await migrate(self.connection.collection(spec.name))
                 for state in await self._setup_regular(spec):
                     results.append(state)
                     notify(state)
@@ -421,3 +424,19 @@ class IndexManager:
                 )
         logger.info("indexes_dropped", count=len(results))
         return results
+
+
+async def _session_ids_per_tenant(sessions: Any) -> None:
+    """Sessions stored when a session id was global kept it in ``_id`` only: copy it to
+    ``session_id``, which every query and the unique ``tenant_session`` index use."""
+    result = await sessions.update_many(
+        {"session_id": {"$exists": False}}, [{"$set": {"session_id": "$_id"}}]
+    )
+    if result.modified_count:
+        logger.info("sessions_migrated", field="session_id", count=result.modified_count)
+
+
+#: Data changes a collection needs before its indexes can be created, by collection name.
+_MIGRATIONS: dict[str, Callable[[Any], Awaitable[None]]] = {
+    "sessions": _session_ids_per_tenant,
+}

@@ -98,7 +98,7 @@ async def _sessions(memories: MemorySystem, agent: str | None, now: datetime) ->
     if archive:
         return {"sessions_archived": await sessions.count_documents(stale)}
     found = messages = 0
-    fields = {"_id": 1, "agent_id": 1, "user_id": 1}
+    fields = {"_id": 1, "agent_id": 1, "user_id": 1, "session_id": 1}
     cursor = sessions.find(stale, fields).sort("_id", 1)
     batch: list[dict[str, Any]] = []
     async for session in cursor:

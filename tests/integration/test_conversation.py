@@ -14,10 +14,10 @@ from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import (
     BadResponseError,
     ConfigurationError,
-    ConflictError,
     InvalidInputError,
     NotFoundError,
 )
+from agent_memory.memory import conversation_queries as q
 from agent_memory.memory._common import Tenant, utcnow
 from agent_memory.memory.conversation import (
     ConversationConfig,
@@ -416,7 +416,8 @@ async def test_another_tenants_session_is_never_read_or_written(memory, connecti
     await memory.start_session(ALICE, "s1", metadata={"context": "private"})
     await memory.append_turn(ALICE, "s1", turn(0))
     await memory.drain()
-    before = await connection.collection("sessions").find_one({"_id": "s1"})
+    sessions = connection.collection("sessions")
+    before = await sessions.find_one({"session_id": "s1", **ALICE.filter()})
 
     for read in (memory.get_session, memory.window, memory.context, memory.refresh_summary):
         with pytest.raises(NotFoundError, match="no session 's1' for this agent and user"):
@@ -424,34 +425,50 @@ async def test_another_tenants_session_is_never_read_or_written(memory, connecti
     for write in (memory.clear_session, memory.delete_session):
         with pytest.raises(NotFoundError):
             await write(intruder, "s1")
-    with pytest.raises(ConflictError, match="used by another agent or user"):
-        await memory.append_turn(intruder, "s1", turn(1))
-    with pytest.raises(ConflictError):
-        await memory.start_session(intruder, "s1")
     assert await memory.list_sessions(intruder) == []
+
+    # The same id is the intruder's own session: nothing of Alice's is seen or changed.
+    await memory.append_turn(intruder, "s1", turn(7))
+    own = await memory.start_session(intruder, "s1", metadata={"context": "intruder"})
     await memory.drain()
-
-    assert await stored_messages(connection, intruder) == 0
-    assert await connection.collection("sessions").find_one({"_id": "s1"}) == before
+    assert own.metadata == {} and own.message_count == 2
+    assert [m.content for m in await memory.window(intruder, "s1")] == ["question 7", "answer 7"]
     assert [m.content for m in await memory.window(ALICE, "s1")] == ["question 0", "answer 0"]
+    assert await sessions.find_one({"session_id": "s1", **ALICE.filter()}) == before
+    assert await stored_messages(connection, intruder) == 2
 
 
-async def test_a_session_id_taken_over_after_we_saw_it_gets_our_turn_back(memory, connection):
-    await memory.start_session(ALICE, "s1")  # known to belong to Alice from here on
-    # Meanwhile another process deletes it and Bob creates the same id.
+@pytest.mark.parametrize("intruder", [BOB, OTHER_AGENT], ids=["other user", "other agent"])
+async def test_the_same_answer_whether_or_not_another_tenant_has_the_id(memory, intruder):
+    """No call tells a tenant that another tenant uses an id, and nobody can take an id
+    first to lock its future owner out."""
+    fresh = await memory.start_session(intruder, "unused-id")
+    await memory.start_session(ALICE, "taken-id")
+    await memory.append_turn(ALICE, "taken-id", turn(0))
+    shadow = await memory.start_session(intruder, "taken-id")
+    assert (shadow.status, shadow.message_count) == (fresh.status, fresh.message_count)
+    # Alice's future session cannot be squatted: the intruder's "future" is its own.
+    await memory.start_session(intruder, "alice-next")
+    mine = await memory.start_session(ALICE, "alice-next")
+    assert (mine.agent_id, mine.user_id) == (ALICE.agent_id, ALICE.user_id)
+    await memory.append_turn(ALICE, "alice-next", turn(1))
+    await memory.drain()
+    assert [m.content for m in await memory.window(intruder, "alice-next")] == []
+
+
+async def test_sessions_stored_with_a_global_id_are_migrated_by_setup(connection, embedder):
+    """Before ids were per tenant, a session's id was its _id alone; `indexes setup` copies
+    it to session_id, so the old sessions are found and the unique index can be built."""
     sessions = connection.collection("sessions")
-    await sessions.delete_one({"_id": "s1"})
-    await sessions.insert_one({"_id": "s1", **BOB.filter(), "status": "active"})
-    with capture_logs() as logs:
-        await memory.append_turn(ALICE, "s1", turn(0))
-        await memory.drain()
-    assert await stored_messages(connection) == 0
-    assert (await sessions.find_one({"_id": "s1"}))["user_id"] == "bob"
-    assert [e["event"] for e in logs if e["log_level"] == "warning"] == [
-        "conversation_append_conflicted"
-    ]
-    with pytest.raises(ConflictError):  # no longer trusted: the next append is checked
-        await memory.append_turn(ALICE, "s1", turn(1))
+    legacy = {**q.new_session_fields({}, utcnow()), **ALICE.filter(), "_id": "legacy"}
+    assert "session_id" not in legacy
+    await sessions.insert_one(legacy)
+    await IndexManager(connection, embedder.signature).setup()
+    memory = ConversationMemory(connection)
+    assert (await memory.get_session(ALICE, "legacy")).session_id == "legacy"
+    await memory.append_turn(ALICE, "legacy", turn(0))
+    assert await sessions.count_documents({}) == 1
+    await memory.aclose()
 
 
 # --- bad input ----------------------------------------------------------------------------
@@ -572,7 +589,7 @@ async def test_retention_archives_inactive_sessions_and_keeps_messages(connectio
     later = utcnow() + timedelta(days=91)
     # a-new stays active because it was active within the last 90 days of `later`.
     sessions = connection.collection("sessions")
-    await sessions.update_one({"_id": "a-new"}, {"$set": {"last_active_at": later}})
+    await sessions.update_one({"session_id": "a-new"}, {"$set": {"last_active_at": later}})
 
     only_agent = await memory.apply_retention(agent_id="support-agent", now=later)
     assert only_agent["archived"] == 2 and only_agent["sessions_deleted"] == 0
@@ -598,7 +615,7 @@ async def test_retention_deletes_sessions_and_messages_in_batches(connection):
     await _old_and_new_sessions(memory)
     later = utcnow() + timedelta(days=91)
     await connection.collection("sessions").update_one(
-        {"_id": "a-new"}, {"$set": {"last_active_at": later}}
+        {"session_id": "a-new"}, {"$set": {"last_active_at": later}}
     )
     counts = await memory.apply_retention(now=later, batch_size=2)
     assert counts == {
