@@ -21,6 +21,11 @@ missing one):
   switches language may hold both. A preference in a clause with a negation before it ("I
   don't want a window seat", 不要靠窗) or about someone else ("my wife is vegetarian",
   我老婆吃素) is skipped.
+- A question never states a fact. The clause a question mark ends (我叫什么名字？, "what's my
+  name?"), a clause that asks (吗 at its end, 什么 / 啥 / 谁 / 哪 / 几 / 怎么 / 多少 in it)
+  and an English clause that opens with a question word (what, who, where...) give no name,
+  home or occupation, and no such word is ever taken as a name ("My name is what" is not a
+  name). Preferences are still read from requests ("could you book me a window seat?").
 - Every profile value is also a keyed fact, so it is searchable and a change supersedes the
   old value with history.
 """
@@ -36,7 +41,12 @@ from agent_memory.formation.extraction import Extraction, Fact, user_texts
 __all__ = ["extract_rules"]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+_SENTENCE = re.compile(r"(?<=[。！？!?\n])|(?<=\.)(?=\s|$)")
 _CLAUSE = re.compile(r"[。！？；;!?\n，,]+|\.(?=\s|$)")
+_ASKED = re.compile(r"[?？]\s*$")
+_ZH_ASKING = re.compile(r"什么|啥|谁|哪|几[个岁时点]|怎么|多少|吗\s*$")
+_EN_QUESTION_WORDS = frozenset("what who whom whose which where when why how".split())
+_EN_ASKING = re.compile(r"^\s*(?i:what|who|whom|whose|which|where|when|why|how)\b")
 _WORD = r"[^\W\d_][\w'’-]*"
 
 # --- English ------------------------------------------------------------------------------------
@@ -110,14 +120,25 @@ _ZH_NEGATION = re.compile(r"不|别|讨厌|没有|不是")
 _ZH_OTHERS = re.compile(r"老婆|老公|妻子|丈夫|朋友|孩子|儿子|女儿|爸|妈|同事|他|她|他们")
 
 
-def _clauses(text: str) -> list[str]:
-    return [part.strip() for part in _CLAUSE.split(text) if part and part.strip()]
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """The clauses of ``text``, each with whether it asks a question."""
+    found = []
+    for sentence in _SENTENCE.split(text):
+        parts = [part.strip() for part in _CLAUSE.split(sentence) if part and part.strip()]
+        for position, clause in enumerate(parts):
+            asked = bool(_ASKED.search(sentence)) and position == len(parts) - 1
+            found.append(
+                (clause, asked or bool(_ZH_ASKING.search(clause) or _EN_ASKING.search(clause)))
+            )
+    return found
 
 
 def _english_name(raw: str, *, any_case: bool) -> str | None:
     words = raw.split()
     first = words[0]
-    if first.casefold() in _NOT_NAMES:
+    if first.casefold() in _NOT_NAMES or any(
+        re.sub(r"['’]s$", "", word.casefold()) in _EN_QUESTION_WORDS for word in words
+    ):
         return None
     if re.fullmatch(rf"[{_CJK}]+", first):
         return first
@@ -136,7 +157,7 @@ def _chinese_name(raw: str) -> str | None:
         return raw
     cut = _ZH_NAME_END.search(raw)
     name = raw[: cut.start()] if cut else raw
-    if len(name) < 2 or name[0] in _ZH_NOT_NAME_START:
+    if len(name) < 2 or name[0] in _ZH_NOT_NAME_START or _ZH_ASKING.search(raw):
         return None
     return name
 
@@ -281,11 +302,11 @@ def extract_rules(messages: Iterable[Any]) -> Extraction:
     preferences: dict[str, str] = {}
     origin: dict[str, bool] = {}  # field -> stated in Chinese (for the fact's language)
     for text in user_texts(messages):
-        for clause in _clauses(text):
+        for clause, asked in _clauses(text):
             for field, value in (
-                ("user_name", _names(clause)),
-                ("occupation", _occupation(clause)),
-                ("home", _home(clause)),
+                ("user_name", None if asked else _names(clause)),
+                ("occupation", None if asked else _occupation(clause)),
+                ("home", None if asked else _home(clause)),
             ):
                 if value:
                     profile[field] = value

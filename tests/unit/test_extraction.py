@@ -118,6 +118,40 @@ def test_english_negative_cases(text: str) -> None:
     assert rules(text).profile == {}
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我叫什么名字？",
+        "你知道我叫啥吗？",
+        "你知道我叫啥吗",
+        "我叫谁？",
+        "我住在哪里？",
+        "我是做什么的？",
+        "My name is what?",
+        "My name is what",
+        "What is my name?",
+        "Do you remember what my name is?",
+        "Call me what?",
+        "Where do I live?",
+        "Do I live in Paris?",
+        "Am I Ana?",
+    ],
+)
+def test_a_question_never_states_a_name_home_or_job(text: str) -> None:
+    assert rules(text).profile == {}
+    assert rules(text).facts == []
+
+
+def test_a_question_after_a_statement_keeps_the_statement() -> None:
+    conversation = [("user", "我叫小明"), ("user", "我叫什么名字？"), ("user", "你知道我叫啥吗？")]
+    assert extract_rules(conversation).profile == {"user_name": "小明"}
+    assert rules("我叫小明，你叫什么？").profile == {"user_name": "小明"}
+    assert rules("My name is Ana, what's yours?").profile == {"user_name": "Ana"}
+    assert rules("Hi, I'm Ana. Where should I sit?").profile == {"user_name": "Ana"}
+    # A request still says what the user prefers.
+    assert rules("Could you book me a window seat?").profile == {"preferences": {"seat": "window"}}
+
+
 def test_only_the_users_messages_count_and_later_statements_win() -> None:
     messages = [
         ("user", "My name is Ana. I prefer the window seat."),
