@@ -155,11 +155,20 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="API keys of the feedback API by agent id, as JSON: "
         '{"support": ["key-1", "key-2"]} (a single key may be given as a string). A key '
-        "reads and rates only its agent's actions. Keys are at least 24 characters.",
+        "reads and rates only its agent's actions. Keys are at least 24 characters of "
+        "printable ASCII (what an HTTP header carries), with no spaces around them.",
     )
     api_host: str = Field(default="127.0.0.1", description="Address `agent-memory api` listens on.")
     api_port: int = Field(
         default=8080, ge=1, le=65_535, description="Port `agent-memory api` listens on."
+    )
+    api_max_body_bytes: int = Field(
+        default=65_536,
+        ge=1_024,
+        le=16_777_216,
+        description="Largest request body the feedback API accepts, in bytes; a larger one is "
+        "413, and no more of it is read. The largest valid feedback (a 4,000-character "
+        "correction, every character a JSON escape) is under 52 KB.",
     )
 
     # --- maintenance (agent-memory decay) ----------------------------------------------------
@@ -241,14 +250,13 @@ class Settings(BaseSettings):
                 raise ValueError(str(exc)) from None
             if not keys:
                 raise ValueError(f"agent {agent_id!r} has no API key")
-            for key in keys:
+            for number, key in enumerate(keys, start=1):
                 raw = key.get_secret_value()
-                if len(raw) < 24 or raw != raw.strip():
-                    # The key itself is never echoed back.
-                    raise ValueError(
-                        f"an API key of agent {agent_id!r} is shorter than 24 characters "
-                        "or has spaces around it"
-                    )
+                problem = _api_key_problem(raw)
+                if problem:
+                    # The key itself is never echoed back, only which one it is.
+                    which = f"API key #{number}" if len(keys) > 1 else "the API key"
+                    raise ValueError(f"{which} of agent {agent_id!r} {problem}")
                 if raw in seen:
                     raise ValueError("the same API key is given for two agents")
                 seen.add(raw)
@@ -291,6 +299,34 @@ class Settings(BaseSettings):
 
     def uri(self) -> str | None:
         return self.mongodb_uri.get_secret_value() if self.mongodb_uri else None
+
+
+_CONTROL_NAMES = {"\n": ", a line break", "\r": ", a carriage return", "\t": ", a tab"}
+
+
+def _api_key_problem(raw: str) -> str | None:
+    """Why ``raw`` cannot be an API key, without quoting it; ``None`` when it can. A key
+    arrives in an HTTP header, which carries printable ASCII only: a key with a line break,
+    another control character or a non-ASCII character could never match a request."""
+    if not raw:
+        return "is empty"
+    for position, char in enumerate(raw, start=1):
+        if char < " " or char == "\x7f":
+            name = _CONTROL_NAMES.get(char, "")
+            return (
+                f"has a control character at character {position} (U+{ord(char):04X}{name}), "
+                "which an HTTP header cannot carry"
+            )
+        if not char.isascii():
+            return (
+                f"has a non-ASCII character at character {position}; an HTTP header carries "
+                "ASCII only"
+            )
+    if raw != raw.strip():
+        return "has spaces around it"
+    if len(raw) < 24:
+        return "is shorter than 24 characters"
+    return None
 
 
 #: URI options whose values are credentials (lower case, as the driver reads them).

@@ -6,7 +6,8 @@ Routes (the OpenAPI document is at ``/openapi.json``, interactive docs at ``/doc
 - ``POST /v1/actions/{action_id}/feedback``: rate an action (``user_id`` and at least one of
   ``rating`` 1-5, ``helpful``, ``correction``). The rating lands on the action and is credited
   to the memories that were in that turn's prompt. A retry with the same ``Idempotency-Key``
-  header changes nothing and returns the same result; the same key with another body is 409.
+  header changes nothing and gets the first answer again; the same key with another body is
+  409. Feedback that asks for the state already stored is 200 and writes nothing.
 - ``GET /v1/actions/{action_id}?user_id=...``: the action with its feedback.
 - ``GET /v1/success-rates?action_type=&days=``: counts and rates of the agent's actions.
 
@@ -14,11 +15,14 @@ Every ``/v1`` route needs an ``X-API-Key`` header. Each configured key belongs t
 (``AGENT_MEMORY_API_KEYS``, see :class:`~agent_memory.config.Settings`); the agent comes from
 the key, never from the request, so a key cannot read or rate another agent's actions, and an
 action of another agent or user is 404, exactly like one that does not exist. Keys are compared
-in constant time, against every configured key.
+in constant time, against every configured key. The key is checked from the headers before
+any of the body is read, and a body is read only up to ``AGENT_MEMORY_API_MAX_BODY_BYTES``
+(see :class:`_Gate`).
 
 Errors have one shape, ``{"detail": ...}``: 401 without a valid key, 404 for unknown ids, 409
-for a reused idempotency key, 422 for invalid input (FastAPI's list of problems for malformed
-requests, one message for values the memories refuse), 503 when the database is unreachable.
+for a reused idempotency key, 413 for a body over the limit, 422 for invalid input (FastAPI's
+list of problems for malformed requests, one message for values the memories refuse), 503 when
+the database is unreachable.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import structlog
-from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_memory.config import Settings
 from agent_memory.errors import (
@@ -145,7 +150,9 @@ class _Unauthorised(Exception):
 
 
 def _agent_of(request: Request, key: Annotated[str | None, Depends(_api_key)]) -> str:
-    agent_id = request.app.state.keys.agent(key)
+    # The gate checked the key before the body was read and left the agent here; ``key`` is a
+    # parameter so that the OpenAPI document describes the header.
+    agent_id = request.scope.get(_AGENT_SCOPE_KEY)
     if agent_id is None:
         raise _Unauthorised()
     return agent_id
@@ -191,15 +198,117 @@ class _Keys:
             for key in values
         ]
 
-    def agent(self, given: str | None) -> str | None:
+    def agent(self, given: str | bytes | None) -> str | None:
+        """The agent of ``given`` (the header's bytes, or text), or ``None``."""
         if not given:
             return None
-        candidate = given.encode("utf-8", "surrogateescape")
+        candidate = given if isinstance(given, bytes) else given.encode("utf-8", "surrogateescape")
         found = None
         for agent_id, key in self._keys:  # every key is compared, match or not
             if hmac.compare_digest(candidate, key):
                 found = agent_id
         return found
+
+
+#: Where the gate leaves the agent of a request's key, for :func:`_agent_of`.
+_AGENT_SCOPE_KEY = "agent_memory.agent_id"
+_KEY_REQUIRED = "a valid X-API-Key header is required"
+
+
+class _BodyTooLarge(HTTPException):
+    """Raised by the gate's ``receive`` once a body passes the limit. FastAPI lets an
+    HTTPException out of its body reading unchanged, so it is answered like any other:
+    ``{"detail": ...}`` with its status and headers."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            413,
+            f"the request body is larger than {limit} bytes",
+            headers={"Connection": "close"},
+        )
+
+
+class _Gate:
+    """What every request meets first: plain ASGI, so it runs before FastAPI reads a body.
+
+    - A ``/v1`` request without a valid ``X-API-Key`` is 401 from its headers alone; none of
+      its body is read.
+    - A body over ``limit`` bytes is 413: at once when its Content-Length says so, otherwise
+      as soon as the bytes received pass the limit (a chunked body, or a Content-Length that
+      lies), and the rest is never asked for.
+
+    Both answers close the connection when a body was on its way, so the client stops sending
+    it rather than the server reading it to keep the connection alive.
+    """
+
+    def __init__(self, app: ASGIApp, *, keys: _Keys, limit: int) -> None:
+        self.app = app
+        self.keys = keys
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        declared = _content_length(headers)
+        body_coming = b"transfer-encoding" in headers or bool(declared)
+        closing = {"Connection": "close"} if body_coming else {}
+        if _needs_key(scope):
+            agent_id = self.keys.agent(headers.get(b"x-api-key"))
+            if agent_id is None:
+                refused = {"WWW-Authenticate": "ApiKey", **closing}
+                await JSONResponse({"detail": _KEY_REQUIRED}, 401, refused)(scope, receive, send)
+                return
+            scope[_AGENT_SCOPE_KEY] = agent_id
+        if declared is not None and declared > self.limit:
+            too_large = _BodyTooLarge(self.limit)
+            await JSONResponse({"detail": too_large.detail}, 413, too_large.headers)(
+                scope, receive, send
+            )
+            return
+
+        received = 0
+
+        async def receive_within_limit() -> Message:
+            # Raised inside the app, whose exception handling answers it: the same 413.
+            nonlocal received
+            if received > self.limit:
+                raise _BodyTooLarge(self.limit)
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise _BodyTooLarge(self.limit)
+            return message
+
+        await self.app(scope, receive_within_limit, send)
+
+
+def _headers(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers by (lower-case) name; the first of a repeated one, as Starlette
+    reads them."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        found.setdefault(name.lower(), value)
+    return found
+
+
+def _content_length(headers: Mapping[bytes, bytes]) -> int | None:
+    value = headers.get(b"content-length")
+    if value is None or not value.strip().isdigit():
+        return None  # absent, or not a number (a server refuses that before the app)
+    return int(value)
+
+
+def _needs_key(scope: Scope) -> bool:
+    """Whether the request is for a ``/v1`` route, with the path as the router sees it (under
+    ``root_path`` when the app is mounted)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        path = path[len(root) :]
+    return path == "/v1" or path.startswith("/v1/")
 
 
 def create_app(
@@ -242,6 +351,7 @@ def create_app(
         },
     )
     app.state.keys = keys
+    app.add_middleware(_Gate, keys=keys, limit=settings.api_max_body_bytes)
     if connection is not None:
         if embedder is None:
             raise InvalidInputError("create_app(connection=...) needs the embedder too")
@@ -251,7 +361,7 @@ def create_app(
     @app.exception_handler(_Unauthorised)
     async def unauthorised(request: Request, exc: _Unauthorised) -> JSONResponse:
         return JSONResponse(
-            {"detail": "a valid X-API-Key header is required"},
+            {"detail": _KEY_REQUIRED},
             status_code=401,
             headers={"WWW-Authenticate": "ApiKey"},
         )
@@ -285,6 +395,7 @@ def create_app(
             400: {"model": Problem, "description": "A body that cannot be read (not UTF-8)"},
             404: {"model": Problem},
             409: {"model": Problem},
+            413: {"model": Problem, "description": "A body over AGENT_MEMORY_API_MAX_BODY_BYTES"},
         },
     )
     async def add_feedback(

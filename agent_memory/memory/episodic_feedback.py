@@ -11,6 +11,9 @@ action. A new rating adds the difference to ``feedback.sum`` and counts once, so
 changes their mind, or a request sent twice, never counts twice. Each feedback bumps
 ``feedback.version``; the write is guarded by the version that was read, so two concurrent
 ratings of one action cannot both apply against the same starting point (the loser re-reads).
+Feedback equal to the stored state writes nothing, so a loser that re-reads the state it asked
+for is done. A request with an idempotency key is kept in ``feedback.requests`` with its answer,
+which a retry gets back whatever changed since.
 
 Consistency of the two writes (the action and the memories):
 
@@ -150,11 +153,18 @@ class FeedbackLedger:
                 stored = doc.get("feedback") or {}
                 if stored.get("pending"):
                     await self._finish(doc)
-                replay = self._replay(stored, request)
-                if replay:
+                replay = self._replay(doc, request)
+                if replay is not None:
                     logger.info("feedback_replayed", action_id=action_id, **tenant.filter())
-                    return Feedback.from_document(doc)
+                    return replay
                 update, credit, result = self._plan(doc, request, transactional=transactional)
+                if update is None:
+                    # What was asked is what is stored: nothing to write, except a new key,
+                    # so that its retry gets this answer whatever happens in between.
+                    if not await self._remember(where, request, result):
+                        continue  # the same key was just recorded: read it again
+                    logger.info("feedback_unchanged", action_id=action_id, **tenant.filter())
+                    return result
                 guard = {**where, "feedback.version": _version_filter(stored)}
                 try:
                     if transactional:
@@ -180,23 +190,57 @@ class FeedbackLedger:
             f"feedback on action {action_id!r} kept changing concurrently; send it again"
         )
 
-    def _replay(self, stored: Mapping[str, Any], request: FeedbackRequest) -> bool:
+    def _replay(self, doc: Mapping[str, Any], request: FeedbackRequest) -> Feedback | None:
+        """The first answer to a request already seen under its idempotency key, or ``None``."""
         if request.idempotency_key is None:
-            return False
-        for seen in stored.get("requests") or ():
+            return None
+        for seen in (doc.get("feedback") or {}).get("requests") or ():
             if seen.get("key") == request.idempotency_key:
                 if seen.get("digest") != request.digest():
                     raise ConflictError(
                         f"idempotency key {request.idempotency_key!r} was used for a different "
                         "feedback; use a new key for a new request"
                     )
-                return True
-        return False
+                answered = seen.get("answer")
+                if answered is None:  # recorded before answers were kept: the current state
+                    return Feedback.from_document(doc)
+                return Feedback.from_document({**doc, "feedback": answered})
+        return None
+
+    async def _remember(
+        self, where: dict[str, Any], request: FeedbackRequest, result: Feedback
+    ) -> bool:
+        """Record a new idempotency key with the answer it got, when nothing else is written.
+        False when the action already holds the key (a concurrent request recorded it)."""
+        if request.idempotency_key is None:
+            return True
+        written = await self._logs.update_one(
+            {**where, "feedback.requests.key": {"$ne": request.idempotency_key}},
+            {"$push": self._request_entry(request, result)},
+        )
+        return written.matched_count > 0
+
+    def _request_entry(self, request: FeedbackRequest, result: Feedback) -> dict[str, Any]:
+        """The ``$push`` that records a request's key, its fingerprint and its answer (the
+        answer's action id and manifest are the action's own, so they are not repeated)."""
+        answer = {
+            name: getattr(result, name)
+            for name in ("rating", "helpful", "correction", "credited", "updated_at")
+            if getattr(result, name) is not None
+        }
+        entry = {"key": request.idempotency_key, "digest": request.digest(), "answer": answer}
+        return {
+            "feedback.requests": {
+                "$each": [entry],
+                "$slice": -self._config.idempotency_keys_kept,
+            }
+        }
 
     def _plan(
         self, doc: Mapping[str, Any], request: FeedbackRequest, *, transactional: bool
-    ) -> tuple[dict[str, Any], Credit | None, Feedback]:
-        """The action update, the credit it implies, and the result to return."""
+    ) -> tuple[dict[str, Any] | None, Credit | None, Feedback]:
+        """The action update, the credit it implies, and the result to return; no update
+        (``None``) when the request asks for the state already stored."""
         stored = doc.get("feedback") or {}
         # Fields not given keep their stored value: a later correction keeps the rating.
         rating = request.rating if request.rating is not None else stored.get("rating")
@@ -206,6 +250,13 @@ class FeedbackLedger:
         )
         value = centred_value(rating, helpful)
         before = stored.get("credited")
+        if (rating, helpful, correction, value) == (
+            stored.get("rating"),
+            stored.get("helpful"),
+            stored.get("correction"),
+            before,
+        ):
+            return None, None, Feedback.from_document(doc)
         now = utcnow()
         fields: dict[str, Any] = {
             "feedback.updated_at": now,
@@ -229,15 +280,9 @@ class FeedbackLedger:
                 if not transactional:
                     fields["feedback.pending"] = credit.as_document()
         update: dict[str, Any] = {"$set": fields}
-        if request.idempotency_key is not None:
-            entry = {"key": request.idempotency_key, "digest": request.digest()}
-            update["$push"] = {
-                "feedback.requests": {
-                    "$each": [entry],
-                    "$slice": -self._config.idempotency_keys_kept,
-                }
-            }
         result = Feedback(doc["_id"], rating, helpful, correction, value, memory_ids, now)
+        if request.idempotency_key is not None:
+            update["$push"] = self._request_entry(request, result)
         return update, credit, result
 
     async def _write_in_transaction(

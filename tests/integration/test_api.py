@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import socket
@@ -11,9 +12,11 @@ import time
 
 import httpx
 import pytest
+import structlog
 
 from agent_memory.api import create_app
 from agent_memory.config import load_settings
+from agent_memory.errors import ConfigurationError
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.episodic import EpisodicMemory
 from agent_memory.memory.long_term import LongTermMemory
@@ -94,6 +97,86 @@ async def test_a_retry_with_the_same_idempotency_key_counts_once(api):
     assert reused.status_code == 409 and "idempotency" in reused.json()["detail"].lower()
 
 
+async def test_a_retry_replays_the_first_response_after_later_changes(api):
+    client, action_id, memory_id, long_term = api
+    url = f"/v1/actions/{action_id}/feedback"
+    first = await client.post(
+        url, json={"user_id": "alice", "rating": 2}, headers={**_key(), "Idempotency-Key": "r-1"}
+    )
+    assert first.status_code == 200, first.text
+    changed = await client.post(
+        url, json={"user_id": "alice", "rating": 5, "correction": "it was fine"}, headers=_key()
+    )
+    assert changed.json()["rating"] == 5
+    # The answer to r-1 was lost; its retry gets that answer, not the current state, and undoes
+    # nothing.
+    again = await client.post(
+        url, json={"user_id": "alice", "rating": 2}, headers={**_key(), "Idempotency-Key": "r-1"}
+    )
+    assert (again.status_code, again.json()) == (200, first.json())
+    action = (await client.get(f"/v1/actions/{action_id}?user_id=alice", headers=_key())).json()
+    assert action["feedback"]["rating"] == 5
+    assert (await long_term.get(ALICE, memory_id)).feedback_count == 1
+
+
+async def test_feedback_equal_to_the_stored_state_answers_200_and_writes_nothing(api, connection):
+    client, action_id, memory_id, long_term = api
+    url = f"/v1/actions/{action_id}/feedback"
+    logs = connection.collection("action_logs")
+    rating = {"user_id": "alice", "rating": 4, "helpful": True}
+    first = await client.post(url, json=rating, headers=_key())
+    stored = await logs.find_one({"_id": action_id})
+    await asyncio.sleep(0.01)  # a write now would carry a later updated_at
+    with structlog.testing.capture_logs() as events:
+        same = await client.post(url, json=rating, headers=_key())
+        # Fields not given keep their value, so this is the same state too.
+        partial = await client.post(url, json={"user_id": "alice", "rating": 4}, headers=_key())
+    assert same.status_code == partial.status_code == 200
+    assert same.json() == partial.json() == first.json()
+    assert await logs.find_one({"_id": action_id}) == stored
+    assert "feedback_recorded" not in [event["event"] for event in events]
+    assert (await long_term.get(ALICE, memory_id)).feedback_count == 1
+    # With a new idempotency key the state is not written either; the key is kept, so its
+    # retry still answers what it answered once the state has moved on.
+    keyed = {**_key(), "Idempotency-Key": "same-state"}
+    unchanged = await client.post(url, json=rating, headers=keyed)
+    assert unchanged.json() == first.json()
+    after = await logs.find_one({"_id": action_id})
+    assert after["feedback"]["version"] == stored["feedback"]["version"]
+    assert after["feedback"]["updated_at"] == stored["feedback"]["updated_at"]
+    await client.post(url, json={"user_id": "alice", "rating": 1}, headers=_key())
+    retried = await client.post(url, json=rating, headers=keyed)
+    assert (retried.status_code, retried.json()) == (200, first.json())
+    assert (await logs.find_one({"_id": action_id}))["feedback"]["rating"] == 1
+
+
+@pytest.mark.parametrize("keys", ["none", "the same", "one each"])
+async def test_fifty_identical_concurrent_ratings_all_succeed_and_write_once(api, connection, keys):
+    client, action_id, memory_id, long_term = api
+    url = f"/v1/actions/{action_id}/feedback"
+
+    def headers(n: int) -> dict[str, str]:
+        if keys == "none":
+            return _key()
+        return {**_key(), "Idempotency-Key": "rate-once" if keys == "the same" else f"rate-{n}"}
+
+    with structlog.testing.capture_logs() as events:
+        responses = await asyncio.gather(
+            *(
+                client.post(url, json={"user_id": "alice", "rating": 5}, headers=headers(n))
+                for n in range(50)
+            )
+        )
+    assert [r.status_code for r in responses] == [200] * 50, {r.text for r in responses}
+    assert len({r.text for r in responses}) == 1  # one state, one updated_at
+    recorded = [event for event in events if event["event"] == "feedback_recorded"]
+    assert len(recorded) == 1
+    stored = await connection.collection("action_logs").find_one({"_id": action_id})
+    assert stored["feedback"]["version"] == 1  # written once
+    memory = await long_term.get(ALICE, memory_id)
+    assert (memory.feedback_count, memory.feedback_sum) == (1, 1.0)
+
+
 async def test_keys_are_required_and_scoped_to_their_agent(api):
     client, action_id, *_ = api
     url = f"/v1/actions/{action_id}"
@@ -112,6 +195,49 @@ async def test_keys_are_required_and_scoped_to_their_agent(api):
     assert action["feedback"] == {}
     other_rates = (await client.get("/v1/success-rates", headers=_key(OTHER_KEY))).json()
     assert other_rates["total"] == 0
+
+
+@pytest.mark.parametrize(
+    ("key", "problem"),
+    [
+        ("", "is empty"),
+        ("short-key", "shorter than 24 characters"),
+        (f" {SUPPORT_KEY}", "spaces around it"),
+        ("clé-de-support-0123456789abcdef", "non-ASCII character"),
+        ("support\u200bkey-0123456789abcdef", "non-ASCII character"),
+        ("support-key-0123\n456789abcdef", "control character"),
+        ("support-key-0123\t456789abcdef", "control character"),
+        ("support-key-0123\x00456789abcdef", "control character"),
+        ("support-key-0123\x7f456789abcdef", "control character"),
+    ],
+)
+def test_a_key_that_can_never_authenticate_is_refused_with_one_line(key, problem):
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(api_keys={"support": [SUPPORT_KEY[::-1], key]})
+    message = str(refused.value)
+    assert problem in message and "'support'" in message
+    assert "\n" not in message
+    assert "0123" not in message and "short-key" not in message  # the key is never echoed
+
+
+def test_agent_memory_api_refuses_a_key_with_a_line_break_before_it_starts(offline_env, tmp_path):
+    broken = "support-key-0123456789abcdef\nsecond-half-of-the-key"
+    with socket.socket() as taken:  # were the key accepted, listening would fail (exit 1)
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = subprocess.run(
+            [sys.executable, "-m", "agent_memory", "api", "--port", str(taken.getsockname()[1])],
+            cwd=tmp_path,
+            env={**offline_env, "AGENT_MEMORY_API_KEYS": json.dumps({"support": broken})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "control character" in lines[0], result.stderr
+    assert "support-key-0123456789abcdef" not in result.stderr
+    assert "second-half" not in result.stderr + result.stdout
 
 
 @pytest.mark.parametrize(
