@@ -69,7 +69,7 @@ def test_facts_told_in_one_session_are_remembered_after_new(chat_env):
     # recalled in the new session, whose short-term memory is empty
     assert "From memory: The user lives in Lisbon." in answers(result.output)[-1]
     assert "never read" not in result.output
-    sessions = db.sessions.distinct("_id", {"agent_id": AGENT, "user_id": "ann"})
+    sessions = db.sessions.distinct("session_id", {"agent_id": AGENT, "user_id": "ann"})
     assert len(sessions) == 2 and formed.group(1) in sessions
 
     # another run of the command (a new process would do the same) remembers too
@@ -185,10 +185,16 @@ def test_bad_options_exit_with_a_clear_line(chat_env):
     empty = chat(env, [], "--user", " ")
     assert empty.exit_code == 2 and "user is empty" in empty.output
 
-    assert chat(env, ["hello"], "--user", "ann", "--session", "shared-id").exit_code == 0
-    taken = chat(env, ["hello"], "--user", "ben", "--session", "shared-id")
-    assert taken.exit_code == 1 and "error:" in taken.output
-    assert "Traceback" not in taken.output
+
+
+def test_another_users_session_id_is_a_session_of_ones_own(chat_env):
+    """Session ids are per user: Ben naming Ann's session id talks in a session of his own."""
+    env, db = chat_env
+    assert chat(env, ["my name is Ann"], "--user", "ann", "--session", "shared-id").exit_code == 0
+    ben = chat(env, ["hello"], "--user", "ben", "--session", "shared-id")
+    assert ben.exit_code == 0 and "Traceback" not in ben.output and "Ann" not in ben.output
+    owners = db.sessions.find({"session_id": "shared-id"}, {"_id": 0, "user_id": 1})
+    assert sorted(row["user_id"] for row in owners) == ["ann", "ben"]
 
 
 def test_undecodable_input_ends_or_skips_with_a_message(chat_env, offline_env, tmp_path):
