@@ -53,7 +53,9 @@ MAX_NESTING = 32
 SHOWN_CHARS = 80
 
 # Bounded at every level, so showing a megabyte string or a 10,000-item list costs little.
-_REPR = reprlib.Repr(maxlevel=3, maxstring=SHOWN_CHARS, maxother=SHOWN_CHARS, maxlong=40)
+# Set by attribute: Repr() takes keyword arguments only from Python 3.12.
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, SHOWN_CHARS, SHOWN_CHARS, 40
 for _kind in ("maxtuple", "maxlist", "maxarray", "maxdict", "maxset", "maxfrozenset", "maxdeque"):
     setattr(_REPR, _kind, 6)
 
