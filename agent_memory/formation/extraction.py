@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
-from agent_memory._data_blocks import block
+from agent_memory._data_blocks import block, transcript
 from agent_memory.errors import BadResponseError, InvalidInputError
 from agent_memory.memory._common import check_id, check_mapping
 from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema
@@ -212,13 +212,12 @@ def _transcript(messages: Iterable[Any]) -> str:
       [assistant] sure
     [assistant] ok
     """
-    entries = []
-    for role, text in map(_role_and_text, messages):
-        if role not in ("user", "assistant") or not text:
-            continue  # tool output is machine-made; the user's words are what count
-        first, *rest = text.splitlines() or [""]
-        entries.append("\n  ".join([f"[{role}] {first}", *rest]))
-    return "\n".join(entries)
+    # Tool output is machine-made; the user's words are what count.
+    return transcript(
+        (role, text)
+        for role, text in map(_role_and_text, messages)
+        if role in ("user", "assistant") and text
+    )
 
 
 async def extract(

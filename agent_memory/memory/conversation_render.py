@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from agent_memory._data_blocks import block, transcript
 from agent_memory._tokens import estimate_tokens
 from agent_memory.memory.conversation_records import ConversationMessage, Session
 from agent_memory.providers.chat.base import ChatRequest, Message, SystemPart
@@ -44,6 +45,12 @@ def render_line(message: ConversationMessage) -> str:
         return f"Assistant: {message.content}"
     name = message.tool.name if message.tool else "?"
     return f"Tool {name}: {message.content}"
+
+
+def _role_label(message: ConversationMessage) -> str:
+    if message.role in ("user", "assistant"):
+        return message.role
+    return f"tool {message.tool.name if message.tool else '?'}"
 
 
 def render_messages(messages: Sequence[ConversationMessage]) -> str:
@@ -163,9 +170,13 @@ def summary_request(
 ) -> ChatRequest:
     """The chat request that folds ``messages`` into ``previous``. ``instruct=False`` leaves
     the instruction out, for extractive models that would quote it as context."""
+    # Stored text goes in data blocks through the one neutraliser; each message is an entry
+    # of its stored role, so no message can pose as another (see _data_blocks.transcript).
+    entries = [(_role_label(m), m.content) for m in messages]
     body = (
-        f"Existing summary:\n{previous or '(none yet)'}\n\n"
-        f"New messages, oldest first:\n{render_messages(messages)}\n\n"
+        f"Existing summary:\n{block('summary', previous or '(none yet)')}\n\n"
+        "New messages, oldest first (each starts with its role in brackets; its further lines "
+        f"are indented):\n{block('transcript', transcript(entries))}\n\n"
         # The last line doubles as the question an extractive (offline) model answers.
         "What did the user say about names, places, what they prefer or like, plans, "
         "decisions and open questions?"

@@ -186,7 +186,6 @@ def test_bad_options_exit_with_a_clear_line(chat_env):
     assert empty.exit_code == 2 and "user is empty" in empty.output
 
 
-
 def test_another_users_session_id_is_a_session_of_ones_own(chat_env):
     """Session ids are per user: Ben naming Ann's session id talks in a session of his own."""
     env, db = chat_env
