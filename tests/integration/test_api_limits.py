@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-import uvicorn
 
 from agent_memory.api import create_app
 from agent_memory.config import load_settings
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.episodic import EpisodicMemory
 from agent_memory.mongo.indexes import IndexManager
+from tests.loopback import serve_asgi
 
 KEY = "limits-test-key-0123456789abcdef"
 ALICE = Tenant("support", "alice")
@@ -143,26 +141,8 @@ def served(embedded_server) -> Iterator[int]:
         embedder="fake",
         api_keys={"support": KEY},
     )
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(configured), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    else:  # pragma: no cover
-        pytest.fail("the API did not start")
-    yield port
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_asgi(create_app(configured)) as port:
+        yield port
 
 
 def _exchange(port: int, head: str, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:

@@ -4,19 +4,14 @@ errors and responses as documented."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
-import httpx
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 from agent_memory.api import create_app
 from agent_memory.config import load_settings
+from tests.loopback import serve_asgi
 
 KEY = "schema-test-key-0123456789abcdef"
 
@@ -29,27 +24,8 @@ def served(embedded_server):
         embedder="fake",
         api_keys={"support": KEY},
     )
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(configured), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base + "/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    else:  # pragma: no cover
-        pytest.fail("the API did not start")
-    yield base
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_asgi(create_app(configured)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 # The document the served app publishes (building the app connects to nothing).
