@@ -195,7 +195,9 @@ class ConversationMessage:
         tool = doc.get("tool")
         return cls(
             id=doc["_id"],
-            session_id=doc["session_id"],
+            # Sessions stored before ids were per tenant have the id in _id only, until
+            # `indexes setup` copies it.
+            session_id=doc.get("session_id", doc["_id"]),
             role=doc["role"],
             content=doc["content"],
             seq=doc["seq"],
@@ -234,7 +236,9 @@ class Session:
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Session:
         return cls(
-            session_id=doc["session_id"],
+            # Sessions stored before ids were per tenant have the id in _id only, until
+            # `indexes setup` copies it.
+            session_id=doc.get("session_id", doc["_id"]),
             agent_id=doc["agent_id"],
             user_id=doc["user_id"],
             status=doc.get("status", "active"),
