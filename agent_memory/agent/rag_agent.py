@@ -152,7 +152,7 @@ class RAGAgent:
         )
         self.memories.register_forgetter(self.queue.forget_user)
         self._worker: FormationWorker | None = None
-        self._background = BackgroundWrites()
+        self._background = BackgroundWrites(connection)
         self._mcp = McpTools(mcp_servers)
         self._routing = config.routing.for_embedder(embedder.strong_match_similarity)
         self._graph = self._build()

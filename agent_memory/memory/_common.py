@@ -275,8 +275,10 @@ class BackgroundWrites:
     :meth:`drain` waits for what is pending, for clean shutdown and for tests.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, connection: Any | None = None) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
+        if connection is not None:  # closing the connection first finishes these writes
+            connection.track(self)
 
     def schedule(self, operation: Awaitable[Any], what: str) -> None:
         task = asyncio.ensure_future(operation)

@@ -61,7 +61,7 @@ class SessionStore:
         self.sessions = connection.collection(SESSIONS)
         self.messages = connection.collection(MESSAGES)
         self.names = (connection.collection_name(SESSIONS), connection.collection_name(MESSAGES))
-        self.background = BackgroundWrites()
+        self.background = BackgroundWrites(connection)
         # Sessions seen to belong to their tenant (bounded, least recently used out first).
         self._known: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 

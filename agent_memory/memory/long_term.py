@@ -190,7 +190,7 @@ class LongTermMemory:
         # The plain tier's kept corpora (None on Atlas, which searches inside the server).
         self._snapshots: Snapshots | None = getattr(self._searcher, "snapshots", None)
         self._generations = connection.collection(GENERATIONS)
-        self._background = BackgroundWrites()
+        self._background = BackgroundWrites(connection)
         self._access = AccessRecorder(self.collection, self._background)
         self._embedder_guard = EmbedderGuard(connection, embedder.signature)
 

@@ -11,7 +11,9 @@ embedded default.
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
+import weakref
 from datetime import UTC
 from os import PathLike
 from typing import Any
@@ -72,6 +74,10 @@ class Connection:
         self._client = client
         self._embedded = embedded
         self._closed = False
+        # Writes started in the background on this connection (access statistics, session
+        # activity, ...): finished before it closes. Weak, so a memory object that is gone
+        # is not kept alive by its connection.
+        self._background: weakref.WeakSet[Any] = weakref.WeakSet()
 
     @property
     def client(self) -> Any:
@@ -96,11 +102,22 @@ class Connection:
         except pm.PyMongoError as exc:
             raise map_error(exc, "pinging the database") from exc
 
+    def track(self, background: Any) -> None:
+        """Have :meth:`close` first wait for ``background`` (an object with ``async
+        drain()``, such as the memories' background writes)."""
+        self._background.add(background)
+
     async def close(self) -> None:
-        """Close what this connection opened. Idempotent."""
+        """Finish the writes started in the background on this connection, then close what
+        this connection opened. Idempotent."""
         if self._closed:
             return
         self._closed = True
+        for background in list(self._background):
+            try:
+                await background.drain()
+            except Exception as exc:  # closing goes on; the failure is the writes' own
+                logger.warning("background_drain_failed", error=type(exc).__name__)
         if self._client is not None:
             await self._client.close()
         if self._embedded is not None:
@@ -148,10 +165,16 @@ def _tls_file_problem(uri: str, options: dict[str, Any], exc: OSError) -> str:
     for key, value in options.items():
         if key.lower() in _TLS_FILE_OPTIONS and isinstance(value, str | PathLike):
             given[_TLS_FILE_OPTIONS[key.lower()]] = str(value)
-    reason = exc.strerror or exc.__class__.__name__
+    # pymongo 4.20.1 and later keep only the errno of a file given in the URI (its message no
+    # longer names the file or the reason): say the reason from the errno, and find the file
+    # by opening each one given.
+    reason = (os.strerror(exc.errno) if exc.errno else None) or exc.strerror
+    reason = reason or exc.__class__.__name__
     if isinstance(exc, ssl.SSLError):
         reason = f"not a usable PEM file ({getattr(exc, 'reason', None) or exc.__class__.__name__})"
     named = [name for name, value in given.items() if exc.filename and value == exc.filename]
+    if not named and len(given) > 1 and not isinstance(exc, ssl.SSLError):
+        named = [name for name, value in given.items() if not _readable(value)]
     if not named and len(given) == 1:
         named = list(given)
     if not given:  # not a file this module knows of: say what failed, guess no option
@@ -164,6 +187,14 @@ def _tls_file_problem(uri: str, options: dict[str, Any], exc: OSError) -> str:
         f"{where} in the MongoDB connection settings cannot be loaded: {reason}; "
         f"check the path and permissions (URI {redact_uri(uri)!r})"
     )
+
+
+def _readable(path: str) -> bool:
+    try:
+        with open(path, "rb"):
+            return True
+    except OSError:
+        return False
 
 
 async def ensure_collection(db: Any, name: str) -> None:

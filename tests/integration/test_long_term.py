@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, NotFoundError
 from agent_memory.memory._common import Tenant
@@ -15,6 +16,7 @@ from agent_memory.memory.consolidation import Candidate
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.ranking import RankingWeights
 from agent_memory.memory.records import LongTermConfig, NewMemory
+from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders.fake import FakeEmbedder
@@ -536,3 +538,29 @@ async def test_a_reranker_scores_the_best_candidates_again(connection, embedder)
     assert fallback and fallback[0].memory.content == "Ann: a piano lesson on Tuesday"
     await memory.aclose()
     await failing.aclose()
+
+
+async def test_closing_the_connection_right_after_a_retrieve_keeps_its_access_statistics(
+    settings, embedder
+):
+    """Work started in the background (the retrieve's access statistics) is finished before
+    the connection closes, not lost with a 'cannot be reached' warning."""
+    connection = await connect(settings)
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    stored = await memory.store(ALICE, "Alice keeps bees on her balcony")
+    flush = memory._access._flush
+
+    async def slow_flush():  # the write is still to come when the application closes
+        await asyncio.sleep(0.5)
+        await flush()
+
+    memory._access._flush = slow_flush
+    with capture_logs() as logs:
+        hits = await memory.retrieve(ALICE, "bees", k=1)
+        await connection.close()  # no drain, no aclose: the application just closes
+    assert hits[0].memory.id == stored.id
+    assert not [e for e in logs if e["event"] == "background_write_failed"]
+    async with await connect(settings) as again:
+        document = await again.collection("memories").find_one({"_id": stored.id})
+    assert document["access_count"] == 1
