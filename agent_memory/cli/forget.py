@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+import threading
 from typing import Any
 
 import typer
@@ -85,6 +87,35 @@ def forget(
 _PASSES = 2
 
 
+async def _confirm(question: str) -> bool:
+    """Ask on the terminal without holding the event loop. The question is read by a daemon
+    thread, not the loop's executor: Ctrl+C then ends the command at once (exit 130, nothing
+    erased) instead of waiting for Enter, as closing the executor would (it joins its
+    threads, and one is blocked reading the terminal)."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[bool] = loop.create_future()
+
+    def ask() -> None:
+        try:
+            result: bool | BaseException = bool(typer.confirm(question, default=False))
+        except BaseException as exc:  # handed to the loop, raised there
+            result = exc
+
+        def deliver() -> None:
+            if answer.done():  # cancelled: the command was interrupted meanwhile
+                return
+            if isinstance(result, BaseException):
+                answer.set_exception(result)
+            else:
+                answer.set_result(result)
+
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the command ended
+            loop.call_soon_threadsafe(deliver)
+
+    threading.Thread(target=ask, name="agent-memory-confirm", daemon=True).start()
+    return await answer
+
+
 async def _forget(
     user: str, agent: str | None, *, ask: bool
 ) -> tuple[list[str], dict[str, int]] | bool | None:
@@ -109,7 +140,7 @@ async def _forget(
                     markup=False,
                 )
                 question = "Erase all of it? This cannot be undone"
-                if not await asyncio.to_thread(typer.confirm, question, default=False):
+                if not await _confirm(question):
                     return False
             agents: list[str] = []
             erased: dict[str, int] = {}

@@ -5,6 +5,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -489,6 +495,41 @@ def test_forget_asks_on_a_terminal(cli_env, db, monkeypatch):
     accepted = invoke(["forget", "--user", "alice"], cli_env, input="y\n")
     assert accepted.exit_code == 0, accepted.output
     assert db["memories"].count_documents({}) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_ctrl_c_at_the_forget_question_stops_at_once_and_erases_nothing(cli_env, db):
+    """On a real terminal: SIGINT while the question waits for an answer ends the command
+    with 130 at once (it used to wait for Enter) and nothing is erased."""
+    seed(cli_env, tenants=(ALICE,))
+    before = snapshot(db)
+    leader, follower = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory", "forget", "--user", "alice"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, **cli_env, "PYTHONUNBUFFERED": "1"},
+        close_fds=True,
+    )
+    os.close(follower)
+    shown = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"Erase all of it?" not in shown and time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.5)
+            if ready:
+                shown += os.read(leader, 4096)
+        assert b"Erase all of it?" in shown, shown
+        process.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        code = process.wait(timeout=20)
+        assert code == 130 and time.monotonic() - started < 10
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    assert snapshot(db) == before
 
 
 def test_forget_counts_asks_and_erases_in_one_runtime_and_erases_what_came_meanwhile(
