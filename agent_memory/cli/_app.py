@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape  # ids in messages may look like markup: [/x]
+from typer.core import TyperGroup
 
 from agent_memory.cli._logging import configure_logging
 from agent_memory.errors import (
@@ -57,8 +58,57 @@ class State:
 
 state = State()
 
+# Typer 0.29 carries its own copy of click; its exception classes are found from the public
+# BadParameter rather than imported from a private module.
+_UsageError: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"
+)
+_ClickException: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+_NoArgsIsHelp: type[Exception] = next(
+    (c for c in _UsageError.__subclasses__() if c.__name__ == "NoArgsIsHelpError"), _UsageError
+)
+
+
+class _OneLineErrors(TyperGroup):
+    """The root command: a usage error (a bad option or value, a missing argument) is one
+    line on stderr, ``error: ... (see 'agent-memory ... --help')``, with click's exit code 2,
+    like every other error of the CLI; not a framed box of four or five lines."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, False, **extra)
+        except _NoArgsIsHelp as exc:  # the help itself, as typer shows it
+            typer.echo(exc.format_message(), err=True)
+            sys.exit(exc.exit_code)
+        except _UsageError as exc:
+            where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            message = " ".join(exc.format_message().split())
+            typer.echo(f"error: {message}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except _ClickException as exc:
+            typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(EXIT["error"])
+        # Without standalone mode a command's typer.Exit(code) comes back as its code.
+        sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else 0)
+
+
 app = typer.Typer(
     name="agent-memory",
+    cls=_OneLineErrors,
     help=(
         "Memory for AI agents on MongoDB.\n\n"
         "Exit codes: 0 ok, 1 error, 2 configuration, 3 database unreachable or refused, "

@@ -47,6 +47,10 @@ def test_usage_errors_exit_2_before_connecting(args, cli_env, embedded_server):
     result = invoke(args, cli_env)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
+    # One line, like every other error of the CLI, pointing at the help.
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert lines[0].endswith("--help')")
     assert _collections(embedded_server.uri, cli_env["AGENT_MEMORY_DATABASE"]) == []
 
 
