@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import (
     ConfigurationError,
     DependencyMissingError,
@@ -38,7 +38,7 @@ from agent_memory.providers.chat.base import ToolSpec
 
 __all__ = ["McpServer", "McpToolError", "McpTools"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

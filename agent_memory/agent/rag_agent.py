@@ -26,6 +26,7 @@ import structlog
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 
+from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.mcp import McpServer, McpTools
 from agent_memory.agent.prompt import (
@@ -60,7 +61,7 @@ from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["AnswerDelta", "RAGAgent", "TurnResult"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import AgentMemoryError
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
@@ -24,7 +24,7 @@ from agent_memory.providers.chat.base import ToolCall, ToolResult, ToolSpec
 
 __all__ = ["MEMORY_TOOLS", "TASK_TOOLS", "ToolBox", "ToolOutcome"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _MAX_RESULT_CHARS = 8_000
 

@@ -34,7 +34,6 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
-import structlog
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
@@ -42,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from pydantic.json_schema import SkipJsonSchema
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent_memory._log import get_logger
 from agent_memory.config import Settings
 from agent_memory.errors import (
     AgentMemoryError,
@@ -60,7 +60,7 @@ from agent_memory.providers.registry import make_embedder
 
 __all__ = ["create_app"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: Ids as the memories accept them (check_id): 1-256 characters, not only whitespace, no
 #: control characters.

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.bench import write_with_plot
 from agent_memory.bench.embedders import (
     CATEGORIES,
@@ -46,7 +46,7 @@ from agent_memory.providers.embedders.base import Embedder
 
 __all__ = ["AGENT_ID", "RecordingEmbedder", "RetrievalRun", "render", "run_retrieval"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 AGENT_ID = "bench-retrieval"
 #: A rank beyond every k: the evidence was not retrieved at all.

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.bench._memory import MemorySampler, memory_verdict
@@ -50,7 +50,7 @@ from agent_memory.providers.embedders.base import Embedder
 
 __all__ = ["Soak", "SoakSettings", "render_soak", "run_soak"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 MARKER = re.compile(r"\bmk[0-9a-f]{12}\b", re.IGNORECASE)
 _TOWNS = ("Town", "City")

@@ -48,10 +48,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-import structlog
 from pymongo import ReturnDocument
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory._common import Tenant, check_id, new_id, utcnow
 from agent_memory.mongo._errors import translate_errors
@@ -60,7 +60,7 @@ from agent_memory.mongo.connection import Connection
 
 __all__ = ["COLLECTION", "FormationQueue", "Job", "JobStatus"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 COLLECTION = "formation_jobs"
 JobStatus = Literal["pending", "running", "done", "dead", "merged"]

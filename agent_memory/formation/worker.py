@@ -32,8 +32,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
 from agent_memory.formation.queue import FormationQueue, Job
 from agent_memory.memory._common import check_seconds
@@ -45,7 +44,7 @@ from agent_memory.providers.chat.base import ChatModel
 
 __all__ = ["FormationWorker", "profile_changes"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 def profile_changes(current: Mapping[str, Any], patch: Mapping[str, Any]) -> list[PatchOp]:

@@ -29,11 +29,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import structlog
 from bson.binary import Binary
 from pymongo import IndexModel, ReplaceOne, UpdateOne
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.memory._common import Tenant, check_document_size, check_id, utcnow
@@ -73,7 +73,7 @@ from agent_memory.langgraph._checkpoint_values import (
 
 __all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer", "ThreadOwnedError"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 CHECKPOINTS = "lg_checkpoints"
 WRITES = "lg_checkpoint_writes"

@@ -31,7 +31,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-import structlog
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -47,6 +46,7 @@ from langgraph.store.base import (
     get_text_at_path,
 )
 
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory._common import Tenant, check_id, check_mapping, utcnow
 from agent_memory.memory.long_term import LongTermMemory
@@ -55,7 +55,7 @@ from agent_memory.mongo._errors import translate_errors
 
 __all__ = ["MemoryStore"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _KEY_PREFIX = "lg:"
 _TAG_PREFIX = "lgns:"

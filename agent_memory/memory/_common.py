@@ -19,8 +19,8 @@ from typing import Any
 
 import bson
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "utcnow",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: MongoDB's document limit is 16 MiB; leave room for the fields the framework adds.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024 - 64 * 1024

@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-import structlog
 from pymongo import ReturnDocument
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory._common import Tenant, new_id, utcnow
 from agent_memory.memory._tasks import Change, check_tenant, check_version
@@ -21,7 +21,7 @@ from agent_memory.mongo._errors import translate_errors
 
 __all__ = ["CheckpointStore", "TaskStore"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: Raises the specific error for a task document a change does not apply to.
 Check = Callable[[Mapping[str, Any]], None]

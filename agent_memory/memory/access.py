@@ -18,14 +18,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.memory._common import BackgroundWrites, Tenant
 from agent_memory.mongo._errors import translate_errors
 
 __all__ = ["AccessRecorder"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 class AccessRecorder:

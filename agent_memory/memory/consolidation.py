@@ -17,16 +17,16 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-import structlog
 from pydantic import BaseModel, Field
 
 from agent_memory._data_blocks import block
+from agent_memory._log import get_logger
 from agent_memory.errors import ProviderError
 from agent_memory.providers.chat.base import ChatModel, ChatRequest, Message, SystemPart
 
 __all__ = ["Candidate", "Decision", "JudgeVerdict", "decide", "normalise_text"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _SPACE = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)

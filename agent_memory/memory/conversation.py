@@ -58,10 +58,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import structlog
 from pymongo import ReturnDocument
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import BadResponseError, ConfigurationError, InvalidInputError
 from agent_memory.memory import conversation_queries as q
@@ -106,7 +106,7 @@ __all__ = [
     "SummaryResult",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _NOTHING_FOUND = "I found nothing relevant in memory"  # the offline model's empty answer
 

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
-import structlog
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory import conversation_queries as q
 from agent_memory.memory._common import BackgroundWrites, Tenant
@@ -27,7 +27,7 @@ from agent_memory.mongo.connection import Connection
 
 __all__ = ["MESSAGES", "SESSIONS", "SessionStore", "not_found", "raced", "together"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 SESSIONS = "sessions"
 MESSAGES = "messages"

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import check_id, new_id, shown, utcnow
 from agent_memory.mongo import _driver
@@ -35,7 +34,7 @@ from agent_memory.mongo.search.snapshots import GENERATIONS, announce_writes
 
 __all__ = ["DecayConfig", "DecayJob", "DecayReport"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 RUNS_COLLECTION = "decay_runs"
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)

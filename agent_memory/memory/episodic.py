@@ -45,8 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory._common import (
     check_document_size,
@@ -92,7 +91,7 @@ __all__ = [
     "SuccessRates",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 LOGS = "action_logs"
 AGGREGATES = "action_aggregates"

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import structlog
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory._common import Tenant, new_id, utcnow
 from agent_memory.memory.episodic_records import EpisodicConfig
@@ -55,7 +55,7 @@ from agent_memory.mongo.transactions import run_in_transaction
 
 __all__ = ["Credit", "Feedback", "FeedbackLedger", "FeedbackRequest", "centred_value"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: Attempts when concurrent feedback on the same action keeps winning the version race; a
 #: loser waits a few jittered milliseconds so that racing writers spread out.

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import structlog
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError
 from agent_memory.memory._common import new_id
 from agent_memory.memory.episodic_records import OUTCOMES, EpisodicConfig, day_end, day_start
@@ -44,7 +44,7 @@ from agent_memory.mongo._errors import translate_errors
 
 __all__ = ["ActionRetention", "RetentionReport", "SuccessRates", "Tally", "aggregate_id"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass(slots=True)

@@ -65,8 +65,8 @@ from typing import Any, Literal
 
 import bson
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory._common import (
     Tenant,
@@ -100,7 +100,7 @@ __all__ = [
     "SourceInfo",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 COLLECTION = "knowledge_chunks"
 #: The ``user_id`` of knowledge shared by every user of an agent.

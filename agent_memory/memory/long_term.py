@@ -56,9 +56,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-import structlog
 from pymongo import InsertOne, UpdateMany
 
+from agent_memory._log import get_logger
 from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
 from agent_memory.memory._common import (
     BackgroundWrites,
@@ -107,7 +107,7 @@ from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["LongTermMemory"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 COLLECTION = "memories"
 _MAX_K = 100

@@ -24,9 +24,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 import jsonschema
-import structlog
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConfigurationError, ConflictError, InvalidInputError
 from agent_memory.memory._common import (
     Tenant,
@@ -53,7 +53,7 @@ __all__ = [
     "ProfileMemory",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 COLLECTION = "profiles"
 _PATCH_ATTEMPTS = 5

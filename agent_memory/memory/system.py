@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.memory._common import Tenant, check_tenant
 from agent_memory.memory._tasks import WorkingConfig
 from agent_memory.memory.conversation import ConversationMemory
@@ -32,7 +31,7 @@ from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["Forgetter", "MemorySystem"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: Something else that holds a user's data (agent state, queues) and can erase it.
 Forgetter = Callable[[Tenant], Awaitable[dict[str, int]]]

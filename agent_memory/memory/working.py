@@ -76,8 +76,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bson
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
 from agent_memory.memory._common import (
     Tenant,
@@ -126,7 +126,7 @@ __all__ = [
     "WorkingMemory",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 TASKS = "tasks"
 CHECKPOINTS = "checkpoints"

@@ -35,12 +35,13 @@ import asyncio
 import inspect
 from typing import Any
 
-import structlog
 from bson import ObjectId
+
+from agent_memory._log import get_logger
 
 __all__ = ["BUSY_WAIT", "SERVER_SIDE_CODE", "engine_class", "guard_server"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _METHOD = "_validate_document_against_unique_indexes"
 _UNAMBIGUOUS_IDS = (str, ObjectId)

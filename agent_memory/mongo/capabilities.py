@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import structlog
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import AuthenticationError, SearchUnavailableError
 from agent_memory.mongo import _driver
 
 __all__ = ["Capabilities", "SearchTier", "choose_tier", "probe_capabilities"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 SearchTier = Literal["atlas", "plain"]
 

@@ -19,7 +19,6 @@ from os import PathLike
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import structlog
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 from pymongo import AsyncMongoClient
@@ -27,6 +26,7 @@ from pymongo import errors as pm
 from pymongo.driver_info import DriverInfo
 
 from agent_memory import __version__
+from agent_memory._log import get_logger
 from agent_memory.config import Settings, load_settings, redact_uri
 from agent_memory.errors import ConfigurationError, StorageError
 from agent_memory.mongo import _driver
@@ -41,7 +41,7 @@ from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
 
 __all__ = ["META_COLLECTION", "Connection", "connect", "ensure_collection"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 META_COLLECTION = "meta"
 _CODEC = CodecOptions(tz_aware=True, tzinfo=UTC, uuid_representation=UuidRepresentation.STANDARD)

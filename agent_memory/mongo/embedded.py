@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote_plus
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.config import redact_uri
 from agent_memory.errors import DependencyMissingError, EmbeddedServerError
 
@@ -48,7 +47,7 @@ except ImportError:  # pragma: no cover - exercised only on Windows
 
 __all__ = ["EmbeddedServer", "ServerInfo", "find_running_server"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 DATABASE_FILE = "agent_memory.sqlite3"
 LOCK_FILE = "server.lock"

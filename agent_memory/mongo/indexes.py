@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import structlog
 from pymongo import IndexModel
 from pymongo import errors as pm
 from pymongo.operations import SearchIndexModel
 
+from agent_memory._log import get_logger
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, StorageError
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
@@ -33,7 +33,7 @@ from agent_memory.providers.embedders.base import EmbeddingSignature
 
 __all__ = ["IndexManager", "IndexState"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 State = Literal[
     "ok", "missing", "drift", "building", "failed", "created", "updated", "dropped", "not used"

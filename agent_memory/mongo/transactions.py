@@ -15,14 +15,14 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import structlog
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
 
 __all__ = ["is_transient", "run_in_transaction"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 T = TypeVar("T")
 

@@ -25,8 +25,7 @@ both answered by the collections' tenant indexes (the user alone has no index of
 
 from __future__ import annotations
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.memory._common import Tenant, check_id
@@ -36,7 +35,7 @@ from agent_memory.mongo._errors import translate_errors
 
 __all__ = ["USER_COLLECTIONS", "agents_of", "forget_user"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: Collections holding documents with the tenant keys ``agent_id`` and ``user_id``.
 USER_COLLECTIONS = (

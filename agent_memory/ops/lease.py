@@ -42,10 +42,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import structlog
 from pymongo import ReturnDocument
 from pymongo import errors as pm
 
+from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, InvalidInputError
 from agent_memory.memory._common import check_id, utcnow
 from agent_memory.mongo._errors import map_error, translate_errors
@@ -53,7 +53,7 @@ from agent_memory.mongo.connection import Connection
 
 __all__ = ["LOCKS", "Lease", "LeaseHeldError", "LeaseLostError", "LeaseState"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 LOCKS = "locks"
 

@@ -29,8 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import check_id, utcnow
 from agent_memory.memory.decay import DecayReport
@@ -40,7 +39,7 @@ from agent_memory.ops.lease import Lease
 
 __all__ = ["STEPS", "Maintenance", "MaintenanceReport"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 LEASE_NAME = "maintenance"
 #: The steps a run reports progress for, in order.

@@ -24,8 +24,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.memory._common import check_id
 from agent_memory.memory.knowledge import SHARED_USER
 from agent_memory.mongo import _driver
@@ -34,7 +33,7 @@ from agent_memory.mongo.connection import Connection
 
 __all__ = ["KINDS", "Kind", "Stats", "TenantCounts", "Total", "collect_stats"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,13 +10,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.errors import ProviderError, ProviderUnavailableError, RateLimitedError
 
 __all__ = ["RetryPolicy", "call_with_retries", "parse_retry_after"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 T = TypeVar("T")
 

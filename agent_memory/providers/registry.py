@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import typing
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.config import CHAT_MODELS, EMBEDDERS, RERANKERS, Settings
 from agent_memory.errors import DependencyMissingError, UnknownProviderError
 from agent_memory.providers.chat.base import ChatModel
@@ -15,7 +14,7 @@ from agent_memory.providers.rerankers.base import Reranker
 
 __all__ = ["anthropic_models", "make_chat_model", "make_embedder", "make_reranker"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 LOCAL_MODELS = ("multilingual-e5-small-q4",)
 

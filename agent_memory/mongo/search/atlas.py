@@ -11,8 +11,7 @@ import asyncio
 import math
 from typing import Any, ClassVar
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
@@ -32,7 +31,7 @@ __all__ = [
     "vector_search_pipeline",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 VECTOR_SCORE = "_vector_score"
 TEXT_SCORE = "_text_score"

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.corpus import Corpus, TokenCache
 from agent_memory.mongo.search.fusion import score_fusion
@@ -36,7 +36,7 @@ from agent_memory.mongo.search.types import (
 
 __all__ = ["PlainSearcher", "plain_filter"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 def plain_filter(target: SearchTarget, query: SearchQuery) -> dict[str, Any]:

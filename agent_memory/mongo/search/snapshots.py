@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
 from pymongo import ReturnDocument, UpdateOne
 
+from agent_memory._log import get_logger
 from agent_memory.mongo.search.corpus import Corpus, TokenCache
 from agent_memory.mongo.search.types import SearchTarget
 
@@ -49,7 +49,7 @@ __all__ = [
     "generation_id",
 ]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 #: The collection of generation tokens (its name gets the connection's prefix).
 GENERATIONS = "search_generations"

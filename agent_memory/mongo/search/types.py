@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 
 __all__ = [
@@ -26,7 +27,7 @@ __all__ = [
     "resolve_filters",
 ]
 
-logger = structlog.get_logger("agent_memory.mongo.search")
+logger = get_logger("agent_memory.mongo.search")
 
 #: Atlas Vector Search's upper bound for numCandidates and limit.
 MAX_CANDIDATES = 10_000

@@ -13,8 +13,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory.errors import (
     BadResponseError,
     ConfigurationError,
@@ -50,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a test that hides 
 
 __all__ = ["AnthropicChatModel", "strict_output_schema"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _PROVIDER = "anthropic"
 _API_KEY_ENV = "ANTHROPIC_API_KEY"

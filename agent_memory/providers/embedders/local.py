@@ -13,14 +13,14 @@ import time
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory.errors import BadResponseError, DependencyMissingError
 from agent_memory.providers.embedders.base import Embedder
 
 __all__ = ["LocalEmbedder"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _PROVIDER = "local"
 MODEL_NAME = "multilingual-e5-small-q4"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-import structlog
 
+from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import (
     BadResponseError,
@@ -47,7 +47,7 @@ except ImportError as exc:  # pragma: no cover - only without the optional extra
 
 __all__ = ["VOYAGE_MODELS", "VoyageEmbedder"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _DEFAULT_RETRY = RetryPolicy()
 #: The API's limit on the length of the input list.

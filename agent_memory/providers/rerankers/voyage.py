@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-import structlog
-
+from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import ConfigurationError, DependencyMissingError, UnknownProviderError
 from agent_memory.providers._live import check_live_call
@@ -49,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - only without the optional extra
 
 __all__ = ["MAX_DOCUMENTS_PER_REQUEST", "RERANK_MODELS", "VoyageReranker", "plan_rerank_batches"]
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 _DEFAULT_RETRY = RetryPolicy()
 #: The API's limit on the length of the documents list.

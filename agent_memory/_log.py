@@ -1,0 +1,73 @@
+"""The library's loggers: silent until the application configures logging.
+
+Every event is a structlog-style event: a name and key-value pairs
+(``logger.info("memories_stored", count=3)``). Where it goes is decided at each call:
+
+- The application configured structlog (``structlog.configure``; the ``agent-memory`` command
+  does, and so does ``structlog.testing.capture_logs``): through structlog, with the
+  application's processors, level filter and context variables.
+- Otherwise: to the standard library's ``logging``, logger ``agent_memory.<module>``, level for
+  level, with the event's name and fields in the message (``memories_stored count=3``) and as
+  ``record.event`` and ``record.event_fields``. By Python's rules for libraries, nothing is
+  printed until the application configures logging: the ``agent_memory`` logger has a
+  ``NullHandler``, so even warnings do not reach the last-resort handler.
+  ``logging.basicConfig(level=logging.INFO)`` shows them.
+
+The library never configures either.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import structlog
+
+__all__ = ["Logger", "get_logger"]
+
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+logging.getLogger("agent_memory").addHandler(logging.NullHandler())
+
+
+class Logger:
+    """A module's logger (see the module docstring for where its events go)."""
+
+    __slots__ = ("_name", "_standard")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._standard = logging.getLogger(name)
+
+    def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        if structlog.is_configured():
+            getattr(structlog.get_logger(self._name), level)(event, **fields)
+            return
+        number = _LEVELS[level]
+        if not self._standard.isEnabledFor(number):
+            return
+        merged = {**structlog.contextvars.get_contextvars(), **fields}
+        text = event + "".join(f" {key}={value!r}" for key, value in merged.items())
+        self._standard.log(number, text, extra={"event": event, "event_fields": merged})
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._log("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._log("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._log("warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._log("error", event, fields)
+
+
+def get_logger(name: str) -> Logger:
+    """The logger of module ``name`` (pass ``__name__``)."""
+    return Logger(name)
