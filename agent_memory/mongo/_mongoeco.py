@@ -125,9 +125,10 @@ def guard_server(server: Any) -> None:
         raise RuntimeError("this mongoeco's wire server has no command executor to guard")
 
     async def guarded(context: Any) -> Any:
-        found = _carries_code(getattr(context, "raw_body", None)) or _carries_code(
-            getattr(context, "command_document", None)
-        )
+        # The body as received: the command the engine runs is derived from it (the same
+        # document objects), so one walk covers both.
+        body = getattr(context, "raw_body", None)
+        found = _carries_code(body if body is not None else context.command_document)
         if found:
             logger.warning("server_side_code_refused", operator=found)
             raise OperationFailure(

@@ -75,6 +75,7 @@ async def _try(coro: Any) -> str | None:
 
 #: ``buildInfo.gitVersion`` of the embedded engine (mongoeco).
 _EMBEDDED_ENGINE = "mongoeco"
+_EXCLUSIVE = "transactions block every other session on this server; not used"
 
 
 async def probe_capabilities(
@@ -165,7 +166,7 @@ async def probe_capabilities(
         # session's commands meanwhile: never used, and not probed either, since opening one
         # here would fail whatever other programs sharing the server are doing.
         transactions = False
-        notes["transactions"] = "transactions block every other session on this server; not used"
+        notes["transactions"] = _EXCLUSIVE
     else:
         transactions, note = await _probe_transactions(db, collection)
         if note:
@@ -196,8 +197,6 @@ async def probe_capabilities(
 
 async def _probe_transactions(db: Any, collection: Any) -> tuple[bool, str | None]:
     """Whether transactions are usable, and why not."""
-    transactions = True
-    notes: dict[str, str] = {}
     try:
         session = await _driver.start_session(db.client)
         async with session:
@@ -212,17 +211,12 @@ async def _probe_transactions(db: Any, collection: Any) -> tuple[bool, str | Non
                 except pm.OperationFailure as exc:
                     if "active transaction" not in str(exc):
                         raise
-                    transactions = False
-                    notes["transactions"] = (
-                        "transactions block every other session on this server; not used"
-                    )
+                    return False, _EXCLUSIVE
             finally:
                 await session.abort_transaction()
     except (pm.OperationFailure, pm.ConfigurationError, pm.InvalidOperation) as exc:
-        transactions = False
-        notes["transactions"] = _reason(exc)
-
-    return transactions, notes.get("transactions")
+        return False, _reason(exc)
+    return True, None
 
 
 def choose_tier(

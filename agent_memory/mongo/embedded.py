@@ -127,6 +127,11 @@ def _prepare_data_dir(data_dir: Path) -> Path:
     return data_dir
 
 
+def _mine(info: os.stat_result) -> bool:
+    """A regular file (not a link, directory or device) of the current user."""
+    return stat.S_ISREG(info.st_mode) and (not hasattr(os, "getuid") or info.st_uid == os.getuid())
+
+
 def _check_own_file(path: Path, *, missing_ok: bool) -> None:
     """``path`` is a regular file (not a link) of this user that nobody else can read."""
     try:
@@ -135,10 +140,9 @@ def _check_own_file(path: Path, *, missing_ok: bool) -> None:
         if missing_ok:
             return
         raise
-    if not stat.S_ISREG(info.st_mode):
-        raise _unusable(path.parent, f"holds {path.name} that is not a regular file")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise _unusable(path.parent, f"holds {path.name} of another user")
+    if not _mine(info):
+        what = "a regular file" if not stat.S_ISREG(info.st_mode) else "this user's file"
+        raise _unusable(path.parent, f"holds {path.name} that is not {what}")
     if stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(path, 0o600, follow_symlinks=False)
 
@@ -149,7 +153,7 @@ def _open_private(path: Path, flags: int) -> int:
     fd = os.open(path, flags | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        if not _mine(info):
             raise _unusable(path.parent, f"holds {path.name} that is not this user's file")
         if stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(fd, 0o600)
@@ -168,11 +172,7 @@ def _read_private(path: Path) -> str | None:
         return None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if (
-            not stat.S_ISREG(info.st_mode)
-            or (hasattr(os, "getuid") and info.st_uid != os.getuid())
-            or stat.S_IMODE(info.st_mode) & 0o077
-        ):
+        if not _mine(info) or stat.S_IMODE(info.st_mode) & 0o077:
             logger.warning("embedded_file_not_trusted", file=str(path))
             return None
         try:

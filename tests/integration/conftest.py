@@ -25,6 +25,16 @@ def embedded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
 
 
 @pytest.fixture
+def own_embedded_server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+    """An embedded server of this test's own, in ``tmp_path / "data"`` (for tests of the
+    server itself: its files, its password, what other programs see)."""
+    server = EmbeddedServer(tmp_path / "data")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def settings(embedded_server: EmbeddedServer) -> Settings:
     """Settings pointing at the session's embedded server with a database of this test's own."""
     return load_settings(

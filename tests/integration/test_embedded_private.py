@@ -30,11 +30,8 @@ def _mode(path: Path) -> int:
 
 
 @pytest.fixture
-def served(tmp_path: Path):  # type: ignore[no-untyped-def]
-    server = EmbeddedServer(tmp_path / "data")
-    server.start()
-    yield server
-    server.stop()
+def served(own_embedded_server):  # type: ignore[no-untyped-def]
+    return own_embedded_server
 
 
 def _bare(uri: str) -> str:

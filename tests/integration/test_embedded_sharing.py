@@ -4,14 +4,12 @@ transaction is a short wait for the others, not a failure (issue 14)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from pymongo import AsyncMongoClient, monitoring
 
 from agent_memory.config import load_settings
 from agent_memory.mongo.connection import connect
-from agent_memory.mongo.embedded import EmbeddedServer
 
 
 class _Transactions(monitoring.CommandListener):
@@ -33,11 +31,8 @@ class _Transactions(monitoring.CommandListener):
 
 
 @pytest.fixture
-def shared(tmp_path: Path):  # type: ignore[no-untyped-def]
-    server = EmbeddedServer(tmp_path / "data")
-    server.start()
-    yield server
-    server.stop()
+def shared(own_embedded_server):  # type: ignore[no-untyped-def]
+    return own_embedded_server
 
 
 async def test_connecting_opens_no_transaction_on_the_embedded_server(shared) -> None:  # type: ignore[no-untyped-def]
