@@ -5,9 +5,12 @@ Routes (the OpenAPI document is at ``/openapi.json``, interactive docs at ``/doc
 - ``GET /health``: no key needed; 200 when the database answers, 503 otherwise.
 - ``POST /v1/actions/{action_id}/feedback``: rate an action (``user_id`` and at least one of
   ``rating`` 1-5, ``helpful``, ``correction``). The rating lands on the action and is credited
-  to the memories that were in that turn's prompt. A retry with the same ``Idempotency-Key``
-  header changes nothing and gets the first answer again; the same key with another body is
-  409. Feedback that asks for the state already stored is 200 and writes nothing.
+  to the memories that were in that turn's prompt. Each request sets the action's whole
+  feedback, replacing the earlier one: a field left out is cleared (a ``correction`` alone
+  after a rating removes the rating and its credit). The 200 body is the feedback now stored,
+  ``null`` for what is not set. A retry with the same ``Idempotency-Key`` header changes
+  nothing and gets the first answer again; the same key with another body is 409. Feedback
+  that asks for the state already stored is 200 and writes nothing.
 - ``GET /v1/actions/{action_id}?user_id=...``: the action with its feedback.
 - ``GET /v1/success-rates?action_type=&days=``: counts and rates of the agent's actions.
 
@@ -74,7 +77,8 @@ _api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The age
 
 
 class FeedbackIn(BaseModel):
-    """Feedback on one action. At least one of rating, helpful and correction."""
+    """Feedback on one action. At least one of rating, helpful and correction; it replaces the
+    action's earlier feedback, and a field left out is cleared."""
 
     # Strict: "5" is not a rating and "yes" is not a bool. Null is not a value here: leave a
     # field out instead (the schema says so, and that at least one must be given).
@@ -405,7 +409,13 @@ def create_app(
         body: FeedbackIn,
         idempotency_key: IdempotencyKey = None,
     ) -> Feedback:
-        """Record feedback on an action and credit it to the memories of its prompt."""
+        """Set the feedback on an action and credit it to the memories of its prompt.
+
+        The body replaces the action's earlier feedback entirely: a field left out is cleared
+        (a correction alone after a rating removes the rating and its credit). The answer is
+        the feedback now stored, with ``null`` for the fields not set, and ``credited``, the
+        value each memory of ``memory_ids`` now holds for this action (``null`` when neither
+        a rating nor ``helpful`` is given)."""
         episodic: EpisodicMemory = request.app.state.episodic
         feedback = await episodic.add_feedback(
             Tenant(agent_id, body.user_id),

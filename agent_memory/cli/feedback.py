@@ -61,9 +61,10 @@ def feedback(
     """Record feedback on an action and credit it to the memories that were in its prompt.
 
     Give at least one of --rating, --helpful/--not-helpful and --correction. Feedback given
-    again replaces the earlier one. An unknown action, or one of another user or agent, is an
-    error (exit 1) and nothing is written. Prints the feedback and the success rates of the
-    action's type over the last 30 days.
+    again replaces the earlier one entirely: an option not given is cleared (--correction
+    alone after --rating 4 removes the rating and its credit). An unknown action, or one of
+    another user or agent, is an error (exit 1) and nothing is written. Prints the feedback
+    now stored and the success rates of the action's type over the last 30 days.
     """
     if rating is None and helpful is None and correction is None:
         raise typer.BadParameter(
@@ -111,11 +112,12 @@ def feedback(
         "" if given.helpful is None else ("helpful" if given.helpful else "not helpful"),
         "a correction" if given.correction else "",
     ]
-    credit = (
-        f"credited {given.credited:+.2f} to {len(given.memory_ids)} memories"
-        if given.credited is not None and given.memory_ids
-        else "no memories to credit"
-    )
+    if not given.memory_ids:
+        credit = "no memories to credit"
+    elif given.credited is None:
+        credit = f"nothing credited to its {len(given.memory_ids)} memories (a correction alone)"
+    else:
+        credit = f"credited {given.credited:+.2f} to {len(given.memory_ids)} memories"
     console.print(
         f"action {given.action_id} of agent {result['agent_id']}, user {user}: "
         f"{', '.join(s for s in said if s)}; {credit}",

@@ -289,8 +289,10 @@ class EpisodicMemory:
         """Record feedback on an action and credit it to the memories of its manifest.
 
         ``rating`` is an int from 1 to 5 (centred to ``(rating - 3) / 2``); ``helpful`` alone
-        counts ±0.5. Feedback given again replaces what was given (fields not given stay) and
-        adjusts the memories by the difference, counting once. A request retried with the
+        counts ±0.5; a ``correction`` alone credits nothing. Feedback given again replaces the
+        earlier feedback entirely: a field not given is cleared (``correction=`` alone after a
+        rating removes the rating), and the memories are adjusted by the difference between
+        the new credit and the old, the action counting once. A request retried with the
         same ``idempotency_key`` changes nothing and returns the same result; the same key
         with a different body raises :class:`~agent_memory.errors.ConflictError`. An action
         of another tenant is :class:`NotFoundError`, with nothing written.

@@ -5,15 +5,19 @@ credited}``) and moves the ``feedback: {count, sum}`` of every memory the action
 (``memory_ids``) lists, within the same tenant. Long-term ranking turns ``sum / count`` into a
 utility, so ratings change what is recalled next time.
 
-Each feedback is a *state*, not an increment: ``credited`` is the centred value
-(``(rating - 3) / 2``, or ±0.5 for ``helpful`` alone) the memories already hold for this
-action. A new rating adds the difference to ``feedback.sum`` and counts once, so a user who
-changes their mind, or a request sent twice, never counts twice. Each feedback bumps
-``feedback.version``; the write is guarded by the version that was read, so two concurrent
-ratings of one action cannot both apply against the same starting point (the loser re-reads).
-Feedback equal to the stored state writes nothing, so a loser that re-reads the state it asked
-for is done. A request with an idempotency key is kept in ``feedback.requests`` with its answer,
-which a retry gets back whatever changed since.
+Each feedback is a *state*, not an increment, and a new feedback replaces the stored one
+entirely: rating, helpful and correction all take the new request's values, and a field the
+request does not give is cleared (a correction alone after a rating removes the rating).
+``credited`` is the centred value (``(rating - 3) / 2``, or ±0.5 for ``helpful`` alone; none
+for a correction alone) the memories hold for this action. A new feedback adds the difference
+``credited - previously credited`` to ``feedback.sum``, and the action counts once in
+``feedback.count`` while it credits a value (+1 when it starts, -1 when a feedback that credits
+nothing replaces one that did), so a user who changes their mind, or a request sent twice, never
+counts twice. Each feedback bumps ``feedback.version``; the write is guarded by the version that
+was read, so two concurrent ratings of one action cannot both apply against the same starting
+point (the loser re-reads). Feedback equal to the stored state writes nothing, so a loser that
+re-reads the state it asked for is done. A request with an idempotency key is kept in
+``feedback.requests`` with its answer, which a retry gets back whatever changed since.
 
 Consistency of the two writes (the action and the memories):
 
@@ -242,12 +246,9 @@ class FeedbackLedger:
         """The action update, the credit it implies, and the result to return; no update
         (``None``) when the request asks for the state already stored."""
         stored = doc.get("feedback") or {}
-        # Fields not given keep their stored value: a later correction keeps the rating.
-        rating = request.rating if request.rating is not None else stored.get("rating")
-        helpful = request.helpful if request.helpful is not None else stored.get("helpful")
-        correction = (
-            request.correction if request.correction is not None else stored.get("correction")
-        )
+        # The request replaces the stored feedback entirely: a field it does not give is
+        # cleared, so a correction alone after a rating removes the rating and its credit.
+        rating, helpful, correction = request.rating, request.helpful, request.correction
         value = centred_value(rating, helpful)
         before = stored.get("credited")
         if (rating, helpful, correction, value) == (
@@ -262,6 +263,7 @@ class FeedbackLedger:
             "feedback.updated_at": now,
             "feedback.version": int(stored.get("version", 0)) + 1,
         }
+        cleared: dict[str, str] = {}
         for name, item in (
             ("rating", rating),
             ("helpful", helpful),
@@ -270,16 +272,22 @@ class FeedbackLedger:
         ):
             if item is not None:
                 fields[f"feedback.{name}"] = item
+            elif name in stored:
+                cleared[f"feedback.{name}"] = ""
         credit = None
         memory_ids = tuple(doc.get("memory_ids") or ())
-        if value is not None and memory_ids:
-            delta = value - (before or 0.0)
-            count = 0 if before is not None else 1
+        if memory_ids:
+            # What the memories hold for this action moves from ``before`` to ``value``: the
+            # difference onto the sum, and the action counts while it credits something.
+            delta = (value or 0.0) - (before or 0.0)
+            count = (value is not None) - (before is not None)
             if delta or count:
                 credit = Credit(new_id("crd"), delta, count)
                 if not transactional:
                     fields["feedback.pending"] = credit.as_document()
         update: dict[str, Any] = {"$set": fields}
+        if cleared:
+            update["$unset"] = cleared
         result = Feedback(doc["_id"], rating, helpful, correction, value, memory_ids, now)
         if request.idempotency_key is not None:
             update["$push"] = self._request_entry(request, result)

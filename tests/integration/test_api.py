@@ -129,10 +129,8 @@ async def test_feedback_equal_to_the_stored_state_answers_200_and_writes_nothing
     await asyncio.sleep(0.01)  # a write now would carry a later updated_at
     with structlog.testing.capture_logs() as events:
         same = await client.post(url, json=rating, headers=_key())
-        # Fields not given keep their value, so this is the same state too.
-        partial = await client.post(url, json={"user_id": "alice", "rating": 4}, headers=_key())
-    assert same.status_code == partial.status_code == 200
-    assert same.json() == partial.json() == first.json()
+    assert same.status_code == 200
+    assert same.json() == first.json()
     assert await logs.find_one({"_id": action_id}) == stored
     assert "feedback_recorded" not in [event["event"] for event in events]
     assert (await long_term.get(ALICE, memory_id)).feedback_count == 1
@@ -148,6 +146,65 @@ async def test_feedback_equal_to_the_stored_state_answers_200_and_writes_nothing
     retried = await client.post(url, json=rating, headers=keyed)
     assert (retried.status_code, retried.json()) == (200, first.json())
     assert (await logs.find_one({"_id": action_id}))["feedback"]["rating"] == 1
+
+
+async def test_feedback_given_again_replaces_the_earlier_one_entirely(api, connection):
+    """Issue 15 item 7: each POST sets the whole feedback; a field left out is cleared."""
+    client, action_id, memory_id, long_term = api
+    url = f"/v1/actions/{action_id}/feedback"
+    logs = connection.collection("action_logs")
+
+    async def state() -> tuple[dict, tuple[int, float]]:
+        action = await client.get(f"/v1/actions/{action_id}?user_id=alice", headers=_key())
+        memory = await long_term.get(ALICE, memory_id)
+        return action.json()["feedback"], (memory.feedback_count, memory.feedback_sum)
+
+    first = await client.post(url, json={"user_id": "alice", "rating": 4}, headers=_key())
+    assert first.json()["credited"] == 0.5
+    replaced = await client.post(
+        url,
+        json={"user_id": "alice", "helpful": False, "correction": "I moved to Porto"},
+        headers=_key(),
+    )
+    assert replaced.status_code == 200, replaced.text
+    body = replaced.json()
+    assert (body["rating"], body["helpful"], body["correction"], body["credited"]) == (
+        None,
+        False,
+        "I moved to Porto",
+        -0.5,
+    )
+    feedback, credit = await state()
+    assert set(feedback) == {"helpful", "correction", "credited", "updated_at"}
+    assert (feedback["helpful"], feedback["correction"]) == (False, "I moved to Porto")
+    assert credit == (1, -0.5)  # only the new state, the action counted once
+    rates = (await client.get("/v1/success-rates", headers=_key())).json()
+    assert rates["rated"] == 0 and rates["average_rating"] is None
+
+    # The same credit with a field left out is still a new state: written, credit unchanged.
+    await client.post(url, json={"user_id": "alice", "rating": 4, "helpful": True}, headers=_key())
+    version = (await logs.find_one({"_id": action_id}))["feedback"]["version"]
+    rating_alone = await client.post(url, json={"user_id": "alice", "rating": 4}, headers=_key())
+    assert (rating_alone.json()["helpful"], rating_alone.json()["credited"]) == (None, 0.5)
+    assert (await logs.find_one({"_id": action_id}))["feedback"]["version"] == version + 1
+    feedback, credit = await state()
+    assert set(feedback) == {"rating", "credited", "updated_at"} and credit == (1, 0.5)
+
+    # A correction alone takes the rating and its credit back.
+    corrected = await client.post(
+        url, json={"user_id": "alice", "correction": "Porto, not Lisbon"}, headers=_key()
+    )
+    assert corrected.json() | {"updated_at": None} == {
+        "action_id": action_id,
+        "rating": None,
+        "helpful": None,
+        "correction": "Porto, not Lisbon",
+        "credited": None,
+        "memory_ids": [memory_id],
+        "updated_at": None,
+    }
+    feedback, credit = await state()
+    assert set(feedback) == {"correction", "updated_at"} and credit == (0, 0.0)
 
 
 @pytest.mark.parametrize("keys", ["none", "the same", "one each"])

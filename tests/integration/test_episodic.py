@@ -240,19 +240,30 @@ async def test_rerating_adjusts_by_the_difference_and_counts_once(
     await episodic.add_feedback(ALICE, action_id, rating=1)  # the user changed their mind
     assert await feedback_of(memories, "mem_a1") == (1, -1.0)
     assert await feedback_of(memories, "mem_a2") == (3, 0.0)
-    # `helpful` does not override a rating; a correction keeps it.
+    # Given again, feedback replaces the earlier one entirely: the rating is gone.
     result = await episodic.add_feedback(ALICE, action_id, helpful=True, correction="use v2")
+    assert (result.rating, result.helpful, result.correction, result.credited) == (
+        None,
+        True,
+        "use v2",
+        0.5,
+    )
+    assert await feedback_of(memories, "mem_a1") == (1, 0.5)
+    assert await feedback_of(memories, "mem_a2") == (3, 1.5)
+    # `helpful` given with a rating does not override it; the correction is cleared.
+    result = await episodic.add_feedback(ALICE, action_id, rating=1, helpful=True)
     assert (result.rating, result.helpful, result.correction, result.credited) == (
         1,
         True,
-        "use v2",
+        None,
         -1.0,
     )
     assert await feedback_of(memories, "mem_a1") == (1, -1.0)
-    same = await episodic.add_feedback(ALICE, action_id, rating=1)  # sent twice, no key
-    assert same.credited == -1.0 and await feedback_of(memories, "mem_a1") == (1, -1.0)
+    same = await episodic.add_feedback(ALICE, action_id, rating=1, helpful=True)  # sent twice
+    assert same == result and await feedback_of(memories, "mem_a1") == (1, -1.0)
     action = await episodic.get_action(ALICE, action_id)
     assert "pending" not in action.feedback and action.feedback["credited"] == -1.0
+    assert "correction" not in action.feedback
 
 
 async def test_helpful_alone_counts_half_and_a_correction_alone_nothing(episodic, memories):
@@ -263,8 +274,98 @@ async def test_helpful_alone_counts_half_and_a_correction_alone_nothing(episodic
     assert await feedback_of(memories, "mem_a1") == (1, -0.5)
     await episodic.add_feedback(ALICE, action_id, helpful=True)
     assert await feedback_of(memories, "mem_a1") == (1, 0.5)
-    await episodic.add_feedback(ALICE, action_id, rating=2)  # the rating takes precedence
+    await episodic.add_feedback(ALICE, action_id, rating=2, helpful=True)  # the rating wins
     assert await feedback_of(memories, "mem_a1") == (1, -0.5)
+
+
+@pytest.mark.parametrize("transactions", [True, False], ids=["transaction", "ordered"])
+async def test_feedback_given_again_replaces_the_earlier_one_entirely(
+    episodic, memories, connection, transactions
+):
+    """Issue 15 item 7: a rating, then "not helpful" with a correction, leaves no rating."""
+    use_transactions(connection, transactions)
+    action_id = await log(episodic, memory_ids=["mem_a1", "mem_a2"])
+    first = await episodic.add_feedback(ALICE, action_id, rating=4)
+    assert first.credited == 0.5
+    assert await feedback_of(memories, "mem_a1") == (1, 0.5)
+    assert await feedback_of(memories, "mem_a2") == (3, 1.5)
+
+    result = await episodic.add_feedback(
+        ALICE, action_id, helpful=False, correction="I moved to Porto"
+    )
+    assert (result.rating, result.helpful, result.correction, result.credited) == (
+        None,
+        False,
+        "I moved to Porto",
+        -0.5,
+    )
+    stored = (await episodic.get_action(ALICE, action_id)).feedback
+    assert "rating" not in stored and stored["helpful"] is False
+    assert stored["correction"] == "I moved to Porto" and stored["credited"] == -0.5
+    assert "pending" not in stored
+    # Only the new state is credited: -0.5 instead of +0.5, the action still counted once.
+    assert await feedback_of(memories, "mem_a1") == (1, -0.5)
+    assert await feedback_of(memories, "mem_a2") == (3, 0.5)
+    rates = await episodic.success_rates("agent", "query_response")
+    assert rates.rated == 0 and rates.average_rating is None
+
+
+@pytest.mark.parametrize("transactions", [True, False], ids=["transaction", "ordered"])
+async def test_a_correction_alone_after_a_rating_clears_the_ratings_credit(
+    episodic, memories, connection, transactions
+):
+    use_transactions(connection, transactions)
+    action_id = await log(episodic, memory_ids=["mem_a1", "mem_a2"])
+    before = await snapshot(memories)
+    await episodic.add_feedback(ALICE, action_id, rating=5, helpful=True)
+    assert await feedback_of(memories, "mem_a1") == (1, 1.0)
+
+    result = await episodic.add_feedback(ALICE, action_id, correction="use the v2 API")
+    assert (result.rating, result.helpful, result.correction, result.credited) == (
+        None,
+        None,
+        "use the v2 API",
+        None,
+    )
+    stored = (await episodic.get_action(ALICE, action_id)).feedback
+    assert stored["correction"] == "use the v2 API"
+    assert not {"rating", "helpful", "credited", "pending"} & set(stored)
+    # The action no longer credits anything: its value and its count are taken back.
+    after = await snapshot(memories)
+    assert after["mem_a1"]["count"] == 0 and after["mem_a1"]["sum"] == 0.0
+    assert (after["mem_a2"]["count"], after["mem_a2"]["sum"]) == (
+        before["mem_a2"]["count"],
+        before["mem_a2"]["sum"],
+    )
+    # Sent again: the same state, nothing written; a new rating counts once again.
+    again = await episodic.add_feedback(ALICE, action_id, correction="use the v2 API")
+    assert again == result
+    await episodic.add_feedback(ALICE, action_id, rating=2, correction="use the v2 API")
+    assert await feedback_of(memories, "mem_a1") == (1, -0.5)
+    assert await feedback_of(memories, "mem_a2") == (3, 0.5)
+
+
+@pytest.mark.usefixtures("no_transactions")
+async def test_a_crashed_credit_taken_back_is_repaired_once(episodic, memories, monkeypatch):
+    """Taking a credit back (count -1) goes through the same pending/repair protocol."""
+    action_id = await log(episodic, memory_ids=["mem_a1", "mem_a2"])
+    await episodic.add_feedback(ALICE, action_id, rating=1)
+    ledger = episodic._feedback
+    original = ledger._clear
+
+    async def crash(*args, **kwargs):
+        raise Crash
+
+    monkeypatch.setattr(ledger, "_clear", crash)
+    with pytest.raises(Crash):
+        await episodic.add_feedback(ALICE, action_id, correction="wrong city")
+    raw = (await episodic._logs.find_one({"_id": action_id}))["feedback"]
+    assert raw["pending"]["delta"] == 1.0 and raw["pending"]["count"] == -1
+    monkeypatch.setattr(ledger, "_clear", original)
+    assert await episodic.repair_pending_credits() == 1
+    assert await episodic.repair_pending_credits() == 0
+    assert await feedback_of(memories, "mem_a1") == (0, 0.0)
+    assert await feedback_of(memories, "mem_a2") == (2, 1.0)
 
 
 async def test_retried_request_with_the_same_key_is_a_no_op(episodic, memories):
