@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape  # ids in messages may look like markup: [/x]
 from typer.core import TyperGroup
 
+from agent_memory._words import noun, plural
 from agent_memory.cli._logging import configure_logging
 from agent_memory.errors import (
     AgentMemoryError,
@@ -29,7 +30,20 @@ from agent_memory.errors import (
 )
 from agent_memory.memory._common import check_id
 
-__all__ = ["EXIT", "State", "app", "checked_id", "console", "err_console", "reflowed", "run"]
+__all__ = [
+    "EXIT",
+    "HelpGroup",
+    "State",
+    "app",
+    "checked_id",
+    "console",
+    "err_console",
+    "noun",
+    "plural",
+    "reflowed",
+    "run",
+    "subcommands",
+]
 
 T = TypeVar("T")
 
@@ -71,7 +85,35 @@ _NoArgsIsHelp: type[Exception] = next(
 )
 
 
-class _OneLineErrors(TyperGroup):
+class HelpGroup(TyperGroup):
+    """A group whose help lists each command with its first sentence whole, wrapped to the
+    width, instead of cut to one line with "..." as click does."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=sys.maxsize)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+#: Help as click formats it, not in typer's rich panels: those squeeze up to seven columns
+#: into the width (80 in a pipe) and cut what does not fit (``--idempotency-k…``), whereas
+#: click moves a long option's help to the next line and wraps every paragraph between
+#: words, on a terminal or in a pipe.
+_PLAIN_HELP: dict[str, Any] = {"rich_markup_mode": None}
+
+
+def subcommands(help: str, **options: Any) -> typer.Typer:
+    """A group of commands under ``agent-memory`` (``indexes``, ``bench``), with its help
+    formatted like the rest of the command line."""
+    return typer.Typer(help=help, cls=HelpGroup, **_PLAIN_HELP, **options)
+
+
+class _OneLineErrors(HelpGroup):
     """The root command: a usage error (a bad option or value, a missing argument) is one
     line on stderr, ``error: ... (see 'agent-memory ... --help')``, with click's exit code 2,
     like every other error of the CLI; not a framed box of four or five lines."""
@@ -118,31 +160,40 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    **_PLAIN_HELP,
 )
 
 
-def _choice(*choices: str) -> Callable[[str], str]:
+def _choice(default: str, flag: str, *choices: str, help: str) -> Any:
+    """An option taking one of ``choices``, listed in the help (``--log-level
+    <debug|info|warning|error>``); anything else is a usage error."""
+
     def parse(value: str) -> str:
         if value not in choices:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
         return value
 
-    return parse
+    return typer.Option(default, flag, parser=parse, metavar=f"<{'|'.join(choices)}>", help=help)
 
 
 @app.callback()
 def _main(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
-    log_level: str = typer.Option(
+    log_level: str = _choice(
         "warning",
         "--log-level",
-        parser=_choice("debug", "info", "warning", "error"),
+        "debug",
+        "info",
+        "warning",
+        "error",
         help="Least severe log events shown.",
     ),
-    log_format: str = typer.Option(
+    log_format: str = _choice(
         "auto",
         "--log-format",
-        parser=_choice("auto", "json", "console"),
+        "auto",
+        "json",
+        "console",
         help="Log lines as JSON, for people, or JSON unless on a terminal.",
     ),
 ) -> None:
@@ -197,9 +248,10 @@ def checked_id(name: str) -> Any:
 
 
 def reflowed(doc: str | None) -> str:
-    """A docstring as command help: paragraphs on one line each, so the terminal wraps them."""
+    """A docstring as command help: paragraphs on one line each, wrapped to the width by the
+    help; an indented paragraph is kept as it is (click's ``\\b`` marker)."""
     paragraphs = inspect.cleandoc(doc or "").split("\n\n")
-    return "\n\n".join(" ".join(p.split()) if p[:1] != " " else p for p in paragraphs)
+    return "\n\n".join(" ".join(p.split()) if p[:1] != " " else f"\b\n{p}" for p in paragraphs)
 
 
 def fail(message: str, code: int = EXIT["error"]) -> Any:

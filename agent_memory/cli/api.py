@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import typer
 
-from agent_memory.cli._app import fail, run
+from agent_memory.cli._app import err_console, fail, run
 from agent_memory.cli._runtime import open_runtime
 
 
@@ -80,12 +80,22 @@ def api(
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, server.stop)
+            # Like `agent-memory embedded serve`: where it listens, on stderr.
+            err_console.print(listening_line(listener), highlight=False, markup=False)
             await server.serve(sockets=[listener])
 
     try:
         run(main)
     finally:
         listener.close()
+
+
+def listening_line(listener: socket.socket) -> str:
+    """The line printed once the database is connected and the API about to serve: its URL
+    and where its OpenAPI docs are."""
+    host, port = listener.getsockname()[:2]
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    return f"serving the feedback API at {url} (OpenAPI docs at {url}/docs; Ctrl+C to stop)"
 
 
 def _listen(host: str, port: int) -> socket.socket:

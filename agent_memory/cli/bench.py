@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from agent_memory.bench import write_result
-from agent_memory.cli._app import console, err_console, run
+from agent_memory.cli._app import console, err_console, run, subcommands
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
@@ -27,8 +27,8 @@ def _json_out(path: Path) -> Path:
     return path
 
 
-app = typer.Typer(
-    help="Benchmarks: retrieval quality, turn latency, prompt tokens, concurrency, soak.",
+app = subcommands(
+    "Benchmarks: retrieval quality, turn latency, prompt tokens, concurrency, soak.",
     no_args_is_help=True,
 )
 

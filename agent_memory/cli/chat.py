@@ -28,8 +28,9 @@ import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.cli._app import checked_id, console, err_console, run
+from agent_memory.cli._app import checked_id, console, err_console, plural, run
 from agent_memory.cli._runtime import Runtime, open_runtime
+from agent_memory.cli.indexes import what_to_run
 from agent_memory.errors import AgentMemoryError, NotInitialisedError
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory._common import Tenant
@@ -131,8 +132,9 @@ class ChatSession:
         self.last = result
         self.turns += 1
         console.print(
-            f"  [dim]route {result.route.level}; {len(result.memory_ids)} memories and "
-            f"{result.manifest.tokens.get('total', 0)} tokens in the prompt; "
+            f"  [dim]route {result.route.level}; "
+            f"{plural(len(result.memory_ids), 'memory', 'memories')} and "
+            f"{plural(result.manifest.tokens.get('total', 0), 'token')} in the prompt; "
             f"/feedback 1-5 rates this answer[/]",
             highlight=False,
         )
@@ -195,7 +197,8 @@ class ChatSession:
         console.print(
             f"rated {rating}/5 (action {feedback.action_id}): "
             + (
-                f"{feedback.credited:+.2f} credited to the {credited} memories in its prompt"
+                f"{feedback.credited:+.2f} credited to the "
+                f"{plural(credited, 'memory', 'memories')} in its prompt"
                 if credited
                 else "no memories were in its prompt, so no memory is credited"
             ),
@@ -269,9 +272,7 @@ async def _prepare(rt: Runtime) -> None:
         return
     problems = await manager.validate()
     if problems:
-        raise NotInitialisedError(
-            f"{len(problems)} indexes are missing or drifted; run `agent-memory indexes setup`"
-        )
+        raise NotInitialisedError(what_to_run(problems))
 
 
 async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:

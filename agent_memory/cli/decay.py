@@ -48,7 +48,9 @@ def decay(
     Without MONGODB_URI it works on the embedded server's data directory, relative to where
     it starts unless AGENT_MEMORY_DATA_DIR is absolute; the summary names that directory.
 
-    Example crontab line: 17 3 * * *  agent-memory --log-format json decay
+    Example crontab line:
+
+        17 3 * * *  agent-memory --log-format json decay
     """
     from agent_memory.ops.lease import LeaseHeldError
     from agent_memory.ops.maintenance import STEPS, Maintenance

@@ -24,7 +24,7 @@ import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.cli._app import console, run
+from agent_memory.cli._app import console, plural, run
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.demo_feedback import decay_part, feedback_part
 from agent_memory.cli.demo_long_term import AGENT, MEMORIES, long_term_part
@@ -54,8 +54,8 @@ def _turn(user: str, text: str, result: TurnResult) -> None:
     console.print(f"[bold]agent:[/] {escape(result.answer)}", highlight=False)
     console.print(
         f"  [dim]route: {result.route.level} ({escape('; '.join(result.route.reasons))}); "
-        f"{len(result.memory_ids)} memories and "
-        f"{result.manifest.tokens.get('total', 0)} tokens in the prompt[/]",
+        f"{plural(len(result.memory_ids), 'memory', 'memories')} and "
+        f"{plural(result.manifest.tokens.get('total', 0), 'token')} in the prompt[/]",
         highlight=False,
     )
 

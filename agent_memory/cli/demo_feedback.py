@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.cli._app import console
+from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
 from agent_memory.cli.demo_long_term import AGENT, ANSWER_TYPES
 from agent_memory.memory._common import Tenant, utcnow
@@ -43,10 +43,6 @@ USED_ON_DAY = 40
 
 def _ranks(hits: list[RetrievedMemory]) -> dict[str, tuple[int, RetrievedMemory]]:
     return {hit.memory.content: (rank, hit) for rank, hit in enumerate(hits, start=1)}
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def _short(text: str) -> str:
@@ -86,7 +82,7 @@ async def feedback_part(rt: Runtime, chat: ChatModel) -> None:
             )
             console.print(
                 f"  alice rates the answer [bold]{rating}/5[/]: {feedback.credited:+.2f} "
-                f"credited to the {_count(len(feedback.memory_ids), 'memory', 'memories')} "
+                f"credited to the {plural(len(feedback.memory_ids), 'memory', 'memories')} "
                 "in its prompt "
                 f"({escape('; '.join(_short(text) for text in used))})",
                 highlight=False,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from agent_memory.cli._app import console
+from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
@@ -82,7 +82,8 @@ async def long_term_part(rt: Runtime) -> None:
         for user, items in MEMORIES.items():
             await memory.store_many(Tenant(AGENT, user), items)
         console.print(
-            f"stored {sum(map(len, MEMORIES.values()))} memories for {len(MEMORIES)} users\n"
+            f"stored {plural(sum(map(len, MEMORIES.values())), 'memory', 'memories')} for "
+            f"{plural(len(MEMORIES), 'user')}\n"
         )
         for user, question in QUESTIONS:
             hits = await memory.retrieve(

@@ -15,7 +15,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from agent_memory.cli._app import console
+from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
 from agent_memory.cli.demo_long_term import AGENT
 from agent_memory.memory._common import Tenant
@@ -89,8 +89,8 @@ async def working_part(rt: Runtime) -> None:
         task = await _run_step(working, task, index, alice)
     saved = await working.checkpoint(task.id, tenant=alice)
     console.print(
-        f"planned {len(PLAN)} steps; steps 0 and 1 done; checkpoint {saved.id} taken after "
-        f"{saved.step} completed steps (task version {saved.version})"
+        f"planned {plural(len(PLAN), 'step')}; steps 0 and 1 done; checkpoint {saved.id} taken "
+        f"after {plural(saved.step, 'completed step')} (task version {saved.version})"
     )
 
     busy = asyncio.Event()
@@ -116,8 +116,9 @@ async def working_part(rt: Runtime) -> None:
     resumed = await restarted.resume(task.id, tenant=alice)
     assert resumed.next_step is not None
     console.print(
-        f"restored checkpoint {restored.restored_from}: {restored.steps_completed} steps "
-        f"completed, context {escape(str(restored.context))}; resumed at step "
+        f"restored checkpoint {restored.restored_from}: "
+        f"{plural(restored.steps_completed, 'step')} completed, "
+        f"context {escape(str(restored.context))}; resumed at step "
         f"[bold]{resumed.next_step.index}: {resumed.next_step.action}[/]",
         highlight=False,
     )
@@ -129,7 +130,7 @@ async def working_part(rt: Runtime) -> None:
         _table([("left by the crash", crashed), ("restored", restored), ("finished", done)])
     )
     console.print(
-        f"task {done.status}: {done.steps_completed} of {len(PLAN)} steps, "
+        f"task {done.status}: {done.steps_completed} of {plural(len(PLAN), 'step')}, "
         f"results {escape(str([step.result for step in done.plan]))}",
         highlight=False,
     )

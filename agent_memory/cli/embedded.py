@@ -8,12 +8,12 @@ from pathlib import Path
 
 import typer
 
-from agent_memory.cli._app import EXIT, err_console, state
+from agent_memory.cli._app import EXIT, err_console, state, subcommands
 from agent_memory.config import load_settings, redact_uri
 from agent_memory.errors import AgentMemoryError
 from agent_memory.mongo.embedded import EmbeddedServer
 
-app = typer.Typer(help="The embedded MongoDB-compatible server (mongoeco on SQLite).")
+app = subcommands("The embedded MongoDB-compatible server (mongoeco on SQLite).")
 
 
 @app.command("serve")

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from agent_memory.cli._app import checked_id, console, reflowed, run
+from agent_memory.cli._app import checked_id, console, plural, reflowed, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory._common import check_text
@@ -115,9 +115,11 @@ def feedback(
     if not given.memory_ids:
         credit = "no memories to credit"
     elif given.credited is None:
-        credit = f"nothing credited to its {len(given.memory_ids)} memories (a correction alone)"
+        memories = plural(len(given.memory_ids), "memory", "memories")
+        credit = f"nothing credited to its {memories} (a correction alone)"
     else:
-        credit = f"credited {given.credited:+.2f} to {len(given.memory_ids)} memories"
+        memories = plural(len(given.memory_ids), "memory", "memories")
+        credit = f"credited {given.credited:+.2f} to {memories}"
     console.print(
         f"action {given.action_id} of agent {result['agent_id']}, user {user}: "
         f"{', '.join(s for s in said if s)}; {credit}",
@@ -127,7 +129,7 @@ def feedback(
     )
     average = "-" if rates.average_rating is None else f"{rates.average_rating:.2f}"
     console.print(
-        f"{result['action'].action_type} over 30 days: {rates.total} actions, success "
+        f"{result['action'].action_type} over 30 days: {plural(rates.total, 'action')}, success "
         f"{rates.success_rate:.0%}, failure {rates.failure_rate:.0%}, average rating {average} "
         f"({rates.rated} rated)",
         highlight=False,

@@ -13,8 +13,28 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agent_memory.cli._app import checked_id, console, reflowed, run
+from agent_memory.cli._app import checked_id, console, noun, plural, reflowed, run
 from agent_memory.cli._runtime import open_runtime
+
+#: What the question before erasing calls the documents of each collection.
+_NOUNS = {
+    "memories": ("memory", "memories"),
+    "profiles": ("profile", "profiles"),
+    "sessions": ("session", "sessions"),
+    "messages": ("message", "messages"),
+    "tasks": ("task", "tasks"),
+    "checkpoints": ("task checkpoint", "task checkpoints"),
+    "action_logs": ("action log", "action logs"),
+    "knowledge_chunks": ("knowledge chunk", "knowledge chunks"),
+    "formation_jobs": ("formation job", "formation jobs"),
+    "lg_checkpoints": ("LangGraph checkpoint", "LangGraph checkpoints"),
+    "lg_checkpoint_writes": ("LangGraph checkpoint write", "LangGraph checkpoint writes"),
+}
+
+
+def _agents(agents: list[str]) -> str:
+    """``agent support`` or ``agents support, sales``."""
+    return f"{noun(len(agents), 'agent')} {', '.join(agents)}"
 
 
 def _interactive() -> bool:
@@ -75,7 +95,8 @@ def forget(
         table.add_row(name, str(count))
     console.print(table)
     console.print(
-        f"erased {sum(erased.values())} documents of user {user} (agents: {', '.join(agents)})",
+        f"erased {plural(sum(erased.values()), 'document')} of user {user} "
+        f"({noun(len(agents), 'agent')}: {', '.join(agents)})",
         highlight=False,
         markup=False,
     )
@@ -133,9 +154,13 @@ async def _forget(
             if not found["total"]:
                 return None
             if ask:
-                described = ", ".join(f"{n} {name}" for name, n in found["counts"].items() if n)
+                described = ", ".join(
+                    plural(n, *_NOUNS.get(name, (name, name)))
+                    for name, n in found["counts"].items()
+                    if n
+                )
                 console.print(
-                    f"user {user} of agent(s) {', '.join(found['agents'])}: {described}",
+                    f"user {user} of {_agents(found['agents'])}: {described}",
                     highlight=False,
                     markup=False,
                 )
@@ -156,8 +181,8 @@ async def _forget(
                 if not pending:
                     return sorted(agents), erased
             raise ConflictError(
-                f"erased {sum(erased.values())} documents of user {user}, but agent(s) "
-                f"{', '.join(pending)} stored more meanwhile: an app is still writing for "
+                f"erased {plural(sum(erased.values()), 'document')} of user {user}, but "
+                f"{_agents(pending)} stored more meanwhile: an app is still writing for "
                 "this user; stop its sessions and run forget again"
             )
         finally:

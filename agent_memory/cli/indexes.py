@@ -5,13 +5,11 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from agent_memory.cli._app import EXIT, console, is_terminal, run
+from agent_memory.cli._app import EXIT, console, fail, is_terminal, plural, run, subcommands
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager, IndexState
 
-app = typer.Typer(
-    help="Create and check the indexes agent_memory needs (run setup before first use)."
-)
+app = subcommands("Create and check the indexes agent_memory needs (run setup before first use).")
 
 _STYLE = {
     "ok": "green",
@@ -24,6 +22,41 @@ _STYLE = {
     "drift": "red",
     "failed": "red",
 }
+
+
+#: Kinds of index that are replaced only once dropped (setup creates, never rebuilds, them).
+_REGULAR = ("regular", "text")
+
+
+def what_to_run(problems: list[IndexState]) -> str:
+    """What is not in place and the command that puts it right, in one line, such as
+    "2 indexes missing; run `agent-memory indexes setup`"."""
+    recorded = next((p for p in problems if p.kind == "embedding"), None)
+    if recorded is not None and recorded.state == "drift":
+        # Setup refuses as well: the data needs the embedder it was built with.
+        return f"the embedder changed: {recorded.detail}"
+    indexes = [p for p in problems if p.kind != "embedding"]
+    counts = [
+        (n, word)
+        for state, word in (("missing", "missing"), ("drift", "drifted"), ("failed", "failed"))
+        if (n := sum(1 for p in indexes if p.state == state))
+    ]
+    found = []
+    if len(counts) == 1:
+        found.append(f"{plural(len(indexes), 'index', 'indexes')} {counts[0][1]}")
+    elif counts:
+        each = ", ".join(f"{n} {word}" for n, word in counts)
+        found.append(f"{plural(len(indexes), 'index', 'indexes')} not in place ({each})")
+    if recorded is not None:
+        found.append("no embedder recorded yet")
+    if any(p.state == "failed" or (p.state == "drift" and p.kind in _REGULAR) for p in indexes):
+        # An index of another definition under the same name is only replaced once dropped.
+        command = "`agent-memory indexes drop --yes`, then `agent-memory indexes setup`"
+    elif any(p.state == "drift" for p in indexes):
+        command = "`agent-memory indexes setup --update`"
+    else:
+        command = "`agent-memory indexes setup`"
+    return f"{' and '.join(found)}; run {command}"
 
 
 def _table(states: list[IndexState], title: str) -> Table:
@@ -77,7 +110,7 @@ def setup(
                 )
             problems = [item for item in states if item.problem]
             if problems:
-                raise typer.Exit(EXIT["not_ready"])
+                fail(what_to_run(problems), EXIT["not_ready"])
 
     run(main)
 
@@ -99,14 +132,17 @@ def status() -> None:
 
 @app.command("validate")
 def validate() -> None:
-    """Exit 0 when everything is in place, 4 when something is missing or drifted."""
+    """Exit 0 when everything is in place, 4 when something is missing or drifted.
+
+    On 4 the problems are listed, then one line on stderr says what to run.
+    """
 
     async def main() -> None:
         async with open_runtime() as rt:
             problems = await IndexManager(rt.connection, rt.embedder.signature).validate()
             if problems:
                 console.print(_table(problems, "problems"))
-                raise typer.Exit(EXIT["not_ready"])
+                fail(what_to_run(problems), EXIT["not_ready"])
             console.print("all indexes are in place")
 
     run(main)

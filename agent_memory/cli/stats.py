@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agent_memory.cli._app import checked_id, console, reflowed, run
+from agent_memory.cli._app import checked_id, console, plural, reflowed, run
 from agent_memory.cli._runtime import open_runtime
 
 #: Columns of the per-user table (the kinds that belong to a user).
@@ -60,17 +60,17 @@ def stats(
         typer.echo(json.dumps(result.as_dict(top=None if top == 0 else top)))
         return
 
-    scope = f"agent {agent}" if agent else f"{len(result.agents)} agent(s)"
-    scope += f", {result.users} users"
+    scope = f"agent {agent}" if agent else plural(len(result.agents), "agent")
+    scope += f", {plural(result.users, 'user')}"
     kinds = Table("type", "count", "collection", "by", title=Text(f"stored data, {scope}"))
     for total in result.totals.values():
         by = ", ".join(f"{k} {n}" for k, n in sorted(total.by.items()))
         if total.count != total.documents:
-            by = f"{total.documents} documents"
+            by = plural(total.documents, "document")
         kinds.add_row(total.label, str(total.count), total.collection, Text(by))
     console.print(kinds)
 
-    rows = f"per agent and user ({len(result.tenants)} rows)"
+    rows = f"per agent and user ({plural(len(result.tenants), 'row')})"
     users = Table("agent", "user", *_USER_COLUMNS, title=Text(rows))
     for tenant in shown:
         users.add_row(
@@ -80,7 +80,8 @@ def stats(
         )
     console.print(users)
     if len(shown) < len(result.tenants):
-        console.print(f"... and {len(result.tenants) - len(shown)} more rows (--top 0 for all)")
+        more = plural(len(result.tenants) - len(shown), "more row")
+        console.print(f"... and {more} (--top 0 for all)")
     console.print(f"counted in {result.seconds:.2f} s", highlight=False)
 
 

@@ -7,7 +7,7 @@ import signal
 
 import typer
 
-from agent_memory.cli._app import console, run
+from agent_memory.cli._app import console, plural, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
@@ -37,7 +37,7 @@ def worker(
                     count = 0
                     while await formation.run_once():
                         count += 1
-                    console.print(f"formed memories for {count} job(s)")
+                    console.print(f"formed memories for {plural(count, 'job')}")
                     return
                 stop = asyncio.Event()
                 loop = asyncio.get_running_loop()

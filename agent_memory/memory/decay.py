@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory._log import get_logger
+from agent_memory._words import plural
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import check_id, new_id, shown, utcnow
 from agent_memory.mongo import _driver
@@ -86,7 +87,8 @@ class DecayReport:
     def summary(self) -> str:
         scope = f"agent {self.agent_id}" if self.agent_id else "all agents"
         verb = "would decay" if self.dry_run else "decayed"
-        return f"{scope}, period {self.period}: {verb} {self.eligible if self.dry_run else self.decayed} memories"
+        count = self.eligible if self.dry_run else self.decayed
+        return f"{scope}, period {self.period}: {verb} {plural(count, 'memory', 'memories')}"
 
 
 class DecayJob:

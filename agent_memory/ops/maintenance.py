@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory._log import get_logger
+from agent_memory._words import noun, plural
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import check_id, utcnow
 from agent_memory.memory.decay import DecayReport
@@ -78,18 +79,19 @@ class MaintenanceReport:
         parts = [
             f"{'dry run, ' if self.dry_run else ''}{scope}, period {decay.period}",
             (
-                f"{would}decay {decay.eligible} memories"
+                f"{would}decay {plural(decay.eligible, 'memory', 'memories')}"
                 if self.dry_run
-                else f"decayed {decay.decayed} of {decay.eligible} eligible memories"
+                else f"decayed {decay.decayed} of {decay.eligible} eligible "
+                f"{noun(decay.eligible, 'memory', 'memories')}"
             ),
         ]
         if self.retention:
             parts.append(
                 f"sessions {would}archive {self.sessions_archived}, {would}delete "
-                f"{self.sessions_deleted} ({self.messages_deleted} messages)"
+                f"{self.sessions_deleted} ({plural(self.messages_deleted, 'message')})"
                 if self.dry_run
                 else f"sessions archived {self.sessions_archived}, deleted "
-                f"{self.sessions_deleted} ({self.messages_deleted} messages)"
+                f"{self.sessions_deleted} ({plural(self.messages_deleted, 'message')})"
             )
             parts.append(
                 f"actions {would}summarise {self.actions_summarised}"

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
+import pytest
 from pymongo import MongoClient
 from typer.testing import CliRunner
 
 from agent_memory.cli import app
+from agent_memory.cli.api import listening_line
 from agent_memory.config import redact_uri
 
 
@@ -40,6 +47,106 @@ def test_indexes_setup_status_validate_drop(cli_env):
     result = invoke(["indexes", "drop", "--yes"], cli_env)
     assert result.exit_code == 0 and "dropped" in result.output
     assert invoke(["indexes", "validate"], cli_env).exit_code == 4
+
+
+def _error_line(result) -> str:
+    """The one error line of a command (stderr), after whatever it printed on stdout."""
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.output
+    return errors[0]
+
+
+def test_indexes_validate_says_what_to_run(cli_env, embedded_server):
+    result = invoke(["indexes", "validate"], cli_env)
+    assert result.exit_code == 4 and "│ missing" in result.output  # the table of problems
+    assert re.fullmatch(
+        r"error: \d+ indexes missing and no embedder recorded yet; "
+        r"run `agent-memory indexes setup`",
+        _error_line(result),
+    )
+    assert invoke(["indexes", "setup"], cli_env).exit_code == 0
+
+    with MongoClient(embedded_server.uri) as client:
+        sessions = client[cli_env["AGENT_MEMORY_DATABASE"]].sessions
+        sessions.drop_index("status_activity")
+        result = invoke(["indexes", "validate"], cli_env)
+        assert result.exit_code == 4
+        assert _error_line(result) == "error: 1 index missing; run `agent-memory indexes setup`"
+
+        # Another definition under the index's name: setup alone cannot replace it.
+        sessions.create_index([("elsewhere", 1)], name="status_activity")
+        result = invoke(["indexes", "validate"], cli_env)
+        assert result.exit_code == 4
+        assert _error_line(result) == (
+            "error: 1 index drifted; "
+            "run `agent-memory indexes drop --yes`, then `agent-memory indexes setup`"
+        )
+        setup = invoke(["indexes", "setup"], cli_env)  # it says the same, as setup fails
+        assert setup.exit_code == 4 and _error_line(setup) == _error_line(result)
+
+    # What the line says to run puts it right.
+    assert invoke(["indexes", "drop", "--yes"], cli_env).exit_code == 0
+    assert invoke(["indexes", "setup"], cli_env).exit_code == 0
+    assert invoke(["indexes", "validate"], cli_env).exit_code == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _read_line(stream, seconds: float) -> str:
+    """A line of ``stream``, or "" when none comes within ``seconds``."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    return stream.readline() if ready else ""
+
+
+def test_api_prints_the_url_it_listens_on(cli_env):
+    port = _free_port()
+    keys = '{"support": "a-key-of-at-least-24-characters"}'
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory", "api", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **cli_env, "AGENT_MEMORY_API_KEYS": keys, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = _read_line(process.stderr, 60).strip()
+        url = f"http://127.0.0.1:{port}"
+        assert (
+            line
+            == f"serving the feedback API at {url} (OpenAPI docs at {url}/docs; Ctrl+C to stop)"
+        )
+        deadline = time.monotonic() + 30
+        while True:  # the socket listens already; the server answers once it started
+            try:
+                with urllib.request.urlopen(f"{url}/openapi.json", timeout=5) as response:
+                    assert response.status == 200
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert process.stdout.read() == ""  # stdout stays free, as with `embedded serve`
+        process.stdout.close()
+        process.stderr.close()
+
+
+def test_the_api_start_line_brackets_an_ipv6_address():
+    try:
+        listener = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with listener:
+        port = listener.getsockname()[1]
+        assert f" at http://[::1]:{port} (OpenAPI docs at http://[::1]:{port}/docs;" in (
+            listening_line(listener)
+        )
 
 
 def test_embedder_change_exits_with_a_clear_line(cli_env):
@@ -138,9 +245,9 @@ def test_worker_once_forms_due_memories(cli_env, embedded_server):
     asyncio.run(prepare())
     result = invoke(["worker", "--once"], cli_env)
     assert result.exit_code == 0, result.output
-    assert "formed memories for 1 job(s)" in result.output
+    assert "formed memories for 1 job\n" in result.output
     again = invoke(["worker", "--once"], cli_env)
-    assert "formed memories for 0 job(s)" in again.output
+    assert "formed memories for 0 jobs\n" in again.output
 
 
 def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):

@@ -54,6 +54,27 @@ def test_usage_errors_exit_2_before_connecting(args, cli_env, embedded_server):
     assert _collections(embedded_server.uri, cli_env["AGENT_MEMORY_DATABASE"]) == []
 
 
+@pytest.mark.parametrize(
+    ("option", "choices"),
+    [
+        ("--log-level", ["debug", "info", "warning", "error"]),
+        ("--log-format", ["auto", "json", "console"]),
+    ],
+)
+def test_log_options_list_their_choices_and_take_only_those(option, choices, cli_env):
+    shown = invoke(["--help"], {**cli_env, "COLUMNS": "80"}).output
+    assert f"  {option} <{'|'.join(choices)}>" in shown
+    for choice in choices:
+        result = invoke([option, choice, "indexes", "status"], cli_env)
+        assert result.exit_code == 0, (choice, result.output)
+    refused = invoke([option, choices[0].upper(), "indexes", "status"], cli_env)
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"error: Invalid value for '{option}': '{choices[0].upper()}' is not one of "
+        f"{', '.join(choices)} (see 'agent-memory --help')\n"
+    )
+
+
 @pytest.mark.parametrize("name", ["result.md", "plot.png", "result", "result.JSON.md"])
 @pytest.mark.parametrize("command", ["speed", "fusion", "retrieval", "tokens", "latency"])
 def test_bench_out_must_be_a_json_name(tmp_path, cli_env, command, name):

@@ -174,7 +174,9 @@ def test_without_indexes_it_says_what_to_run(embedded_server):
     }
     result = chat(env, ["hello"])
     assert result.exit_code == 4
-    assert "missing or drifted; run `agent-memory indexes setup`" in result.output
+    assert "indexes missing and no embedder recorded yet; run `agent-memory indexes setup`" in (
+        result.output
+    )
     with MongoClient(embedded_server.uri) as client:
         assert client[env["AGENT_MEMORY_DATABASE"]].action_logs.count_documents({}) == 0
         client.drop_database(env["AGENT_MEMORY_DATABASE"])

@@ -369,6 +369,40 @@ def test_feedback_rates_the_action_and_changes_success_rates(cli_env, db):
     assert [m["feedback"]["count"] for m in credited] == [1, 1]
 
 
+def test_feedback_given_again_replaces_the_earlier_one_entirely(cli_env, db):
+    """Issue 15 item 7: --rating 4, then --not-helpful --correction, shows no rating."""
+    action = seed(cli_env, tenants=(ALICE,))["agent/alice"]
+    args = ["feedback", action, "--user", "alice"]
+    assert invoke([*args, "--rating", "4"], cli_env).exit_code == 0
+    result = invoke([*args, "--not-helpful", "--correction", "Tea, not coffee"], cli_env)
+    assert result.exit_code == 0, result.output
+    assert f"action {action} of agent agent, user alice: not helpful, a correction;" in (
+        result.output
+    )
+    assert "rating 4" not in result.output and "credited -0.50 to 2 memories" in result.output
+    assert "(0 rated)" in result.output
+    stored = db["action_logs"].find_one({"_id": action})["feedback"]
+    assert "rating" not in stored and stored["helpful"] is False
+    assert stored["correction"] == "Tea, not coffee" and stored["credited"] == -0.5
+    memories = list(db["memories"].find({"agent_id": "agent", "user_id": "alice"}))
+    assert [(m["feedback"]["count"], m["feedback"]["sum"]) for m in memories] == [(1, -0.5)] * 2
+
+    # A correction alone takes the credit back; as JSON, the cleared fields are null.
+    result = invoke([*args, "--correction", "Green tea", "--json"], cli_env)
+    assert result.exit_code == 0, result.output
+    given = json.loads(result.output)["feedback"]
+    assert (given["rating"], given["helpful"], given["correction"], given["credited"]) == (
+        None,
+        None,
+        "Green tea",
+        None,
+    )
+    memories = list(db["memories"].find({"agent_id": "agent", "user_id": "alice"}))
+    assert [(m["feedback"]["count"], m["feedback"]["sum"]) for m in memories] == [(0, 0.0)] * 2
+    plain = invoke([*args, "--correction", "Green tea"], cli_env)  # the same state again
+    assert "a correction; nothing credited to its 2 memories" in plain.output
+
+
 def test_feedback_with_an_idempotency_key_counts_once(cli_env, db):
     action = seed(cli_env, tenants=(ALICE,))["agent/alice"]
     args = ["feedback", action, "--user", "alice", "--helpful", "--idempotency-key", "k-1"]
@@ -490,7 +524,7 @@ def test_forget_asks_on_a_terminal(cli_env, db, monkeypatch):
     before = snapshot(db)
     declined = invoke(["forget", "--user", "alice"], cli_env, input="n\n")
     assert declined.exit_code == 1 and "nothing erased" in declined.output
-    assert "2 memories" in declined.output and "agent(s) agent" in declined.output
+    assert "user alice of agent agent: 2 memories, " in declined.output
     assert snapshot(db) == before
     accepted = invoke(["forget", "--user", "alice"], cli_env, input="y\n")
     assert accepted.exit_code == 0, accepted.output
@@ -645,6 +679,22 @@ def test_stats_counts_are_exact(cli_env, db):
     assert "* (shared knowledge)" not in table.output  # only the top row is shown
     everything = invoke(["stats", "--top", "0"], cli_env).output
     assert "* (shared knowledge)" in everything and "(no tenant keys)" in everything
+
+
+def test_counts_of_one_are_in_the_singular(cli_env, db, monkeypatch):
+    seed(cli_env, tenants=(ALICE,))
+    table = invoke(["stats"], cli_env)
+    assert table.exit_code == 0, table.output
+    assert "stored data, 1 agent, 1 user" in table.output
+    assert "per agent and user (1 row)" in table.output
+
+    monkeypatch.setattr(forget_command, "_interactive", lambda: True)
+    declined = invoke(["forget", "--user", "alice"], cli_env, input="n\n")
+    assert "user alice of agent agent: 2 memories, 1 session, 2 messages, 2 action logs\n" in (
+        declined.output
+    )
+    erased = invoke(["forget", "--user", "alice", "--yes"], cli_env)
+    assert "erased 7 documents of user alice (agent: agent)" in erased.output
 
 
 def test_stats_on_an_empty_database(cli_env, db):
