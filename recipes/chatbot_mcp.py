@@ -171,12 +171,11 @@ def scripted_tool_use(offline: OfflineChatModel) -> Callable[[ChatRequest], Chat
             weather_at_home = "umbrella" in question or "weather" in question
             if found and weather_at_home and "travel__weather" in offered:
                 return call("travel__weather", city=found.group(1))  # memory, then MCP
-            answer = offline.answer(request)
-            if "nothing relevant" in answer and not any(r.is_error for r in results):
+            if not offline.quotes(request) and not any(r.is_error for r in results):
                 # An explicit "what do you remember" shares no words with what is remembered.
                 lines = [line for r in results for line in r.content.splitlines()]
                 return "[scripted model] My memory search found:\n" + "\n".join(lines)
-            return answer
+            return offline.answer(request)
         city = _CITY.search(question)
         if "home" in question and "travel__weather" in offered:
             return call("search_long_term_memory", query="Where does the user live?")

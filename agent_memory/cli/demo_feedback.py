@@ -142,7 +142,7 @@ async def decay_part(rt: Runtime) -> None:
         # On day 40 Alice asks about her seat: that memory counts as used, the others do not.
         used = await memory.retrieve(
             alice,
-            "Which seat should I book for her?",
+            "Window or aisle seat for her?",
             k=1,
             memory_types=ANSWER_TYPES,
             now=today + timedelta(days=USED_ON_DAY),
@@ -168,14 +168,23 @@ async def decay_part(rt: Runtime) -> None:
         table.add_column("last used", justify="right")
         table.add_column("importance before", justify="right")
         table.add_column("after", justify="right")
+        hers = 0
         for memory_id, old in before.items():
             new = after[memory_id]
-            last = "today" if memory_id != used[0].memory.id else f"day {USED_ON_DAY}"
+            # Day 0 is when the demo stored them; only the seat memory was used since.
+            last = "day 0" if memory_id != used[0].memory.id else f"day {USED_ON_DAY}"
             changed = "" if new.importance == old.importance else " [bold](decayed)[/]"
+            hers += bool(changed)
             table.add_row(
                 old.content, last, f"{old.importance:.3f}", f"{new.importance:.3f}{changed}"
             )
         console.print(table)
+        if report.decayed > hers:
+            console.print(
+                f"(the other {plural(report.decayed - hers, 'decayed memory', 'decayed memories')}"
+                " of the run are Bob's)",
+                highlight=False,
+            )
         again = await job.run(agent_id=AGENT, now=now)
         console.print(
             f"the job runs again (a retried cron job): [bold]{again.summary()}[/] "

@@ -95,6 +95,7 @@ from agent_memory.memory.conversation_store import SessionStore, not_found, race
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
+from agent_memory.providers.chat.offline import OfflineChatModel
 
 __all__ = [
     "ConversationConfig",
@@ -107,8 +108,6 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
-
-_NOTHING_FOUND = "I found nothing relevant in memory"  # the offline model's empty answer
 
 
 class ConversationMemory:
@@ -440,9 +439,11 @@ class ConversationMemory:
         )
         text = (await self.chat_model.generate(request)).text.strip()
         if offline:
-            text = merge_extractive(
-                previous, "" if _NOTHING_FOUND in text else text, max_tokens=limit
+            # The offline model says what its reply quotes: a reply quoting nothing adds nothing.
+            quoted = not isinstance(self.chat_model, OfflineChatModel) or bool(
+                self.chat_model.quotes(request)
             )
+            text = merge_extractive(previous, text if quoted else "", max_tokens=limit)
         elif not text:
             raise BadResponseError(
                 "the chat model returned an empty summary", provider=self.chat_model.provider

@@ -67,7 +67,7 @@ def test_facts_told_in_one_session_are_remembered_after_new(chat_env):
     assert "user_name: Ann" in shown and "home: Lisbon" in shown and "seat: aisle" in shown
     assert "The user lives in Lisbon." in shown
     # recalled in the new session, whose short-term memory is empty
-    assert "From memory: The user lives in Lisbon." in answers(result.output)[-1]
+    assert "From long-term memory: The user lives in Lisbon." in answers(result.output)[-1]
     assert "never read" not in result.output
     sessions = db.sessions.distinct("session_id", {"agent_id": AGENT, "user_id": "ann"})
     assert len(sessions) == 2 and formed.group(1) in sessions

@@ -345,6 +345,20 @@ async def test_offline_model_gives_a_labelled_extractive_summary(connection, sma
     assert len(lines) == len(set(lines))  # earlier summaries are not quoted back
 
 
+async def test_an_offline_reply_that_quotes_nothing_adds_nothing_to_the_summary(
+    connection, small_window
+):
+    # The offline model says what it quoted (OfflineChatModel.quotes), not a wording to match:
+    # its reply to messages that share no words with the summary's question stays out.
+    memory = ConversationMemory(connection, chat_model=OfflineChatModel(), config=small_window)
+    for n in range(6):
+        await memory.append_turn(ALICE, "s1", [NewMessage.assistant(f"Sure, {n}.")])
+    result = await memory.refresh_summary(ALICE, "s1", force=True)
+    assert result.refreshed and result.folded == 2
+    assert (await memory.get_session(ALICE, "s1")).summary == ""
+    await memory.aclose()
+
+
 async def test_context_renders_summary_then_window_within_the_budget(connection, small_window):
     chat = FakeChatModel(default="Alice (a nurse in Berlin) is planning a trip. " * 3)
     memory = ConversationMemory(connection, chat_model=chat, config=small_window)

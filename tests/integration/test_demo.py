@@ -54,8 +54,8 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path):
     # the agent: told in session 1, formed by the worker, recalled in a new session
     assert "- user_name: Alice" in result.output and "seat: window" in result.output
     session_2 = result.output.split("session 2:")[1]
-    assert "From memory: The user lives in Berlin." in session_2
-    assert "From memory: The user's name is Alice." in session_2
+    assert "From long-term memory: The user lives in Berlin." in session_2
+    assert "From long-term memory: The user's name is Alice." in session_2
     bob = session_2.split("bob: Where do I live?")[1].splitlines()[1]
     assert "nothing relevant" in bob and "Berlin" not in bob
     assert "Every result came from the asking user's own memories" in result.output
@@ -137,6 +137,11 @@ def test_decay_is_applied_once_per_period(shared_run):
     assert re.search(r"runs again.*decayed 0 memories", decay)
     seat = next(line for line in decay.splitlines() if "window seat" in line)
     assert "day 40" in seat and "(decayed)" not in seat
+    # The others were stored on day 0 and not used since; the run's count is explained.
+    rows = [line for line in decay.splitlines() if "(decayed)" in line]
+    assert rows and all("day 0" in row for row in rows)
+    others = decayed - len(rows)
+    assert others == 0 or f"the other {others} decayed memor" in decay
     assert re.search(r"0\.500\s*│\s*0\.475 \(decayed\)", decay)
 
     runs = list(db.decay_runs.find({"agent_id": AGENT}).sort("started_at", 1))

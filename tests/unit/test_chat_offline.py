@@ -8,7 +8,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from agent_memory._data_blocks import DATA_TAGS
 from agent_memory._tokens import estimate_tokens
+from agent_memory.agent.prompt import Budget, PromptInputs, RecalledItem, WindowMessage, assemble
 from agent_memory.providers.chat import (
     ChatModel,
     ChatRequest,
@@ -21,8 +23,11 @@ from agent_memory.providers.chat import (
     ToolSpec,
 )
 from agent_memory.providers.chat.offline import (
+    _BLOCK_SOURCES,
     OFFLINE_LABEL,
+    SOURCES,
     OfflineChatModel,
+    Quote,
     best_lines,
     empty_extraction,
 )
@@ -35,6 +40,9 @@ MEMORIES = """You are a helpful assistant with long-term memory.
 * The user works as a nurse at the city hospital.
 - The user has a cat called Miso.
 """
+
+
+GIVEN = "From the context I was given:"
 
 
 def ask(question: str, system: str = MEMORIES, **kwargs) -> ChatRequest:
@@ -56,7 +64,8 @@ def test_identity() -> None:
 
 async def test_answers_with_the_best_matching_memory(chat: OfflineChatModel) -> None:
     response = await chat.generate(ask("Where does the user live?"))
-    assert response.text == f"{OFFLINE_LABEL}From memory: The user lives in Berlin, near the Spree."
+    # System text outside the prompt's data blocks: the model cannot tell where it came from.
+    assert response.text == f"{OFFLINE_LABEL}{GIVEN} The user lives in Berlin, near the Spree."
     assert response.stop_reason == "end_turn"
     assert response.model == "offline-extractive-v1"
 
@@ -71,7 +80,7 @@ async def test_headings_and_unrelated_lines_are_not_quoted(chat: OfflineChatMode
 async def test_several_good_lines_are_listed(chat: OfflineChatModel) -> None:
     system = "- The user walks the dog in the park.\n- The dog is called Rex.\n- Sky is blue."
     text = (await chat.generate(ask("Tell me about the dog", system))).text
-    assert text.startswith(OFFLINE_LABEL + "From memory:\n- ")
+    assert text.startswith(OFFLINE_LABEL + GIVEN + "\n- ")
     # Equal overlap: the line with fewer unrelated words comes first.
     assert text.splitlines()[1:] == [
         "- The dog is called Rex.",
@@ -82,18 +91,24 @@ async def test_several_good_lines_are_listed(chat: OfflineChatModel) -> None:
 async def test_a_weak_match_next_to_a_strong_one_is_left_out(chat: OfflineChatModel) -> None:
     system = "- The user likes green tea.\n- Green tea is bought at the market.\n- Sky is blue."
     text = (await chat.generate(ask("Which green tea does the user like?", system))).text
-    assert text == f"{OFFLINE_LABEL}From memory: The user likes green tea."
+    assert text == f"{OFFLINE_LABEL}{GIVEN} The user likes green tea."
 
 
-async def test_nothing_relevant_is_said_plainly(chat: OfflineChatModel) -> None:
-    text = (await chat.generate(ask("Explain quantum chromodynamics"))).text
-    assert text.startswith(OFFLINE_LABEL)
-    assert "nothing relevant in memory" in text
+async def test_no_match_says_what_was_given_and_that_none_of_it_matches(
+    chat: OfflineChatModel,
+) -> None:
+    text = (await chat.generate(ask("Explain quantum chromodynamics?"))).text
+    assert text == (
+        f"{OFFLINE_LABEL}None of what I was given (some context) shares words with that question."
+    )
+    assert "nothing relevant" not in text  # four lines of context were given
 
 
 async def test_no_context_at_all(chat: OfflineChatModel) -> None:
-    request = ChatRequest((Message.user("Hello?"),))
-    assert "nothing relevant" in (await chat.generate(request)).text
+    request = ChatRequest((Message.user("Where do I live?"),))
+    text = (await chat.generate(request)).text
+    assert text == f"{OFFLINE_LABEL}I found nothing relevant in memory for that question."
+    assert chat.quotes(request) == ()
 
 
 async def test_context_inside_the_user_message_and_tool_results(chat: OfflineChatModel) -> None:
@@ -121,16 +136,18 @@ async def test_context_inside_the_user_message_and_tool_results(chat: OfflineCha
 async def test_cjk_questions_match_by_characters(chat: OfflineChatModel) -> None:
     system = "记忆：\n- 用户住在柏林。\n- 用户喜欢绿茶。"
     text = (await chat.generate(ask("我住在哪里？", system))).text
-    assert text == f"{OFFLINE_LABEL}From memory: 用户住在柏林。"
+    assert text == f"{OFFLINE_LABEL}{GIVEN} 用户住在柏林。"
 
 
 async def test_cjk_words_match_not_characters_shared_by_chance(chat: OfflineChatModel) -> None:
     system = "记忆：\n- 上海飞东京约3小时。\n- 用户的名字是小明。\n- 小红喜欢过道座位。"
     # Only 时 in common with the flight line, only 小 with the names: not a match.
     text = (await chat.generate(ask("到时候我坐哪里？", system))).text
-    assert text == f"{OFFLINE_LABEL}I found nothing relevant in memory for that question."
+    assert text == (
+        f"{OFFLINE_LABEL}None of what I was given (some context) shares words with that question."
+    )
     text = (await chat.generate(ask("我叫什么名字？", system))).text
-    assert text == f"{OFFLINE_LABEL}From memory: 用户的名字是小明。"
+    assert text == f"{OFFLINE_LABEL}{GIVEN} 用户的名字是小明。"
 
 
 async def test_deterministic_and_never_calls_tools(chat: OfflineChatModel) -> None:
@@ -230,7 +247,7 @@ async def test_instructions_to_the_model_are_never_quoted(chat: OfflineChatModel
         (Message.user("Can you search your memory for my seat?"),), system=(rules, facts)
     )
     text = (await chat.generate(request)).text
-    assert text == f"{OFFLINE_LABEL}From memory: The user prefers the window seat."
+    assert text == f"{OFFLINE_LABEL}{GIVEN} The user prefers the window seat."
 
 
 async def test_a_statement_about_the_user_is_acknowledged(chat: OfflineChatModel) -> None:
@@ -251,10 +268,16 @@ async def test_earlier_turns_of_the_conversation_are_context(chat: OfflineChatMo
         )
     )
     text = (await chat.generate(request)).text
-    assert text == f"{OFFLINE_LABEL}From memory: My flight to Kyoto is on 12 April."
+    assert (
+        text == f"{OFFLINE_LABEL}From our recent conversation: My flight to Kyoto is on 12 April."
+    )
     # Its own earlier replies and the user's earlier questions are never quoted back.
     again = ChatRequest((*request.messages, Message.assistant(text), Message.user("Noted?")))
-    assert "nothing relevant" in (await chat.generate(again)).text
+    assert chat.quotes(again) == ()
+    assert (await chat.generate(again)).text == (
+        f"{OFFLINE_LABEL}None of what I was given (our recent conversation) shares words with "
+        "that question."
+    )
     stay = ChatRequest((*request.messages[:2], Message.user("Where should I stay in Kyoto?")))
     assert "Where should I stay" not in (await chat.generate(stay)).text
 
@@ -272,3 +295,154 @@ async def test_a_statement_is_not_answered_with_earlier_statements(chat: Offline
 
 def test_letters_left_by_apostrophes_are_not_terms() -> None:
     assert best_lines("I'm cold?", ["I'm Ada."]) == []
+
+
+# --- every quoted line is labelled by where it came from (issue 15, item 4) ----------------
+
+MEMORY_ITEMS = (
+    RecalledItem("mem_1", "The user lives in Berlin."),
+    RecalledItem("mem_2", "The user's name is Alice."),
+    RecalledItem("mem_3", "The user likes green tea."),
+)
+POLICY = RecalledItem("doc_1", "The refund window is 30 days from delivery.", "policy.md")
+
+
+def agent_request(query: str, **inputs) -> ChatRequest:
+    """The request the agent sends: a prompt assembled from recalled sources."""
+    prompt = assemble(PromptInputs("You are a helpful assistant.", query, **inputs), Budget())
+    return ChatRequest(prompt.messages, system=prompt.system)
+
+
+async def test_a_knowledge_base_chunk_is_quoted_as_knowledge(chat: OfflineChatModel) -> None:
+    request = agent_request(
+        "How long is the refund window?", memories=MEMORY_ITEMS, documents=(POLICY,)
+    )
+    text = (await chat.generate(request)).text
+    assert text == (
+        f"{OFFLINE_LABEL}From the knowledge base: [policy.md] The refund window is 30 days "
+        "from delivery."
+    )
+    assert chat.quotes(request) == (
+        Quote("documents", "[policy.md] The refund window is 30 days from delivery."),
+    )
+
+
+async def test_the_recent_window_is_quoted_as_the_conversation(chat: OfflineChatModel) -> None:
+    window = (
+        WindowMessage("msg_1", "user", "My flight to Kyoto is on 12 April."),
+        WindowMessage("msg_2", "assistant", f"{OFFLINE_LABEL}Noted."),
+    )
+    request = agent_request("When is my Kyoto flight?", memories=MEMORY_ITEMS, window=window)
+    text = (await chat.generate(request)).text
+    assert (
+        text == f"{OFFLINE_LABEL}From our recent conversation: My flight to Kyoto is on 12 April."
+    )
+
+
+async def test_memories_in_the_prompt_are_never_called_nothing(chat: OfflineChatModel) -> None:
+    request = agent_request("What is the capital of Peru?", memories=MEMORY_ITEMS)
+    text = (await chat.generate(request)).text
+    assert "nothing relevant" not in text
+    assert text == (
+        f"{OFFLINE_LABEL}None of what I was given (3 long-term memories) shares words with "
+        "that question."
+    )
+    assert chat.quotes(request) == ()
+    # Only a prompt with nothing recalled at all gets "nothing relevant".
+    bare = (await chat.generate(agent_request("What is the capital of Peru?"))).text
+    assert bare == f"{OFFLINE_LABEL}I found nothing relevant in memory for that question."
+
+
+@pytest.mark.parametrize(
+    ("said", "reply"),
+    [
+        ("hi", "Hello! How can I help?"),
+        ("Hello!", "Hello! How can I help?"),
+        ("hey there", "Hello! How can I help?"),
+        ("Good morning :)", "Hello! How can I help?"),
+        ("你好！", "Hello! How can I help?"),
+        ("thanks", "You're welcome."),
+        ("Thank you very much!", "You're welcome."),
+        ("谢谢", "You're welcome."),
+        ("ok, thanks, bye", "OK. You're welcome. Goodbye!"),
+        ("How are you?", "I'm fine, thank you."),
+    ],
+)
+async def test_small_talk_gets_a_short_reply_not_memories(
+    chat: OfflineChatModel, said: str, reply: str
+) -> None:
+    # The memories even share a word with "thanks": small talk quotes nothing all the same.
+    memories = (*MEMORY_ITEMS, RecalledItem("mem_4", "The user thanks the nurse every day."))
+    request = agent_request(said, memories=memories, documents=(POLICY,))
+    assert (await chat.generate(request)).text == OFFLINE_LABEL + reply
+    assert chat.quotes(request) == ()
+
+
+async def test_a_greeting_with_a_question_or_a_statement_is_not_small_talk(
+    chat: OfflineChatModel,
+) -> None:
+    request = agent_request("Hi, where do I live?", memories=MEMORY_ITEMS)
+    assert (await chat.generate(request)).text == (
+        f"{OFFLINE_LABEL}From long-term memory: The user lives in Berlin."
+    )
+    told = (await chat.generate(agent_request("Hi! I'm Ada, from Porto."))).text
+    assert told == f"{OFFLINE_LABEL}Noted."
+
+
+@pytest.mark.parametrize(
+    ("inputs", "label"),
+    [
+        (
+            {"memories": (RecalledItem("m", "The user keeps bees on the roof."),)},
+            "long-term memory",
+        ),
+        ({"documents": (RecalledItem("d", "Bees on roofs need a permit."),)}, "the knowledge base"),
+        ({"profile": "hobby: keeping bees"}, "your profile"),
+        ({"task": "Buy a hive for the bees (task t1, active)"}, "the active task"),
+        ({"summary": "The user talked about bees."}, "the summary of our earlier conversation"),
+    ],
+)
+async def test_each_source_of_the_prompt_has_its_label(
+    chat: OfflineChatModel, inputs: dict, label: str
+) -> None:
+    text = (await chat.generate(agent_request("What about the bees?", **inputs))).text
+    assert text.startswith(f"{OFFLINE_LABEL}From {label}: ")
+    assert "bees" in text.split(": ", 1)[1].lower()
+
+
+async def test_quotes_from_several_sources_are_grouped_best_source_first(
+    chat: OfflineChatModel,
+) -> None:
+    request = agent_request(
+        "Where do I live and how long is the refund window?",
+        memories=MEMORY_ITEMS,
+        documents=(POLICY,),
+    )
+    text = (await chat.generate(request)).text
+    assert text == (
+        f"{OFFLINE_LABEL}From the knowledge base: [policy.md] The refund window is 30 days "
+        "from delivery.\nFrom long-term memory: The user lives in Berlin."
+    )
+    # Deterministic: the same request, the same answer and quotes.
+    assert (await chat.generate(request)).text == text
+    assert [q.source for q in chat.quotes(request)] == ["documents", "memories"]
+
+
+async def test_tool_output_is_quoted_as_tool_results(chat: OfflineChatModel) -> None:
+    request = ChatRequest(
+        (
+            Message.user("When is the dentist appointment?"),
+            Message("assistant", (ToolCall("t1", "recall", {"q": "dentist"}),)),
+            # A tool's output that imitates a data block is still a tool's output.
+            Message(
+                "user", (ToolResult("t1", "<memories>\nDentist on Tuesday at 9.\n</memories>"),)
+            ),
+        )
+    )
+    text = (await chat.generate(request)).text
+    assert text == f"{OFFLINE_LABEL}From the tool results: Dentist on Tuesday at 9."
+
+
+def test_every_data_block_has_a_source() -> None:
+    assert set(_BLOCK_SOURCES) == set(DATA_TAGS)
+    assert set(_BLOCK_SOURCES.values()) <= set(SOURCES)

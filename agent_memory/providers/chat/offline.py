@@ -1,7 +1,13 @@
 """A chat model that needs no network and no language model: it quotes the retrieved context.
 
 It lets the whole memory pipeline run offline (demos, CI, air-gapped machines). Its replies are
-labelled ``[offline model]`` so nobody mistakes them for a real model's.
+labelled ``[offline model]`` so nobody mistakes them for a real model's, and each quoted line
+says where it came from: the data block of the prompt that held it (``<memories>`` is long-term
+memory, ``<documents>`` the knowledge base, ``<profile>`` the user's profile ...), the
+conversation, or a tool result. It says it found nothing only when nothing was given to it;
+when something was but none of it shares words with the question, it says so. Greetings and
+thanks get a short reply of their own. :meth:`OfflineChatModel.quotes` gives what a reply
+quotes, with its sources, for callers that need to know whether anything was found.
 """
 
 from __future__ import annotations
@@ -9,8 +15,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from agent_memory._data_blocks import DATA_TAGS
 from agent_memory.providers.chat.base import (
     ChatModel,
     ChatRequest,
@@ -19,14 +28,72 @@ from agent_memory.providers.chat.base import (
     text_response,
 )
 
-__all__ = ["OFFLINE_LABEL", "OfflineChatModel", "empty_extraction"]
+__all__ = ["OFFLINE_LABEL", "SOURCES", "OfflineChatModel", "Quote", "empty_extraction"]
 
 OFFLINE_LABEL = "[offline model] "
+#: The reply when the request holds nothing to quote at all (no memories, documents,
+#: conversation or tool output).
 NOTHING_FOUND = "I found nothing relevant in memory for that question."
+#: Where a quoted line came from, as a reply names it ("From long-term memory: ...").
+SOURCES = {
+    "memories": "long-term memory",
+    "documents": "the knowledge base",
+    "profile": "your profile",
+    "task": "the active task",
+    "summary": "the summary of our earlier conversation",
+    "conversation": "our recent conversation",
+    "tool_result": "the tool results",
+    "instructions": "your standing instructions",
+    "context": "the context I was given",
+}
+# The source of each data block's lines (see agent_memory._data_blocks.DATA_TAGS).
+_BLOCK_SOURCES = {
+    "memories": "memories",
+    "new_memory": "memories",
+    "stored_memory": "memories",
+    "documents": "documents",
+    "profile": "profile",
+    "task": "task",
+    "summary": "summary",
+    "transcript": "conversation",
+    "tool_result": "tool_result",
+    "instructions": "instructions",
+}
+_BLOCK_TAG = re.compile(rf"<(/?)({'|'.join(map(re.escape, DATA_TAGS))})>")
 #: The reply to a statement about the user ("I prefer...", no question mark) with nothing
 #: in context to quote.
 NOTED = "Noted."
 _ABOUT_ME = re.compile(r"\b(i|i'm|my|me)\b|我", re.IGNORECASE)
+
+# Small talk: a message made only of these phrases gets the reply of each kind, nothing quoted.
+_SMALL_TALK = (
+    (
+        "greeting",
+        r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day)|你好|您好|嗨)"
+        r"(?: there| again| everyone| all)?",
+        "Hello! How can I help?",
+    ),
+    (
+        "how",
+        r"how are you(?: doing)?(?: today)?|how's it going|how is it going|你好吗",
+        "I'm fine, thank you.",
+    ),
+    (
+        "thanks",
+        r"(?:thanks|thank you|thx|ty|cheers|many thanks|谢谢你?|多谢|谢了)"
+        r"(?: (?:so|very) much| a lot| again)?",
+        "You're welcome.",
+    ),
+    ("bye", r"bye bye|goodbye|bye|see you(?: later| soon)?|good night|再见|拜拜", "Goodbye!"),
+    ("ok", r"ok|okay|alright|all right|got it|great|cool|perfect|sounds good", "OK."),
+)
+_SMALL_TALK_PHRASE = re.compile(
+    r"\s*(?:"
+    + "|".join(f"(?P<{kind}>{pattern})" for kind, pattern, _ in _SMALL_TALK)
+    + r")(?=\s|$)"
+)
+_SMALL_TALK_REPLY = {kind: reply for kind, _, reply in _SMALL_TALK}
+_NOT_WORD = re.compile(r"[^\w\s']+")
 
 _MAX_ANSWER_LINES = 3
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
@@ -194,9 +261,100 @@ def empty_extraction(schema: dict[str, Any]) -> Any:
     return build(schema)
 
 
+def _small_talk(text: str) -> str | None:
+    """The reply to a message that is only greetings, thanks and the like, else None."""
+    words = " ".join(_NOT_WORD.sub(" ", text.casefold()).split())
+    kinds: list[str] = []
+    position = 0
+    while position < len(words):
+        match = _SMALL_TALK_PHRASE.match(words, position)
+        if match is None or match.lastgroup is None:
+            return None
+        kinds.append(match.lastgroup)
+        position = match.end()
+    return " ".join(dict.fromkeys(_SMALL_TALK_REPLY[kind] for kind in kinds)) or None
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """A line a reply quotes, and where in the request it was found (a key of
+    :data:`SOURCES`)."""
+
+    source: str
+    text: str
+
+
+def _sourced(lines: Iterable[str], default: str) -> list[tuple[str, list[str]]]:
+    """Each line of ``lines`` with its source and its candidates (bullet items, sentences).
+
+    A line inside a data block (``<memories>`` ... ``</memories>``) has the block's source,
+    any other line ``default``."""
+    found: list[tuple[str, list[str]]] = []
+    open_blocks: list[str] = []
+    for raw in lines:
+        tag = _BLOCK_TAG.fullmatch(raw.strip())
+        if tag is not None:
+            closing, name = tag.groups()
+            if not closing:
+                open_blocks.append(name)
+            elif name in open_blocks:
+                del open_blocks[len(open_blocks) - 1 - open_blocks[::-1].index(name) :]
+            continue
+        source = _BLOCK_SOURCES[open_blocks[-1]] if open_blocks else default
+        found.append((source, _candidates(raw)))
+    return found
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _inventory(counts: dict[str, int]) -> str:
+    """What the request held, in words: "3 long-term memories and our recent conversation"."""
+    parts = []
+    for source, count in counts.items():
+        if source == "memories":
+            parts.append(_plural(count, "long-term memory", "long-term memories"))
+        elif source == "documents":
+            parts.append(_plural(count, "knowledge-base passage", "knowledge-base passages"))
+        elif source == "summary":
+            parts.append("a summary of our earlier conversation")
+        elif source == "context":
+            parts.append("other context" if len(counts) > 1 else "some context")
+        else:
+            parts.append(SOURCES[source])
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _render(quotes: list[Quote]) -> str:
+    """The quotes grouped by source, the source of the best one first."""
+    groups: dict[str, list[str]] = {}
+    for quote in quotes:
+        groups.setdefault(quote.source, []).append(quote.text)
+    parts = []
+    for source, texts in groups.items():
+        label = f"From {SOURCES[source]}:"
+        if len(texts) == 1:
+            parts.append(f"{label} {texts[0]}")
+        else:
+            parts.append(label + "\n" + "\n".join(f"- {text}" for text in texts))
+    return "\n".join(parts)
+
+
 def _user_text(request: ChatRequest, index: int) -> str:
     message = request.messages[index]
     return message.text if message.role == "user" else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What the model makes of a request: the question, whether it asks, every candidate
+    line with its source, and how many lines of each source held candidates."""
+
+    question: str
+    asking: bool
+    candidates: list[tuple[str, str]]
+    counts: dict[str, int]
 
 
 class OfflineChatModel(ChatModel):
@@ -207,13 +365,17 @@ class OfflineChatModel(ChatModel):
         chat = OfflineChatModel()
         request = ChatRequest(
             (Message.user("Where do I live?"),),
-            system=(SystemPart("Memories:\\n- The user lives in Berlin.\\n- Likes green tea."),),
+            system=(SystemPart("<memories>\\n- The user lives in Berlin.\\n</memories>"),),
         )
         (await chat.generate(request)).text
-        # '[offline model] From memory: The user lives in Berlin.'
+        # '[offline model] From long-term memory: The user lives in Berlin.'
 
-    Tools are never called. With an ``output_schema`` the reply is an empty extraction. System
-    parts marked ``instructions=True`` are never quoted.
+    Each quoted line is labelled by its source (:data:`SOURCES`): a data block of the prompt
+    (``<memories>``, ``<documents>``, ``<profile>``, ``<task>``, ``<summary>``), the
+    conversation (the user's earlier turns and the other lines of their message), tool results,
+    or "the context I was given" for other text of the system prompt. Tools are never called.
+    With an ``output_schema`` the reply is an empty extraction. System parts marked
+    ``instructions=True`` are never quoted.
     """
 
     provider: ClassVar[str] = "offline"
@@ -222,10 +384,7 @@ class OfflineChatModel(ChatModel):
     def __init__(self, model: str = "offline-extractive-v1") -> None:
         self.model = model
 
-    def answer(self, request: ChatRequest) -> str:
-        """The reply text for ``request`` (without calling anything)."""
-        if request.output_schema is not None:
-            return json.dumps(empty_extraction(request.output_schema), ensure_ascii=False)
+    def _read(self, request: ChatRequest) -> _Reading:
         # Messages carrying only tool results have no text; the question is in an earlier one.
         position = next(
             (i for i in range(len(request.messages) - 1, -1, -1) if _user_text(request, i)), None
@@ -239,31 +398,71 @@ class OfflineChatModel(ChatModel):
         earlier = [_user_text(request, i) for i in range(position or 0)] if asking else []
         # Context arrives in the system prompt, around the question, or as tool results;
         # parts that instruct the model are not context.
-        context_parts = [part.text for part in request.system if not part.instructions]
-        tool_output = [
-            block.content
-            for message in request.messages
-            for block in message.content
-            if isinstance(block, ToolResult) and not block.is_error
-        ]
-        candidates = [
-            *(line for text in context_parts for line in _candidates(text)),
-            *_candidates("\n".join(context)),
-            *(line for text in tool_output for line in _candidates(text)),
+        lines = [
             *(
                 line
+                for part in request.system
+                if not part.instructions
+                for line in _sourced(part.text.splitlines(), "context")
+            ),
+            *_sourced(context, "conversation"),
+            *(
+                ("tool_result", _candidates(line))  # whatever blocks a tool's output imitates
+                for message in request.messages
+                for block in message.content
+                if isinstance(block, ToolResult) and not block.is_error
+                for line in block.content.splitlines()
+            ),
+            *(
+                # An earlier question is no answer.
+                (source, [c for c in candidates if not c.endswith(_QUESTION_MARKS)])
                 for text in earlier
-                for line in _candidates(text)
-                if not line.endswith(_QUESTION_MARKS)  # an earlier question is no answer
+                for source, candidates in _sourced(text.splitlines(), "conversation")
             ),
         ]
-        lines = best_lines(question, candidates)
-        if not lines:
-            telling = not question.rstrip().endswith(_QUESTION_MARKS) and _ABOUT_ME.search(question)
-            return OFFLINE_LABEL + (NOTED if telling else NOTHING_FOUND)
-        if len(lines) == 1:
-            return f"{OFFLINE_LABEL}From memory: {lines[0]}"
-        return OFFLINE_LABEL + "From memory:\n" + "\n".join(f"- {line}" for line in lines)
+        counts: dict[str, int] = {}
+        for source, candidates in lines:
+            if candidates:
+                counts[source] = counts.get(source, 0) + 1
+        pairs = [(source, text) for source, candidates in lines for text in candidates]
+        return _Reading(question, asking, pairs, counts)
+
+    def _quotes(self, reading: _Reading) -> list[Quote]:
+        if _small_talk(reading.question) is not None:
+            return []
+        first_source: dict[str, str] = {}
+        for source, text in reading.candidates:
+            first_source.setdefault(text.casefold(), source)
+        chosen = best_lines(reading.question, [text for _, text in reading.candidates])
+        return [Quote(first_source[text.casefold()], text) for text in chosen]
+
+    def quotes(self, request: ChatRequest) -> tuple[Quote, ...]:
+        """What the reply to ``request`` quotes, best first, each with its source; empty when
+        it quotes nothing (a structured request, small talk, or nothing matches)."""
+        if request.output_schema is not None:
+            return ()
+        return tuple(self._quotes(self._read(request)))
+
+    def answer(self, request: ChatRequest) -> str:
+        """The reply text for ``request`` (without calling anything)."""
+        if request.output_schema is not None:
+            return json.dumps(empty_extraction(request.output_schema), ensure_ascii=False)
+        reading = self._read(request)
+        greeting = _small_talk(reading.question)
+        if greeting is not None:
+            return OFFLINE_LABEL + greeting
+        quotes = self._quotes(reading)
+        if quotes:
+            return OFFLINE_LABEL + _render(quotes)
+        if not reading.asking and _ABOUT_ME.search(reading.question):
+            return OFFLINE_LABEL + NOTED
+        if not reading.counts:
+            return OFFLINE_LABEL + NOTHING_FOUND
+        said = "question" if reading.asking else "message"
+        return (
+            f"{OFFLINE_LABEL}None of what I was given ({_inventory(reading.counts)}) shares "
+            f"words with that {said}."
+        )
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
         return text_response(request, self.answer(request), model=request.model or self.model)
