@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ from agent_memory.bench.embedders import KS, Conversation, bm25_scores, load_loc
 from agent_memory.bench.retrieval import memory_text, neighbour_context
 from agent_memory.mongo.search.fusion import RRF_K, standardise
 from agent_memory.mongo.search.keywords import Bm25Index, tokenize
+from agent_memory.mongo.search.plain import fused_weights
+from agent_memory.mongo.search.trust import KeywordTrust, TrustLedger
 from agent_memory.providers.embedders.base import Embedder
 
-__all__ = ["ATLAS_GRID", "GRID", "Config", "FusionRun", "render", "run_fusion"]
+__all__ = ["ATLAS_GRID", "GRID", "TRUST_GRID", "Config", "FusionRun", "render", "run_fusion"]
 
 VECTOR_TEXTS = ("content", "context", "mean")
 _BASELINES = ("vector:context", "vector:content", "bm25s:context")
@@ -54,9 +57,14 @@ class Config:
     fusion: str
     weight: float
     coverage_power: float = 0.0
+    #: The per-user keyword trust (z fusion only): questions are asked in order and each
+    #: conversation is one user, as ``bench retrieval`` asks them.
+    trust: KeywordTrust | None = None
 
     def describe(self) -> str:
         adaptive = f" coverage^{self.coverage_power:g}" if self.coverage_power else ""
+        if self.trust is not None:
+            adaptive += " " + self.trust.describe()
         return (
             f"{self.fusion} w_vec={self.weight:g}{adaptive} vector<-{self.vector} "
             f"bm25<-{self.keyword}"
@@ -71,6 +79,16 @@ GRID = tuple(
     for fusion in ("z", "rrf")
     for weight in WEIGHTS
     for power in ((0.0, 1.0, 2.0) if fusion == "z" else (0.0,))
+)
+#: The per-user keyword trust (:mod:`agent_memory.mongo.search.trust`) on top of z fusion
+#: with coverage: one vector per memory, of its content, as the framework stores it.
+TRUST_GRID = tuple(
+    Config("content", keyword, "z", weight, 1.0, KeywordTrust(low, high, prior, prior_weight))
+    for keyword in KEYWORD_TEXTS
+    for weight in (0.2, 0.3, 0.4, 0.5)
+    for low, high in ((0.3, 0.5), (0.35, 0.55), (0.4, 0.6), (0.3, 0.6), (0.4, 0.7))
+    for prior in (0.3, 0.5)
+    for prior_weight in (1.0, 3.0)
 )
 #: The Atlas tier, simulated: ``$rankFusion`` (reciprocal ranks, k = 60) over a keyword ranking
 #: without stemming (Atlas Search's ``lucene.standard`` analyzer; bm25s stands in for it) and
@@ -90,7 +108,8 @@ class Scored:
     sample_id: str
     evidence: list[tuple[int, ...]]
     sources: dict[str, np.ndarray]
-    #: Per keyword source, per question: the coverage of its best match (Bm25Index.coverage).
+    #: Per keyword source, per question: the coverage of its best match (Bm25Index.coverage;
+    #: NaN where no term matched).
     coverage: dict[str, np.ndarray]
 
 
@@ -103,13 +122,23 @@ def fuse(scored: Scored, config: Config) -> np.ndarray:
     if config.fusion == "rrf":
         return w / (RRF_K + ranks_of(vector)) + (1 - w) / (RRF_K + ranks_of(keyword))
     valid = np.ones(vector.shape[1], dtype=bool)
-    scale = scored.coverage.get(config.keyword, np.ones(len(vector))) ** config.coverage_power
-    return np.stack(
-        [
-            w * standardise(v, valid) + (1 - w) * c * standardise(k, valid)
-            for v, k, c in zip(vector, keyword, scale, strict=True)
-        ]
-    )
+    coverage = scored.coverage.get(config.keyword, np.ones(len(vector)))
+    trusted = None
+    if config.trust is not None:
+        trusted = partial(TrustLedger().observe, scored.sample_id, trust=config.trust)
+    rows = []
+    for v, k, c in zip(vector, keyword, coverage, strict=True):
+        # The plain tier's own rule, question by question in the order they are asked.
+        weights = fused_weights(
+            {"vector": w, "text": 1 - w},
+            None if np.isnan(c) else float(c),
+            config.coverage_power,
+            trusted,
+        )
+        rows.append(
+            weights["vector"] * standardise(v, valid) + weights["text"] * standardise(k, valid)
+        )
+    return np.stack(rows)
 
 
 def hits(scores: np.ndarray, evidence: Sequence[tuple[int, ...]]) -> np.ndarray:
@@ -146,7 +175,7 @@ async def score_conversation(
         best = scores.argmax(axis=1)
         coverage[name] = np.array(
             [
-                index.coverage(tokenize(q), int(b), terms[int(b)]) if row[b] > 0 else 0.0
+                index.coverage(tokenize(q), int(b), terms[int(b)]) if row[b] > 0 else np.nan
                 for q, b, row in zip(questions, best, scores, strict=True)
             ]
         )
@@ -171,9 +200,12 @@ class FusionRun:
     def as_json(self) -> dict[str, Any]:
         # The framework stores one vector per memory, of its content (LongTermConfig.
         # embed_context=False): its defaults come from the configurations that need no more.
-        one_vector = self.cross_validate([c for c in GRID if c.vector == "content"])
+        fixed = self.cross_validate([c for c in GRID if c.vector == "content"])
+        one_vector = self.cross_validate(
+            [c for c in GRID if c.vector == "content"] + list(TRUST_GRID)
+        )
         atlas = self.cross_validate([c for c in ATLAS_GRID if c.vector == "content"])
-        everything = self.cross_validate(GRID)
+        everything = self.cross_validate(list(GRID) + list(TRUST_GRID))
         summary = ("held_out_recall", "held_out_by_dataset", "chosen_by_folds", "best_on_all")
         return {
             "datasets": self.datasets,
@@ -182,6 +214,7 @@ class FusionRun:
             "protocol": "leave one conversation out: the configuration best on R@5 + R@10 over "
             "all other conversations is scored on the one left out",
             **one_vector,
+            "fixed_weights": {key: fixed[key] for key in summary},
             "atlas_simulated": {key: atlas[key] for key in summary},
             "any_vector": {key: everything[key] for key in summary},
             "seconds": round(self.seconds, 1),
@@ -286,6 +319,18 @@ def render(data: dict[str, Any]) -> str:
             f"| {fold['dataset']} | {fold['sample_id']}{' **(below a baseline)**' if below else ''}"
             f" | {fold['questions']} | {mine['5']:.3f} / {mine['10']:.3f} | {cells} |"
         )
+    fixed = data["fixed_weights"]
+    lines += [
+        "",
+        "Without the per-user keyword trust (the same weights for every user): held-out "
+        + ", ".join(f"R@{k} {fixed['held_out_recall'][str(k)]:.3f}" for k in KS),
+        *(
+            f"- {name}: " + ", ".join(f"R@{k} {recall[str(k)]:.3f}" for k in KS)
+            for name, recall in fixed["held_out_by_dataset"].items()
+        ),
+        "chosen by the folds: "
+        + "; ".join(f"{config} ({count})" for config, count in fixed["chosen_by_folds"].items()),
+    ]
     atlas = data["atlas_simulated"]
     lines += [
         "",

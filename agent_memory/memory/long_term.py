@@ -544,6 +544,7 @@ class LongTermMemory:
                 if self.connection.tier == "atlas"
                 else self.config.search_weights,
                 coverage_power=self.config.coverage_power,
+                keyword_trust=self.config.keyword_trust,
             )
             hits = await self._searcher.search(self.target, search)
         relevance = relevances(

@@ -18,6 +18,7 @@ from agent_memory.memory._common import (
 )
 from agent_memory.memory.ranking import RankingWeights, ScoreBreakdown
 from agent_memory.mongo.search import SourceScore
+from agent_memory.mongo.search.trust import KeywordTrust
 
 __all__ = [
     "MEMORY_TYPES",
@@ -30,10 +31,12 @@ __all__ = [
 
 MEMORY_TYPES = ("fact", "preference", "instruction", "learned")
 # Chosen by leave-one-conversation-out cross-validation over LoCoMo and datasets/dialogues
-# (agent-memory bench fusion; docs/benchmarks.md): 22 of 25 folds chose these for the plain
-# tier; for the Atlas tier (simulated) 15 of 25 chose vector 0.3, the other 10 vector 0.7.
-SEARCH_VECTOR_WEIGHT = 0.4
-SEARCH_TEXT_WEIGHT = 0.6
+# (agent-memory bench fusion; docs/benchmarks.md): 23 of 25 folds chose these for the plain
+# tier, with the keyword trust's defaults (KeywordTrust: 0.35 to 0.55, prior 0.3 counted as
+# one question); for the Atlas tier (simulated) 15 of 25 chose vector 0.3, the other 10
+# vector 0.7.
+SEARCH_VECTOR_WEIGHT = 0.3
+SEARCH_TEXT_WEIGHT = 0.7
 SEARCH_COVERAGE_POWER = 1.0
 RANK_VECTOR_WEIGHT = 0.3
 RANK_TEXT_WEIGHT = 0.7
@@ -56,6 +59,10 @@ class LongTermConfig:
     #: Plain tier: the keyword weight is scaled by how much of the query its best match covers,
     #: to this power (0 turns it off); chosen with the weights.
     coverage_power: float = SEARCH_COVERAGE_POWER
+    #: Plain tier: how the keyword weight follows each user's own questions (a running mean
+    #: of their coverage; see agent_memory/mongo/search/trust.py). None: the same weights for
+    #: every user.
+    keyword_trust: KeywordTrust | None = field(default_factory=KeywordTrust)
     #: The same for the Atlas tier, whose ``$rankFusion`` (or the framework's reciprocal rank
     #: fusion where the server has none) weighs ranks, not scores.
     rank_fusion_weights: Mapping[str, float] = field(
@@ -87,6 +94,8 @@ class LongTermConfig:
         power = self.coverage_power
         if isinstance(power, bool) or not isinstance(power, int | float) or not 0 <= power <= 8:
             raise InvalidInputError("coverage_power must be a number from 0 to 8")
+        if self.keyword_trust is not None and not isinstance(self.keyword_trust, KeywordTrust):
+            raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
         for name in ("overfetch", "min_candidates", "rerank_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -11,6 +11,7 @@ from agent_memory.errors import InvalidInputError
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search import SearchQuery, make_searcher
+from agent_memory.mongo.search.trust import KeywordTrust
 from agent_memory.mongo.vectors import to_bson_vector
 
 MEMORIES = {
@@ -207,3 +208,100 @@ async def test_logs_carry_counts_not_content(memories, embedder):
     assert (events[0]["agent_id"], events[0]["user_id"]) == ("agent", "alice")
     assert structlog.contextvars.get_contextvars() == {}  # the tenant binding did not leak
     assert "secret handshake" not in repr(logs)
+
+
+# --- the per-user keyword trust -------------------------------------------------------------
+
+TRUST_MEMORIES = ["Works night shifts as a nurse", "Drinks green tea every morning", "Owns a cat"]
+
+
+@pytest.fixture
+async def trust_users(connection, embedder):
+    """Two users of one agent with the same three memories, and the searcher over them."""
+    await IndexManager(connection, embedder.signature).setup()
+    vectors = await embedder.embed_documents(TRUST_MEMORIES)
+    for user in ("carol", "dave"):
+        await connection.collection("memories").insert_many(
+            [
+                {
+                    "agent_id": "agent",
+                    "user_id": user,
+                    "memory_type": "fact",
+                    "status": "active",
+                    "content": text,
+                    "embedding": to_bson_vector(vector),
+                    "created_at": datetime.now(UTC),
+                }
+                for text, vector in zip(TRUST_MEMORIES, vectors, strict=True)
+            ]
+        )
+    target = IndexCatalog.load(dimensions=embedder.dimensions).target("memories")
+    return make_searcher(connection, dimensions=embedder.dimensions), target, vectors[0]
+
+
+async def _order(searcher, target, user, text, vector, **kwargs):
+    tenant = {"agent_id": "agent", "user_id": user}
+    query = SearchQuery(tenant=tenant, text=text, vector=vector, limit=3, **kwargs)
+    return [hit.document["content"] for hit in await searcher.search(target, query)]
+
+
+#: Questions in other words than the memories: each shares one common word with one of them
+#: (coverage 0.09 to 0.14), the kind of coincidental match that misleads BM25.
+PARAPHRASES = (
+    "which hospital ward keeps me busy every night",
+    "what pet sleeps beside me each morning",
+    "how do I stay awake through the night rota",
+    "what do I sip right after waking in the morning",
+    "which furry animal shares my flat with a cat flap",
+    "what job pays for my rent and my night bus",
+    "is my morning routine healthy enough",
+    "what creature greets me at the door like a cat would",
+)
+WEIGHTS = {"vector": 0.4, "text": 0.6}
+
+
+async def test_keyword_trust_follows_each_users_questions(trust_users):
+    """A user whose questions say things in other words than their memories is ranked by the
+    vector alone; a user whose first question repeats a memory's words keeps the keyword
+    ranking."""
+    searcher, target, nurse_vector = trust_users
+    question = "green tea"  # the keywords point at the tea memory, the vector at the nurse one
+    vector_only = await _order(
+        searcher, target, "carol", question, nurse_vector, weights={"vector": 1.0, "text": 0.0}
+    )
+    fixed = await _order(
+        searcher, target, "carol", question, nurse_vector, weights=WEIGHTS, coverage_power=1.0
+    )
+    assert vector_only[0] == TRUST_MEMORIES[0] and fixed[0] == TRUST_MEMORIES[1]
+
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    for paraphrase in PARAPHRASES:
+        await _order(searcher, target, "carol", paraphrase, nurse_vector, **learned)
+    for greeting in ("hi", "thanks!"):  # nothing matched: not counted either way
+        await _order(searcher, target, "carol", greeting, nurse_vector, **learned)
+    assert await _order(searcher, target, "carol", question, nurse_vector, **learned) == vector_only
+    # The other user of the same searcher has asked nothing: the first question's own
+    # coverage (every word matched) earns the keyword ranking its full weight.
+    assert await _order(searcher, target, "dave", question, nurse_vector, **learned) == fixed
+
+
+async def test_searches_without_keyword_trust_teach_nothing(trust_users):
+    """Searches that are not a user's questions (consolidation's, for one) leave the ledger
+    alone."""
+    searcher, target, nurse_vector = trust_users
+    for paraphrase in PARAPHRASES:
+        await _order(searcher, target, "carol", paraphrase, nurse_vector, weights=WEIGHTS)
+    fixed = await _order(
+        searcher, target, "carol", "green tea", nurse_vector, weights=WEIGHTS, coverage_power=1.0
+    )
+    learned = await _order(
+        searcher,
+        target,
+        "carol",
+        "green tea",
+        nurse_vector,
+        weights=WEIGHTS,
+        coverage_power=1.0,
+        keyword_trust=KeywordTrust(),
+    )
+    assert learned == fixed

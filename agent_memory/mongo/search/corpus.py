@@ -185,13 +185,13 @@ class Corpus:
         scores[~self.has_vector] = -np.inf
         return scores
 
-    def keyword_scores(self, text: str, allowed: np.ndarray) -> tuple[np.ndarray, float]:
+    def keyword_scores(self, text: str, allowed: np.ndarray) -> tuple[np.ndarray, float | None]:
         """BM25 of every document for ``text`` (0 where no term matches), and the coverage of
-        the best allowed match (:meth:`Bm25Index.coverage`; 0 when nothing matched)."""
+        the best allowed match (:meth:`Bm25Index.coverage`; None when nothing matched)."""
         query = tokenize(text)
         scores = self.bm25.scores(query)
         candidates = np.flatnonzero(allowed & (scores > 0))
         if candidates.size == 0:
-            return scores, 0.0
+            return scores, None
         best = int(candidates[np.argmax(scores[candidates])])
         return scores, self.bm25.coverage(query, best, self.terms[best])

@@ -10,8 +10,10 @@ Two ways, one per situation:
 - :func:`reciprocal_rank_fusion`, where only each source's top results are known (the Atlas tier
   without ``$rankFusion``, and ``$rankFusion`` itself): ``sum(weight / (k + rank))``.
 
-The choice between them and the weights were made by cross-validation on LoCoMo, tuning on
-some conversations and scoring on the others (docs/benchmarks.md, ``bench fusion``).
+The choice between them and the weights were made by cross-validation on LoCoMo and
+datasets/dialogues, tuning on some conversations and scoring on the others (docs/benchmarks.md,
+``bench fusion``); on the plain tier the keyword weight also follows each user's questions
+(:mod:`.trust`).
 """
 
 from __future__ import annotations

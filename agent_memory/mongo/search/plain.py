@@ -15,6 +15,8 @@ token says another writer changed the tenant, the corpus is first brought up to 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,6 +26,7 @@ from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.corpus import Corpus, TokenCache
 from agent_memory.mongo.search.fusion import score_fusion
 from agent_memory.mongo.search.snapshots import Snapshots
+from agent_memory.mongo.search.trust import TrustLedger
 from agent_memory.mongo.search.types import (
     ResolvedFilters,
     Searcher,
@@ -58,23 +61,43 @@ def _where(resolved: ResolvedFilters) -> dict[str, Any]:
 
 
 def rank(
-    corpus: Corpus, query: SearchQuery, allowed: np.ndarray
+    corpus: Corpus,
+    query: SearchQuery,
+    allowed: np.ndarray,
+    trusted: Callable[[float | None], float] | None = None,
 ) -> list[tuple[int, float, dict[str, SourceScore]]]:
     """The fused top ``query.limit`` positions of ``corpus`` for ``query``.
 
-    The keyword ranking's weight is scaled by how much of the query its best match covers, to
-    the power ``query.coverage_power`` (0: not at all): a question whose rare words a memory
-    repeats leans on keywords, a paraphrase that shares only common words with any memory
-    leans on the vectors."""
+    With both rankings, the keyword ranking's weight is scaled by how much of the query its
+    best match covers, to the power ``query.coverage_power`` (0: not at all): a question whose
+    rare words a memory repeats leans on keywords, a paraphrase that shares only common words
+    with any memory leans on the vectors. ``trusted``, given that coverage, says which share of
+    the keyword weight the tenant's questions have earned (:mod:`.trust`); the vector ranking
+    gets the rest."""
     scores: dict[str, np.ndarray] = {}
-    weights = dict(query.weights)
     if query.vector is not None:
         scores["vector"] = corpus.vector_scores(query.vector)
     if query.text is not None:
         scores["text"], coverage = corpus.keyword_scores(query.text, allowed)
-        if query.coverage_power > 0 and "vector" in scores:
-            weights["text"] = weights.get("text", 1.0) * coverage**query.coverage_power
+    weights = dict(query.weights)
+    if len(scores) == 2:
+        weights = fused_weights(weights, coverage, query.coverage_power, trusted)
     return score_fusion(scores, allowed, weights=weights, depth=query.depth)[: query.limit]
+
+
+def fused_weights(
+    weights: Mapping[str, float],
+    coverage: float | None,
+    power: float,
+    trusted: Callable[[float | None], float] | None,
+) -> dict[str, float]:
+    """The vector and keyword weights for one query whose best keyword match has ``coverage``
+    (None: no keyword matched), the plain tier's rule; ``bench fusion`` scores its
+    configurations with it."""
+    vector, text = float(weights.get("vector", 1.0)), float(weights.get("text", 1.0))
+    share = 1.0 if trusted is None else trusted(coverage)
+    scale = (coverage or 0.0) ** power if power > 0 else 1.0
+    return {"vector": vector + text * (1.0 - share), "text": text * share * scale}
 
 
 class PlainSearcher(Searcher):
@@ -87,6 +110,16 @@ class PlainSearcher(Searcher):
         self._dimensions = dimensions
         self._snapshots = snapshots
         self._tokens = TokenCache()
+        self._trust = TrustLedger()
+
+    def _trusted(
+        self, target: SearchTarget, query: SearchQuery, resolved: ResolvedFilters
+    ) -> Callable[[float | None], float] | None:
+        """What teaches and asks this tenant's keyword trust, when the query learns it."""
+        if query.keyword_trust is None:
+            return None
+        key = (target.collection, tuple(sorted(resolved.tenant.items())))
+        return partial(self._trust.observe, key, trust=query.keyword_trust)
 
     @property
     def snapshots(self) -> Snapshots | None:
@@ -113,7 +146,9 @@ class PlainSearcher(Searcher):
         allowed = np.ones(len(corpus), dtype=bool)
         return [
             SearchHit(corpus.documents[position]["_id"], corpus.documents[position], fused, sources)
-            for position, fused, sources in rank(corpus, query, allowed)
+            for position, fused, sources in rank(
+                corpus, query, allowed, self._trusted(target, query, resolved)
+            )
         ]
 
     async def _search_kept(
@@ -127,14 +162,19 @@ class PlainSearcher(Searcher):
         kept = snapshots.kept(target, resolved.tenant)
         if kept is None or not snapshots.current(kept, token):
             kept = await snapshots.refresh(collection, target, resolved.tenant, token)
-        return _hits(kept.corpus, query, resolved)
+        return _hits(kept.corpus, query, resolved, self._trusted(target, query, resolved))
 
 
-def _hits(corpus: Corpus, query: SearchQuery, resolved: ResolvedFilters) -> list[SearchHit]:
+def _hits(
+    corpus: Corpus,
+    query: SearchQuery,
+    resolved: ResolvedFilters,
+    trusted: Callable[[float | None], float] | None,
+) -> list[SearchHit]:
     """The winners of a kept corpus, as copies (the kept documents stay as they are)."""
     return [
         SearchHit(
             corpus.documents[position]["_id"], dict(corpus.documents[position]), fused, sources
         )
-        for position, fused, sources in rank(corpus, query, corpus.mask(resolved))
+        for position, fused, sources in rank(corpus, query, corpus.mask(resolved), trusted)
     ]

@@ -14,6 +14,7 @@ import structlog
 
 from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
+from agent_memory.mongo.search.trust import KeywordTrust
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -147,6 +148,9 @@ class SearchQuery:
     weights: Mapping[str, float] = field(default_factory=lambda: {"vector": 1.0, "text": 1.0})
     #: Plain tier: the keyword weight is scaled by the coverage of its best match to this power.
     coverage_power: float = 0.0
+    #: Plain tier: learn per tenant how far keyword matches can be trusted (:mod:`.trust`);
+    #: None keeps the weights as given (and teaches the tenant's ledger nothing).
+    keyword_trust: KeywordTrust | None = None
 
     def __post_init__(self) -> None:
         if self.text is None and self.vector is None:
@@ -187,6 +191,8 @@ class SearchQuery:
             or not 0 <= self.coverage_power <= 8
         ):
             raise InvalidInputError("coverage_power must be a number from 0 to 8")
+        if self.keyword_trust is not None and not isinstance(self.keyword_trust, KeywordTrust):
+            raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
         for name, weight in self.weights.items():
             if name not in ("vector", "text") or not (
                 isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0

@@ -1,0 +1,114 @@
+"""How far one tenant's keyword matches are trusted, learned from that tenant's own questions.
+
+Whether a keyword match means anything depends on how a user's questions are written, not on
+anything one question shows. Where questions repeat the words of what was said (LoCoMo), BM25
+is the better ranking; where they say it in other words (datasets/dialogues), a keyword match
+is a coincidence ("living" in "living room" for "what do I do for a living?") and fusing it in
+costs recall. One question's coverage (how much of its IDF weight the keyword ranking's best
+match contains, :meth:`~agent_memory.mongo.search.keywords.Bm25Index.coverage`) cannot tell
+the two apart; its mean over many questions can: 0.62 to 0.75 in every LoCoMo conversation,
+0.11 to 0.37 in every dialogue (docs/benchmarks.md).
+
+So the plain tier keeps, per tenant, a running mean of that coverage over the tenant's
+retrieves where some keyword matched (:class:`TrustLedger`), starting from a prior that counts as ``prior_weight``
+questions and following the last ``horizon`` questions once it has seen that many. The keyword
+ranking gets the share of its weight the mean earns (:meth:`KeywordTrust.share`): none below
+``low``, all of it from ``high``, linear in between; the vector ranking gets the rest. No label
+is used: the ledger learns how a user's questions relate to their memories, never which memory
+answered.
+
+The ledger is state of one process (a bounded table; the tenant used least recently is
+forgotten first): two processes serving one user each learn on their own, and a restarted
+process starts from the prior again. The numbers were chosen by cross-validation (``bench
+fusion``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from agent_memory.errors import InvalidInputError
+
+__all__ = ["KeywordTrust", "TrustLedger"]
+
+
+def _number(value: object, name: str, low: float, high: float) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise InvalidInputError(f"{name} must be a number from {low:g} to {high:g}")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordTrust:
+    """The rule that turns a tenant's mean coverage into the keyword ranking's share."""
+
+    #: At or below this mean coverage the keyword ranking gets none of its weight.
+    low: float = 0.35
+    #: From this mean coverage on it gets all of it.
+    high: float = 0.55
+    #: The mean a tenant starts from ...
+    prior: float = 0.3
+    #: ... counted as this many questions.
+    prior_weight: float = 1.0
+    #: Once a tenant has asked this many questions, the mean follows the most recent ones
+    #: (each new question counts 1/horizon), so a change of style is followed.
+    horizon: int = 50
+
+    def __post_init__(self) -> None:
+        low = _number(self.low, "keyword trust low", 0.0, 1.0)
+        high = _number(self.high, "keyword trust high", 0.0, 1.0)
+        if not low < high:
+            raise InvalidInputError("keyword trust low must be below high")
+        _number(self.prior, "keyword trust prior", 0.0, 1.0)
+        _number(self.prior_weight, "keyword trust prior_weight", 0.0, 1000.0)
+        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
+            raise InvalidInputError("keyword trust horizon must be a positive int")
+
+    def share(self, mean: float) -> float:
+        """The share (0 to 1) of the keyword ranking's weight a mean coverage earns."""
+        return min(1.0, max(0.0, (mean - self.low) / (self.high - self.low)))
+
+    def describe(self) -> str:
+        return f"trust {self.low:g}-{self.high:g} prior {self.prior:g}x{self.prior_weight:g}"
+
+
+class TrustLedger:
+    """Per-tenant running means of coverage, in one process, at most ``capacity`` tenants."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise InvalidInputError("capacity must be a positive int")
+        self._capacity = capacity
+        self._means: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._means)
+
+    def mean(self, key: Hashable, trust: KeywordTrust) -> float:
+        """The tenant's current mean (the prior for a tenant not seen yet)."""
+        found = self._means.get(key)
+        return trust.prior if found is None else found[0]
+
+    def observe(self, key: Hashable, coverage: float | None, trust: KeywordTrust) -> float:
+        """Count one more question of ``key`` whose best keyword match has this ``coverage``;
+        the keyword share that question gets (the mean including it). ``None`` (no keyword
+        matched any memory: "hi", or a question in words no memory has) says nothing about
+        keyword matches and is not counted."""
+        if coverage is None:
+            return trust.share(self.mean(key, trust))
+        coverage = min(1.0, max(0.0, float(coverage)))
+        mean, seen = self._means.pop(key, (trust.prior, trust.prior_weight))
+        seen += 1.0
+        mean += (coverage - mean) / min(seen, float(trust.horizon))
+        self._means[key] = (mean, seen)
+        while len(self._means) > self._capacity:
+            self._means.popitem(last=False)
+        return trust.share(mean)

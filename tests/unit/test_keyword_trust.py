@@ -1,0 +1,108 @@
+"""The per-user keyword trust: its rule, its ledger, and how it sets the fused weights."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_memory.errors import InvalidInputError
+from agent_memory.memory.records import LongTermConfig
+from agent_memory.mongo.search.plain import fused_weights
+from agent_memory.mongo.search.trust import KeywordTrust, TrustLedger
+
+
+def test_share_is_zero_below_low_one_from_high_linear_between():
+    trust = KeywordTrust(low=0.4, high=0.6)
+    assert [trust.share(m) for m in (0.0, 0.4, 0.5, 0.6, 1.0)] == pytest.approx(
+        [0.0, 0.0, 0.5, 1.0, 1.0]
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"low": 0.6, "high": 0.4},
+        {"low": 0.5, "high": 0.5},
+        {"low": -0.1},
+        {"high": 1.5},
+        {"prior": float("nan")},
+        {"prior": True},
+        {"prior_weight": -1},
+        {"prior": "0.3"},
+        {"horizon": 0},
+        {"horizon": 2.5},
+    ],
+)
+def test_bad_trust_settings_are_refused(kwargs):
+    with pytest.raises(InvalidInputError):
+        KeywordTrust(**kwargs)
+
+
+def test_ledger_starts_from_the_prior_and_counts_it_as_questions():
+    trust = KeywordTrust(low=0.0, high=1.0, prior=0.3, prior_weight=1.0)
+    ledger = TrustLedger()
+    assert ledger.mean("u", trust) == pytest.approx(0.3)
+    assert ledger.observe("u", 1.0, trust) == pytest.approx(0.65)  # (0.3 + 1) / 2
+    assert ledger.observe("u", 0.0, trust) == pytest.approx(1.3 / 3)
+    assert ledger.mean("other", trust) == pytest.approx(0.3)
+
+
+def test_ledger_follows_the_last_horizon_questions():
+    trust = KeywordTrust(low=0.0, high=1.0, prior=0.0, prior_weight=0.0, horizon=4)
+    ledger = TrustLedger()
+    for _ in range(100):
+        ledger.observe("u", 1.0, trust)
+    for _ in range(12):
+        ledger.observe("u", 0.0, trust)
+    # A plain mean would still be 100/112; following the last few, it has come down.
+    assert ledger.mean("u", trust) < 0.05
+
+
+def test_ledger_forgets_the_tenant_used_least_recently():
+    trust = KeywordTrust()
+    ledger = TrustLedger(capacity=2)
+    ledger.observe("a", 1.0, trust)
+    ledger.observe("b", 1.0, trust)
+    ledger.observe("a", 1.0, trust)
+    ledger.observe("c", 1.0, trust)
+    assert len(ledger) == 2
+    assert ledger.mean("b", trust) == pytest.approx(trust.prior)  # forgotten
+    assert ledger.mean("a", trust) > trust.prior
+
+
+def test_coverage_out_of_range_is_clipped():
+    trust = KeywordTrust(low=0.0, high=1.0, prior=0.0, prior_weight=0.0)
+    ledger = TrustLedger()
+    assert ledger.observe("u", 7.0, trust) == pytest.approx(1.0)
+    assert ledger.observe("v", -3.0, trust) == pytest.approx(0.0)
+
+
+def test_fused_weights_hand_the_untrusted_share_to_the_vector():
+    weights = {"vector": 0.3, "text": 0.7}
+    assert fused_weights(weights, 0.5, 0.0, None) == {"vector": 0.3, "text": 0.7}
+    assert fused_weights(weights, 0.5, 1.0, None) == pytest.approx({"vector": 0.3, "text": 0.35})
+    assert fused_weights(weights, 0.5, 1.0, lambda c: 0.0) == pytest.approx(
+        {"vector": 1.0, "text": 0.0}
+    )
+    assert fused_weights(weights, 0.5, 1.0, lambda c: 0.5) == pytest.approx(
+        {"vector": 0.65, "text": 0.175}
+    )
+
+
+def test_long_term_config_checks_its_keyword_trust():
+    assert isinstance(LongTermConfig().keyword_trust, KeywordTrust)
+    assert LongTermConfig(keyword_trust=None).keyword_trust is None
+    with pytest.raises(InvalidInputError):
+        LongTermConfig(keyword_trust={"low": 0.1})  # type: ignore[arg-type]
+
+
+def test_a_question_no_keyword_matched_is_not_counted():
+    trust = KeywordTrust(low=0.0, high=1.0, prior=0.3, prior_weight=1.0)
+    ledger = TrustLedger()
+    ledger.observe("u", 1.0, trust)
+    for _ in range(20):
+        assert ledger.observe("u", None, trust) == pytest.approx(0.65)  # "hi", "thanks"
+    assert ledger.mean("u", trust) == pytest.approx(0.65)
+    assert fused_weights({"vector": 0.3, "text": 0.7}, None, 1.0, None) == {
+        "vector": 0.3,
+        "text": 0.0,
+    }
