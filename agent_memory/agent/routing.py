@@ -4,9 +4,12 @@ Recall runs every source in parallel first (so routing adds no round trip); rout
 which sources the prompt leans on, in the seed's order:
 
 1. recent context, when the recent window already covers the question;
-2. long-term memory, when a memory is a strong match, or memories were found and the question
-   points to the past or is about the user ("my", "I", "我");
+2. long-term memory, when a memory is a strong match (and no chunk is a better one), or
+   memories were found and the question points to the past;
 3. the knowledge base, when a document chunk is a strong match;
+   then memory again when memories were found and the question is about the user ("my",
+   "I", "我"): "Can I return shoes after 40 days?" is about the user yet answered by the
+   refund policy, so a strong chunk outranks the pronoun;
 4. the model's own knowledge, when nothing stored is relevant.
 
 Strong matches are judged on the vector source's similarity (cosine), which unlike fused scores
@@ -121,17 +124,26 @@ def route(data: RoutingInput, config: RoutingConfig | None = None) -> Route:
     if overlap >= config.recent_overlap and not asks_past:
         level: Level = "recent"
         reasons.append(f"recent window covers {overlap:.0%} of the question's words")
-    elif strong_memory or ((asks_past or personal) and data.memory_similarities):
+    elif (strong_memory and not (strong_knowledge and best_knowledge > best_memory)) or (
+        asks_past and data.memory_similarities
+    ):
         level = "memory"
         reasons.append(
             f"best memory similarity {best_memory:.2f}"
             + (" (a strong match)" if strong_memory else "")
             + (" and the question refers to the past" if asks_past else "")
-            + (" and the question is about the user" if personal and not asks_past else "")
         )
     elif strong_knowledge:
         level = "knowledge"
-        reasons.append(f"best knowledge similarity {best_knowledge:.2f}")
+        reasons.append(
+            f"best knowledge similarity {best_knowledge:.2f}"
+            + (f", above the best memory's {best_memory:.2f}" if data.memory_similarities else "")
+        )
+    elif personal and data.memory_similarities:
+        level = "memory"
+        reasons.append(
+            f"best memory similarity {best_memory:.2f} and the question is about the user"
+        )
     else:
         level = "model"
         reasons.append(

@@ -70,6 +70,36 @@ def test_questions_about_the_user_go_to_memory_when_memories_were_found():
     )
 
 
+def test_a_strong_chunk_answers_a_question_about_the_user():
+    """ "I" alone does not send a policy question to memory (README example 2 after example 1)."""
+    refund = route(
+        RoutingInput(
+            "Can I get a refund after two weeks?",
+            memory_similarities=[0.4, 0.3],
+            knowledge_similarities=[0.8],
+        )
+    )
+    assert refund.level == "knowledge" and refund.levels[0] == "knowledge"
+    assert "memory" in refund.levels  # her memories still come along, after the policy
+    assert "above the best memory's 0.40" in refund.reasons[0]
+    # A memory that matches better than any chunk still wins.
+    seat = route(
+        RoutingInput(
+            "Which seat do I like?", memory_similarities=[0.9], knowledge_similarities=[0.8]
+        )
+    )
+    assert seat.level == "memory"
+    # A question about the past goes to memory whatever the knowledge base holds.
+    past = route(
+        RoutingInput(
+            "What did I ask about refunds before?",
+            memory_similarities=[0.3],
+            knowledge_similarities=[0.9],
+        )
+    )
+    assert past.level == "memory"
+
+
 def test_knowledge_then_model():
     assert (
         route(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,17 +51,30 @@ def _run_block(section: str, tmp_path, env, *, then: str = "") -> list[str]:
     return [line for line in result.stdout.splitlines() if line and not line.startswith("20")]
 
 
+@pytest.mark.mongoeco
 def test_the_python_example_runs(tmp_path, offline_env):
     lines = _run_block("## Using it from Python", tmp_path, offline_env)
     assert lines[0].startswith("Prefers a window seat")
     assert lines[-1] == "['Lives in Lisbon', 'Lives in Berlin']"
 
 
+@pytest.mark.mongoeco
 def test_the_agent_example_runs(tmp_path, offline_env):
     lines = _run_block("## The agent", tmp_path, offline_env)
     level, action_id, documents = lines[0].split(" ", 2)
     assert level in ("recent", "memory", "knowledge", "model") and action_id.startswith("act_")
     assert documents.startswith("(") and "[offline model]" in lines[-1]
+
+
+@pytest.mark.mongoeco
+def test_the_agent_example_after_the_python_example_asks_the_knowledge_base(tmp_path, offline_env):
+    """Run in order in one directory with the README's default (local) embedder, as a reader
+    would: the memories example 1 leaves behind must not pull example 2's refund question away
+    from the refund policy."""
+    env = {**offline_env, "AGENT_MEMORY_EMBEDDER": "local"}
+    _run_block("## Using it from Python", tmp_path, env)
+    lines = _run_block("## The agent", tmp_path, env)
+    assert lines[0].split(" ", 1)[0] == "knowledge", lines
 
 
 _DRIVE_THE_APP = """
@@ -79,6 +94,7 @@ asyncio.run(drive())
 """
 
 
+@pytest.mark.mongoeco
 def test_the_app_example_serves_turns_with_memory(tmp_path, offline_env):
     lines = _run_block("## In your app", tmp_path, offline_env, then=_DRIVE_THE_APP)
     told, asked, other = (line.removeprefix("HTTP ").split(" ", 2) for line in lines[-3:])
