@@ -242,6 +242,11 @@ class FusionRun:
                     "dataset": conversation.dataset,
                     "sample_id": conversation.sample_id,
                     "questions": len(conversation.evidence),
+                    # What the keyword trust learns from: the mean coverage of BM25's best
+                    # match (over content + context) over the questions where any term matched.
+                    "mean_coverage": round(float(np.nanmean(conversation.coverage["context"])), 3)
+                    if not np.isnan(conversation.coverage["context"]).all()
+                    else None,
                     "chosen": best.describe(),
                     "recall": _recall([table[best][i]]),
                     "baselines": {
@@ -306,9 +311,9 @@ def render(data: dict[str, Any]) -> str:
         "Chosen by the folds: "
         + "; ".join(f"{config} ({count})" for config, count in data["chosen_by_folds"].items()),
         "",
-        "| dataset | conversation | questions | held-out R@5 / R@10 | vector (content+context) "
-        "| vector (content) | bm25s (content+context) |",
-        "|---|---|---|---|---|---|---|",
+        "| dataset | conversation | questions | mean coverage | held-out R@5 / R@10 "
+        "| vector (content+context) | vector (content) | bm25s (content+context) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for fold in data["folds"]:
         mine = fold["recall"]
@@ -317,7 +322,8 @@ def render(data: dict[str, Any]) -> str:
         cells = " | ".join(f"{other['5']:.3f} / {other['10']:.3f}" for other in found)
         lines.append(
             f"| {fold['dataset']} | {fold['sample_id']}{' **(below a baseline)**' if below else ''}"
-            f" | {fold['questions']} | {mine['5']:.3f} / {mine['10']:.3f} | {cells} |"
+            f" | {fold['questions']} | {fold.get('mean_coverage')} | {mine['5']:.3f} / "
+            f"{mine['10']:.3f} | {cells} |"
         )
     fixed = data["fixed_weights"]
     lines += [

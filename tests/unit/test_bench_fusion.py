@@ -7,7 +7,17 @@ from pathlib import Path
 
 import numpy as np
 
-from agent_memory.bench.fusion import ATLAS_GRID, GRID, Config, Scored, fuse, render, run_fusion
+from agent_memory.bench.fusion import (
+    ATLAS_GRID,
+    GRID,
+    TRUST_GRID,
+    Config,
+    Scored,
+    fuse,
+    render,
+    run_fusion,
+)
+from agent_memory.mongo.search.trust import KeywordTrust
 from agent_memory.providers.embedders import FakeEmbedder
 from tests.unit.test_bench_embedders import _dataset
 
@@ -29,12 +39,14 @@ async def test_every_conversation_is_scored_by_a_configuration_tuned_on_the_othe
     assert data["conversations"] == 3 and len(data["folds"]) == 3
     assert sum(data["chosen_by_folds"].values()) == 3
     for fold in data["folds"]:
-        assert fold["chosen"] in {config.describe() for config in GRID}
+        assert fold["chosen"] in {config.describe() for config in (*GRID, *TRUST_GRID)}
+        assert fold["mean_coverage"] is None or 0 <= fold["mean_coverage"] <= 1
         assert set(fold["baselines"]) == {"vector:context", "vector:content", "bm25s:context"}
         assert list(fold["recall"]) == ["1", "5", "10", "25", "50"]
     assert set(data["atlas_simulated"]["chosen_by_folds"]) <= {c.describe() for c in ATLAS_GRID}
     text = render(data)
     assert "conv-0" in text and "Held-out recall" in text
+    assert "Without the per-user keyword trust" in text
 
 
 def test_fusion_weighs_sources_and_scales_keywords_by_coverage():
@@ -57,3 +69,32 @@ def test_fusion_weighs_sources_and_scales_keywords_by_coverage():
     # Reciprocal rank fusion adds w / (60 + rank).
     rrf = fuse(scored, Config("content", "context", "rrf", 0.5))
     assert rrf[0, 0] == np.float64(0.5 / 61 + 0.5 / 62)
+
+
+def test_keyword_trust_is_learned_question_by_question_in_order():
+    """Three questions whose best keyword match covers little, then one whose match covers
+    all of it: with the trust, the last is still ranked by the vector; without, by keywords."""
+    vector = np.tile(np.array([[0.9, 0.1, 0.5]]), (4, 1))
+    keyword = np.tile(np.array([[0.0, 4.0, 0.0]]), (4, 1))
+    scored = Scored(
+        "d",
+        "s",
+        [(0,)] * 4,
+        {"vector:content": vector, "bm25:context": keyword},
+        {"context": np.array([0.1, 0.1, np.nan, 1.0])},  # NaN: nothing matched, not counted
+    )
+    fixed = Config("content", "context", "z", 0.3, 1.0)
+    trusted = Config("content", "context", "z", 0.3, 1.0, KeywordTrust())
+    assert int(fuse(scored, fixed)[3].argmax()) == 1
+    # Mean after the fourth: (0.3 + 0.1 + 0.1 + 1.0) / 4 = 0.375, a share of 0.125.
+    assert int(fuse(scored, trusted)[3].argmax()) == 0
+    # The same last question asked first: nothing learned yet, the prior and its own coverage
+    # give (0.3 + 1) / 2 = 0.65, full trust.
+    first = Scored(
+        "d",
+        "s",
+        [(0,)],
+        {"vector:content": vector[:1], "bm25:context": keyword[:1]},
+        {"context": np.array([1.0])},
+    )
+    assert int(fuse(first, trusted)[0].argmax()) == 1
