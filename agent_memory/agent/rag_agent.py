@@ -46,6 +46,7 @@ from agent_memory.memory._common import BackgroundWrites, Tenant, check_id, chec
 from agent_memory.memory.conversation_records import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection
+from agent_memory.mongo.search.trust import asks
 from agent_memory.providers.chat.base import (
     ChatModel,
     ChatRequest,
@@ -309,7 +310,11 @@ class RAGAgent:
             )
             memories, documents = await asyncio.gather(
                 m.long_term.retrieve(
-                    turn.tenant, turn.query, k=self.config.long_term_limit + 3, query_vector=vector
+                    turn.tenant,
+                    turn.query,
+                    k=self.config.long_term_limit + 3,
+                    query_vector=vector,
+                    learn=asks(turn.query),  # statements and small talk teach no keyword trust
                 ),
                 m.knowledge.retrieve(
                     turn.tenant, turn.query, k=self.config.knowledge_limit, query_vector=vector

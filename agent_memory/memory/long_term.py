@@ -501,17 +501,22 @@ class LongTermMemory:
         include_history: bool = False,
         min_importance: float | None = None,
         now: datetime | None = None,
+        learn: bool = True,
     ) -> list[RetrievedMemory]:
         """The ``k`` memories that best answer ``query``, ranked by the full score.
 
         ``query_vector`` reuses an embedding the caller already has (no provider call).
         ``include_history`` also returns superseded memories ("where did I live before?").
         ``min_importance`` is an explicit, opt-in floor; by default nothing is filtered out
-        for being unimportant.
+        for being unimportant. ``learn`` false: the query is ranked with the user's keyword
+        trust but does not count in it (the agent passes it for messages that ask nothing;
+        agent_memory/mongo/search/trust.py).
         """
         tenant = check_tenant(tenant)
         query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
         check_count(k, "k", maximum=_MAX_K)
+        if not isinstance(learn, bool):
+            raise InvalidInputError(f"learn must be a bool, got {type(learn).__name__}")
         if min_importance is not None:
             min_importance = check_importance(min_importance, "min_importance")
         if query_vector is not None:
@@ -545,6 +550,7 @@ class LongTermMemory:
                 else self.config.search_weights,
                 coverage_power=self.config.coverage_power,
                 keyword_trust=self.config.keyword_trust,
+                learns=learn,
             )
             hits = await self._searcher.search(self.target, search)
         relevance = relevances(

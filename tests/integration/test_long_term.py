@@ -271,6 +271,8 @@ async def test_one_bad_item_fails_the_whole_batch(connection, memory):
         {"memory_types": "rumour"},
         {"memory_types": []},
         {"tags": [{"$ne": 1}]},
+        {"learn": "yes"},
+        {"learn": 1},
     ],
 )
 async def test_bad_retrieval_arguments(memory, kwargs):

@@ -232,3 +232,26 @@ async def test_the_configured_model_is_asked_for_and_recorded(setup):
     await agent.aclose()
     with pytest.raises(InvalidInputError):
         config(model="  ")
+
+
+async def test_only_the_users_questions_teach_the_keyword_trust(setup, monkeypatch):
+    """Statements and small talk are searched with too, but say nothing about how this user
+    asks for what they stored: the agent lets only questions count in the keyword trust."""
+    agent = await make(setup, FakeChatModel(default="ok"))
+    seen: list[tuple[str, bool]] = []
+    retrieve = agent.memories.long_term.retrieve
+
+    async def recording(tenant, query, **kwargs):
+        seen.append((query, kwargs.get("learn", True)))
+        return await retrieve(tenant, query, **kwargs)
+
+    monkeypatch.setattr(agent.memories.long_term, "retrieve", recording)
+    await agent.process_query("alice", "s1", "We went hiking on Sunday.")
+    await agent.process_query("alice", "s1", "Which seat do I prefer?")
+    await agent.process_query("alice", "s1", "我住在哪里？")
+    assert seen == [
+        ("We went hiking on Sunday.", False),
+        ("Which seat do I prefer?", True),
+        ("我住在哪里？", True),
+    ]
+    await agent.aclose()

@@ -305,3 +305,16 @@ async def test_searches_without_keyword_trust_teach_nothing(trust_users):
         keyword_trust=KeywordTrust(),
     )
     assert learned == fixed
+
+
+async def test_queries_that_do_not_learn_are_ranked_by_the_trust_but_leave_it_alone(trust_users):
+    searcher, target, nurse_vector = trust_users
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    for paraphrase in PARAPHRASES:  # as statements: they teach nothing
+        await _order(searcher, target, "carol", paraphrase, nurse_vector, learns=False, **learned)
+    fixed = await _order(
+        searcher, target, "carol", "green tea", nurse_vector, weights=WEIGHTS, coverage_power=1.0
+    )
+    assert await _order(searcher, target, "carol", "green tea", nurse_vector, **learned) == fixed
+    with pytest.raises(InvalidInputError, match="learns must be a bool"):
+        SearchQuery(tenant=alice(), text="x", learns="no")

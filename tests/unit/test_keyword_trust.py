@@ -106,3 +106,18 @@ def test_a_question_no_keyword_matched_is_not_counted():
         "vector": 0.3,
         "text": 0.0,
     }
+
+
+def test_only_what_asks_teaches_the_ledger():
+    from agent_memory.mongo.search.trust import asks
+
+    assert asks("Where do I live?") and asks("我住在哪里？") and asks("so... you moved? when")
+    assert not asks("We went hiking on Sunday.") and not asks("我们周日去爬山了")
+    trust = KeywordTrust(low=0.0, high=1.0, prior=0.3, prior_weight=1.0)
+    ledger = TrustLedger()
+    # A statement is ranked with what has been learned so far, and teaches nothing.
+    assert ledger.observe("u", 1.0, trust, learn=False) == pytest.approx(0.3)
+    assert len(ledger) == 0
+    ledger.observe("u", 1.0, trust)
+    assert ledger.observe("u", 0.0, trust, learn=False) == pytest.approx(0.65)
+    assert ledger.mean("u", trust) == pytest.approx(0.65)

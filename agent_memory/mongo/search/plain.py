@@ -119,7 +119,7 @@ class PlainSearcher(Searcher):
         if query.keyword_trust is None:
             return None
         key = (target.collection, tuple(sorted(resolved.tenant.items())))
-        return partial(self._trust.observe, key, trust=query.keyword_trust)
+        return partial(self._trust.observe, key, trust=query.keyword_trust, learn=query.learns)
 
     @property
     def snapshots(self) -> Snapshots | None:

@@ -32,7 +32,15 @@ from dataclasses import dataclass
 
 from agent_memory.errors import InvalidInputError
 
-__all__ = ["KeywordTrust", "TrustLedger"]
+__all__ = ["KeywordTrust", "TrustLedger", "asks"]
+
+
+def asks(text: str) -> bool:
+    """Whether ``text`` asks something (a question mark, Latin or full-width): the messages an
+    agent searches with are also statements and small talk ("we went hiking on Sunday"), whose
+    coverage says little about how this user asks for what they stored, so an agent lets only
+    its questions teach the ledger."""
+    return "?" in text or "\uff1f" in text
 
 
 def _number(value: object, name: str, low: float, high: float) -> float:
@@ -97,12 +105,15 @@ class TrustLedger:
         found = self._means.get(key)
         return trust.prior if found is None else found[0]
 
-    def observe(self, key: Hashable, coverage: float | None, trust: KeywordTrust) -> float:
+    def observe(
+        self, key: Hashable, coverage: float | None, trust: KeywordTrust, *, learn: bool = True
+    ) -> float:
         """Count one more question of ``key`` whose best keyword match has this ``coverage``;
         the keyword share that question gets (the mean including it). ``None`` (no keyword
         matched any memory: "hi", or a question in words no memory has) says nothing about
-        keyword matches and is not counted."""
-        if coverage is None:
+        keyword matches and is not counted; nor is anything with ``learn`` false (a message
+        that asks nothing, see :func:`asks`), which gets the share the mean has earned so far."""
+        if coverage is None or not learn:
             return trust.share(self.mean(key, trust))
         coverage = min(1.0, max(0.0, float(coverage)))
         mean, seen = self._means.pop(key, (trust.prior, trust.prior_weight))

@@ -151,6 +151,8 @@ class SearchQuery:
     #: Plain tier: learn per tenant how far keyword matches can be trusted (:mod:`.trust`);
     #: None keeps the weights as given (and teaches the tenant's ledger nothing).
     keyword_trust: KeywordTrust | None = None
+    #: Whether this query counts in the tenant's keyword trust (it is still ranked by it).
+    learns: bool = True
 
     def __post_init__(self) -> None:
         if self.text is None and self.vector is None:
@@ -193,6 +195,8 @@ class SearchQuery:
             raise InvalidInputError("coverage_power must be a number from 0 to 8")
         if self.keyword_trust is not None and not isinstance(self.keyword_trust, KeywordTrust):
             raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
+        if not isinstance(self.learns, bool):
+            raise InvalidInputError("learns must be a bool")
         for name, weight in self.weights.items():
             if name not in ("vector", "text") or not (
                 isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0
