@@ -23,6 +23,7 @@ and a written policy (below, ``scripted_tool_use``): a keyword rule decides whic
 call, and the answers are the offline model's quotes of the tool results. The output says
 so. With Claude the same agent lets the model choose the tools itself.
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/chatbot_mcp.py
 
 Needs the MCP extra (``pip install 'agent-memory[mcp]'``). Switching to production, with no

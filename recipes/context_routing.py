@@ -25,6 +25,7 @@ lines of its prompt that best match the question, from whichever source, so its 
 comes from the level the router chose only where that level holds the best match; at the
 "model" level nothing matches, where Claude would answer from its own knowledge):
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/context_routing.py
 
 Switching to production, with no code change: set ``MONGODB_URI`` to Atlas (or atlas-local

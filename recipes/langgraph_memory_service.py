@@ -30,6 +30,7 @@ service here writes through the store, so the graph sees exactly what was formed
 Runs on the embedded default with offline providers in a few seconds (1.5 of them waiting
 for the debounce):
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/langgraph_memory_service.py
 
 Switching to production, with no code change: set ``MONGODB_URI`` to Atlas (or atlas-local

@@ -4,11 +4,12 @@ API, success rates, stats and erasing a user.
 What it shows, as an operator would run it:
 
 1. ``agent-memory indexes setup`` before first use. On the embedded default (and any MongoDB
-   without search) it creates the regular indexes, ``$text`` included; with ``MONGODB_URI``
-   pointing at Atlas or atlas-local (``docker compose up`` with this repository's
-   ``docker-compose.yml``) the same command also creates the Atlas Vector Search and Atlas
-   Search indexes from ``atlas_indexes/`` and waits for them to be queryable. Nothing here
-   requires Atlas.
+   without search) it creates the regular indexes (keywords are ranked with BM25 in the
+   framework there, no ``$text`` index); with ``MONGODB_URI`` pointing at Atlas or atlas-local
+   (``MONGODB_INITDB_ROOT_PASSWORD='choose-one' docker compose up -d --wait`` with this
+   repository's ``docker-compose.yml``) the same command also creates the Atlas Vector Search
+   and Atlas Search indexes from ``atlas_indexes/`` and waits for them to be queryable.
+   Nothing here requires Atlas.
 2. An app's agent stores memories, conversations and actions; the recipe then pretends they
    have not been touched for weeks (it back-dates them: a recipe cannot wait a month).
 3. ``agent-memory decay`` as cron or a Kubernetes CronJob runs it: importance decay of unused
@@ -25,6 +26,7 @@ What it shows, as an operator would run it:
 
 Run it (embedded database, offline; 7 s measured with AGENT_MEMORY_EMBEDDER=fake on 2 idle cores)::
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/operations.py
 
 Production: MONGODB_URI for Atlas or atlas-local; AGENT_MEMORY_EMBEDDER=voyage with

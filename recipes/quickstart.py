@@ -2,6 +2,7 @@
 
 Runs on the embedded default with the offline embedder:
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/quickstart.py
 
 For Atlas, set MONGODB_URI (and `agent-memory indexes setup` creates the search indexes); for

@@ -22,6 +22,7 @@ the live state wherever the kill lands, and only the interrupted step runs again
 
 Run it (embedded database; 6-9 s measured, mostly the steps' simulated work)::
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/research_agent_resume.py [--resume-only]
 
 The child processes find the embedded server this script started through the data directory;

@@ -14,6 +14,7 @@ What it shows (the blueprint's support agent, seed 004, as a service):
 
 Run it (embedded database, offline models)::
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/support_agent_web.py
 
 Serve it for real (the app is built by ``create_app``; one worker process per agent is the

@@ -31,6 +31,7 @@ API. Against the real Bot API, pass a plain client (webhook or getUpdates loop):
 
 Run it (embedded database, offline models)::
 
+    . .venv/bin/activate    # once per shell: the virtual environment of README's quick start
     python recipes/travel_assistant_zh.py
 
 The offline chat model quotes what it was given (labelled ``[offline model]``, with an

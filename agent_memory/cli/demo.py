@@ -7,7 +7,8 @@ Each part has a heading:
    with an empty short-term memory, the agent answers from what it remembers, showing how
    each turn was routed and which memories went into the prompt; another user sees none of it.
 2. Long-term memory on its own (:mod:`.demo_long_term`): hybrid search with each result's
-   ranks and fused score, a changed fact superseding the old one, tenants kept apart.
+   ranks and fused score and which ranking found the first result, a changed fact superseding
+   the old one, tenants kept apart.
 3. Feedback (:mod:`.demo_feedback`): ratings credited to the memories of the rated turn's
    prompt change what the next question recalls.
 4. Working memory (:mod:`.demo_working`): a task planned, checkpointed, interrupted mid-step
@@ -31,6 +32,7 @@ from agent_memory.cli.demo_long_term import AGENT, MEMORIES, long_term_part
 from agent_memory.cli.demo_working import working_part
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory._common import Tenant
+from agent_memory.mongo.capabilities import ATLAS_LOCAL
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.offline import OfflineChatModel
 
@@ -128,8 +130,9 @@ async def _demo() -> None:
         console.print(f"\nDone in {time.perf_counter() - started:.1f} s.")
         if rt.connection.tier == "plain":
             console.print(
-                "[dim]On Atlas (or atlas-local: docker compose up -d) the same calls run "
-                "$vectorSearch and $search with the tenant pre-filter, fused by $rankFusion.[/]"
+                f"[dim]On Atlas (or {ATLAS_LOCAL}) the same calls run $vectorSearch and "
+                "$search with the tenant pre-filter, fused by $rankFusion.[/]",
+                highlight=False,
             )
 
 

@@ -9,6 +9,9 @@ the other's memories. The memories stored here are the ones the feedback and dec
 
 from __future__ import annotations
 
+import re
+
+from rich.markup import escape
 from rich.table import Table
 
 from agent_memory.cli._app import console, plural
@@ -16,8 +19,17 @@ from agent_memory.cli._runtime import Runtime
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory, RetrievedMemory
+from agent_memory.mongo.search.keywords import tokenize
 
-__all__ = ["AGENT", "ANSWER_TYPES", "MEMORIES", "long_term_part", "ranking_table"]
+__all__ = [
+    "AGENT",
+    "ANSWER_TYPES",
+    "MEMORIES",
+    "how_found",
+    "long_term_part",
+    "ranking_table",
+    "shared_words",
+]
 
 #: Every part of the demo works under this agent id, and starts by clearing what an earlier
 #: run left under it, so reruns show the same thing.
@@ -43,13 +55,21 @@ MEMORIES = {
         NewMemory("Bob prefers an aisle seat.", "preference"),
     ],
 }
+#: With the default (local) embedder each shows one way hybrid search finds a memory: a word in
+#: common once stemmed ("flight", "flights"), the meaning with no word in common, the meaning
+#: across languages, Chinese matched by character pairs, and another user's own memories.
 QUESTIONS = [
-    ("alice", "Where does she live and what is her job?"),
     ("alice", "What should I book for her flight?"),
     ("alice", "Any dietary restrictions for dinner?"),
+    ("alice", "Who drinks green tea?"),
     ("alice", "谁喜欢喝茶？"),
     ("bob", "Which seat does he like?"),
 ]
+LEGEND = (
+    "vector: rank (cosine similarity); keyword: BM25 rank, words stemmed, Chinese as character "
+    "pairs, - for no word in common; score: the two fused, with recency, importance, utility"
+)
+_WORD = re.compile(r"\w+")
 
 
 def ranking_table(title: str, hits: list[RetrievedMemory]) -> Table:
@@ -73,6 +93,34 @@ def ranking_table(title: str, hits: list[RetrievedMemory]) -> Table:
     return table
 
 
+def shared_words(question: str, content: str) -> list[str]:
+    """The words of ``content`` the keyword ranking matched ``question`` on: a word whose stem
+    the question has ("flights" for "flight"), or a Chinese character pair both contain."""
+    wanted = set(tokenize(question))
+    found: list[str] = []
+    for word in _WORD.findall(content):
+        terms = tokenize(word)
+        matched = [word] if len(terms) == 1 and terms[0] in wanted else []
+        if len(terms) > 1:  # a run of Chinese characters: its pairs
+            matched = [term for term in terms if term in wanted]
+        found += [term for term in matched if term not in found]
+    return found
+
+
+def how_found(question: str, hit: RetrievedMemory) -> str:
+    """One line on which ranking found the first result, from its sources."""
+    vector, text = hit.sources.get("vector"), hit.sources.get("text")
+    words = ", ".join(shared_words(question, hit.memory.content))
+    matched = f" (matched: {words})" if words else ""
+    if vector and text:
+        return f"#1 found both ways: vector #{vector.rank}, keyword #{text.rank}{matched}"
+    if text:
+        return f"#1 found by the keyword ranking alone: keyword #{text.rank}{matched}"
+    if words:
+        return f"#1 found by the vector ranking; the keyword ranking left it out{matched}"
+    return "#1 found by the vector ranking alone: no word in common with the question"
+
+
 async def long_term_part(rt: Runtime) -> None:
     # The demo's own agent id starts from a clean slate, so reruns show the same thing.
     memory = LongTermMemory(rt.connection, rt.embedder)
@@ -85,11 +133,14 @@ async def long_term_part(rt: Runtime) -> None:
             f"stored {plural(sum(map(len, MEMORIES.values())), 'memory', 'memories')} for "
             f"{plural(len(MEMORIES), 'user')}\n"
         )
+        console.print(f"[dim]{LEGEND}[/]")
         for user, question in QUESTIONS:
             hits = await memory.retrieve(
                 Tenant(AGENT, user), question, k=3, memory_types=ANSWER_TYPES
             )
             console.print(ranking_table(f"{user}: {question}", hits))
+            if hits:
+                console.print(f"[dim]{escape(how_found(question, hits[0]))}[/]", highlight=False)
             others = {hit.memory.user_id for hit in hits} - {user}
             if others:  # never expected: it would mean a tenant leak
                 raise RuntimeError(f"search for {user} returned memories of {others}")

@@ -16,11 +16,18 @@ from agent_memory._log import get_logger
 from agent_memory.errors import AuthenticationError, SearchUnavailableError
 from agent_memory.mongo import _driver
 
-__all__ = ["Capabilities", "SearchTier", "choose_tier", "probe_capabilities"]
+__all__ = ["ATLAS_LOCAL", "Capabilities", "SearchTier", "choose_tier", "probe_capabilities"]
 
 logger = get_logger(__name__)
 
 SearchTier = Literal["atlas", "plain"]
+
+#: How to start Atlas Search on one's own machine, said wherever it is suggested: atlas-local
+#: from this repository's docker-compose.yml, which refuses to start without a root password.
+ATLAS_LOCAL = (
+    "atlas-local: MONGODB_INITDB_ROOT_PASSWORD='choose-one' docker compose up -d --wait, "
+    "then MONGODB_URI as in docs/atlas.md"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +237,7 @@ def choose_tier(
             reason = capabilities.notes.get("atlas_search", "no search support")
             raise SearchUnavailableError(
                 "search_tier=atlas was requested but this server has no Atlas Search "
-                f"({reason}); use Atlas or atlas-local (docker compose up -d), or set "
-                "AGENT_MEMORY_SEARCH_TIER=plain"
+                f"({reason}); use Atlas or {ATLAS_LOCAL}; or set AGENT_MEMORY_SEARCH_TIER=plain"
             )
         return "atlas"
     return "atlas" if capabilities.atlas_search else "plain"

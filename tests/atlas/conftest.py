@@ -8,9 +8,9 @@ Free and shared Atlas tiers cap the number of search indexes below what the cata
 (six, and six more for the drop test), so use atlas-local or a dedicated cluster. Run it
 against atlas-local::
 
-    MONGODB_INITDB_ROOT_PASSWORD=pass docker compose up -d --wait
-    MONGODB_URI='mongodb://agent:pass@127.0.0.1:27017/?directConnection=true' \\
-        pytest tests/atlas -q
+    MONGODB_INITDB_ROOT_PASSWORD='choose-one' docker compose up -d --wait
+    MONGODB_URI='mongodb://agent:choose-one@127.0.0.1:27017/?directConnection=true' \\
+        python -m pytest tests/atlas -q
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     when no deployment is configured."""
     skip = pytest.mark.skip(
         reason=f"{URI_VARIABLE} is not set; the Atlas suite needs Atlas or atlas-local "
-        "(`docker compose up -d`, then export MONGODB_URI=...)"
+        "(`MONGODB_INITDB_ROOT_PASSWORD='choose-one' docker compose up -d --wait`, then export "
+        "MONGODB_URI='mongodb://agent:choose-one@127.0.0.1:27017/?directConnection=true')"
     )
     # The first test that needs the indexes pays for building them (fixture time counts).
     budget = int(2 * INDEX_TIMEOUT + 6 * SYNC_TIMEOUT + 300)

@@ -1,23 +1,85 @@
-"""One embedded server for the whole session; a fresh database for every test."""
+"""One embedded server for the whole session; a fresh database for every test.
+
+The server is started in this process, or, when ``AGENT_MEMORY_TEST_SERVER_URI`` is set, is
+one already running elsewhere: an ``agent-memory embedded serve`` started from a Python 3.13
+environment, which prints this URI (password included). That is how CI runs these tests on
+Python 3.11 and 3.12, where the embedded engine (mongoeco) cannot be installed but the library
+must work against a server reached by URI (``.ci/older_pythons``).
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import platform
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from pymongo import monitoring
+from pymongo import MongoClient, monitoring, uri_parser
+from pymongo.errors import PyMongoError
 
-from agent_memory.config import Settings, load_settings
+from agent_memory.config import Settings, load_settings, redact_uri
 from agent_memory.mongo.connection import Connection, connect
-from agent_memory.mongo.embedded import EmbeddedServer
+from agent_memory.mongo.embedded import EmbeddedServer, ServerInfo
 from agent_memory.providers.embedders.fake import FakeEmbedder
+
+#: Read once, at import, before each test's isolation removes it from the environment
+#: (tests/conftest.py): neither the tests nor the programs they start see it.
+TEST_SERVER_URI = os.environ.get("AGENT_MEMORY_TEST_SERVER_URI", "").strip() or None
+#: As in tests/conftest.py: the embedded engine can run in this process.
+HAS_MONGOECO = sys.version_info >= (3, 13) and importlib.util.find_spec("mongoeco") is not None
+
+
+class ExternalServer:
+    """The session's server when ``AGENT_MEMORY_TEST_SERVER_URI`` names one: what the tests
+    use of :class:`EmbeddedServer` (``uri``, ``info``, ``running``), pointing at that server.
+
+    It is neither started nor stopped here, and its data directory is not known here
+    (``data_dir`` is ``None``). ``info.secret`` is the URI's password, so that a test can build
+    a URI of its own to the server (the fault proxy); it assumes the embedded server's user.
+    """
+
+    data_dir: Path | None = None
+    running = True
+
+    def __init__(self, uri: str) -> None:
+        parsed = uri_parser.parse_uri(uri)
+        host, port = parsed["nodelist"][0]
+        self.uri = uri
+        self.info = ServerInfo(host, port, pid=0, secret=parsed["password"])
+
+    def check(self) -> None:
+        """Stop the session at once if the server does not answer: every test would fail."""
+        try:
+            with MongoClient(self.uri, serverSelectionTimeoutMS=10_000) as client:
+                client.admin.command("ping")
+        except PyMongoError as exc:
+            pytest.exit(
+                f"AGENT_MEMORY_TEST_SERVER_URI={redact_uri(self.uri)} does not answer: "
+                f"{type(exc).__name__}",
+                returncode=3,
+            )
 
 
 @pytest.fixture(scope="session")
-def embedded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+def embedded_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[EmbeddedServer | ExternalServer]:
+    if TEST_SERVER_URI is not None:
+        server = ExternalServer(TEST_SERVER_URI)
+        server.check()
+        yield server
+        return
+    if not HAS_MONGOECO:
+        pytest.skip(
+            f"no embedded engine on Python {platform.python_version()} (mongoeco needs 3.13+): "
+            "set AGENT_MEMORY_TEST_SERVER_URI to the URI of a running server "
+            "(`agent-memory embedded serve` from Python 3.13 prints it)"
+        )
     server = EmbeddedServer(Path(tmp_path_factory.mktemp("embedded")))
     server.start()
     yield server

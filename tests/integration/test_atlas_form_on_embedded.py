@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("mongoeco")
+pytest.importorskip("mongoeco", reason="the embedded engine (mongoeco) needs Python 3.13+")
 
 from mongoeco import AsyncMongoClient, SearchIndexModel
 from mongoeco.engines import MemoryEngine

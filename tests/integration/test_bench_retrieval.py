@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from agent_memory.bench.retrieval import AGENT_ID, run_retrieval, write_outputs
 from agent_memory.mongo.indexes import IndexManager
@@ -102,6 +103,7 @@ async def test_turns_can_carry_their_neighbours_as_context(connection, embedder,
     assert data["recall"]["5"] == 1.0
 
 
+@pytest.mark.mongoeco
 async def test_latency_benchmark_runs_both_flows_at_a_small_size():
     from agent_memory.bench.latency import LatencySettings, render_latency, run_latency
 

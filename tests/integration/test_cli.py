@@ -172,6 +172,7 @@ def test_bad_configuration_exits_2():
     assert result.exit_code == 2 and "choose one of" in result.output
 
 
+@pytest.mark.mongoeco
 def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
     data_dir = tmp_path / "served"
     process = subprocess.Popen(

@@ -194,10 +194,13 @@ def test_another_users_session_id_is_a_session_of_ones_own(chat_env):
     assert chat(env, ["my name is Ann"], "--user", "ann", "--session", "shared-id").exit_code == 0
     ben = chat(env, ["hello"], "--user", "ben", "--session", "shared-id")
     assert ben.exit_code == 0 and "Traceback" not in ben.output and "Ann" not in ben.output
+    # no conflict to report, so no advice in Python terms (issue 15 item 9: "start_session")
+    assert "error" not in ben.output and "start_session" not in ben.output
     owners = db.sessions.find({"session_id": "shared-id"}, {"_id": 0, "user_id": 1})
     assert sorted(row["user_id"] for row in owners) == ["ann", "ben"]
 
 
+@pytest.mark.mongoeco
 def test_undecodable_input_ends_or_skips_with_a_message(chat_env, offline_env, tmp_path):
     env, db = chat_env
     # through CliRunner the bytes fail to decode: the chat ends cleanly, nothing sent

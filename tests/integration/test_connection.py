@@ -92,6 +92,7 @@ async def test_unreachable_server_fails_within_the_timeout():
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.mongoeco
 async def test_wrong_credentials_fail_clearly(tmp_path):
     """The embedded engine negotiates SCRAM only when the mechanism is named, hence the URIs."""
     from mongoeco.engines import MemoryEngine
@@ -122,6 +123,7 @@ async def test_forcing_atlas_on_a_server_without_search_says_what_to_do(embedded
         await connect(settings)
 
 
+@pytest.mark.mongoeco
 async def test_embedded_default_starts_and_is_shared(tmp_path: Path):
     settings = load_settings(data_dir=tmp_path / "data")
     first = await connect(settings)
@@ -144,6 +146,7 @@ async def test_embedded_default_starts_and_is_shared(tmp_path: Path):
         await third.close()
 
 
+@pytest.mark.mongoeco
 async def test_unwritable_data_directory_is_a_clear_error(tmp_path: Path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -153,6 +156,7 @@ async def test_unwritable_data_directory_is_a_clear_error(tmp_path: Path):
         await connect(load_settings(data_dir=blocker / "data"))
 
 
+@pytest.mark.mongoeco
 async def test_taken_port_is_a_clear_error(tmp_path: Path, embedded_server):
     from agent_memory.errors import EmbeddedServerError
 
@@ -182,6 +186,7 @@ def test_non_loopback_host_is_refused(tmp_path: Path):
         EmbeddedServer(tmp_path, host="0.0.0.0")
 
 
+@pytest.mark.mongoeco
 async def test_connection_logs_never_show_the_password(tmp_path):
     import structlog
     from mongoeco.engines import MemoryEngine

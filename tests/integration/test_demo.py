@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from agent_memory.cli import app
 from agent_memory.cli.demo_feedback import FAVOURITE, STEAKHOUSE
+from agent_memory.cli.demo_long_term import QUESTIONS, shared_words
 from agent_memory.cli.demo_working import PLAN
 
 AGENT = "demo-agent"
@@ -45,6 +46,7 @@ def shared_run(embedded_server):
         client.drop_database(database)
 
 
+@pytest.mark.mongoeco
 def test_demo_runs_on_the_embedded_default(tmp_path: Path):
     env = {"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data"), "AGENT_MEMORY_EMBEDDER": "fake"}
     result = invoke(env)
@@ -59,6 +61,8 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path):
     bob = session_2.split("bob: Where do I live?")[1].splitlines()[1]
     assert "nothing relevant" in bob and "Berlin" not in bob
     assert "Every result came from the asking user's own memories" in result.output
+    # the way to Atlas Search it suggests works: docker-compose.yml requires the root password
+    assert "MONGODB_INITDB_ROOT_PASSWORD='choose-one' docker compose up -d" in result.output
     for number in range(1, 6):
         assert part(result.output, number).strip()
     # a second run works on the same data directory (idempotent set-up, same story)
@@ -67,6 +71,23 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path):
     for output in (result.output, again.output):
         assert "steakhouse memory: rank 1 -> 2" in output
         assert "resumed at step 2: buy a wedding gift" in output
+
+
+def test_each_search_says_which_ranking_found_its_first_result(shared_run):
+    output, _ = shared_run
+    search = part(output, 2)
+    assert "keyword: BM25 rank, words stemmed, Chinese as character pairs" in search
+    captions = re.findall(r"#1 found (.*)", search)
+    assert len(captions) == len(QUESTIONS)
+    # Chinese is matched by character pairs, and Bob's seat by its word, whatever the embedder
+    assert "both ways: vector #1, keyword #1 (matched: 喜欢, 欢喝)" in captions[3]
+    assert captions[4].endswith("(matched: seat)")
+
+
+def test_the_caption_names_the_words_matched_once_stemmed():
+    assert shared_words("book her flight?", "A window seat on long flights.") == ["flights"]
+    assert shared_words("Any dietary restrictions?", "She is vegetarian.") == []
+    assert shared_words("谁喜欢喝茶？", "小明是爱丽丝的同事，他喜欢喝绿茶。") == ["喜欢", "欢喝"]
 
 
 def test_a_rating_changes_what_is_recalled(shared_run):
@@ -154,15 +175,22 @@ def test_decay_is_applied_once_per_period(shared_run):
     assert others and all("decay_period" in m for m in others)
 
 
+@pytest.mark.mongoeco
 @pytest.mark.slow
 def test_demo_with_the_default_local_embedder(tmp_path: Path):
     result = invoke({"AGENT_MEMORY_DATA_DIR": str(tmp_path / "data")})
     assert result.exit_code == 0, result.output
     assert "local/multilingual-e5-small-q4 (384 dims" in result.output
-    # the multilingual model finds the Chinese memory for a Chinese question
-    section = result.output.split("谁喜欢喝茶")[1]
-    first_row = next(line for line in section.splitlines() if line.strip().startswith("1 "))
-    assert "小明" in first_row
+    # the multilingual model finds the Chinese memory for a Chinese question, and for an
+    # English one with no word in common; a stemmed word ("flight", "flights") matches too
+    for question in ("谁喜欢喝茶", "Who drinks green tea?"):
+        section = result.output.split(question)[1]
+        first_row = next(line for line in section.splitlines() if line.strip().startswith("1 "))
+        assert "小明" in first_row
+    captions = re.findall(r"#1 found (.*)", part(result.output, 2))
+    assert captions[0] == "both ways: vector #1, keyword #1 (matched: flights)"
+    alone = "by the vector ranking alone: no word in common with the question"
+    assert captions[1] == captions[2] == alone
     # with the README's embedder too, one low rating moves the steakhouse below her favourite
     feedback = part(result.output, 3)
     assert "alice rates the answer 1/5" in feedback

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("mongoeco", reason="the embedded engine (mongoeco) needs Python 3.13+")
+
 from bson import ObjectId
 from mongoeco import MongoClient
 from mongoeco.engines import SQLiteEngine
@@ -14,6 +17,8 @@ from pymongo.errors import DuplicateKeyError
 
 from agent_memory.mongo._mongoeco import engine_class
 from agent_memory.mongo.embedded import EmbeddedServer
+
+pytestmark = pytest.mark.mongoeco
 
 
 def _count_scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:

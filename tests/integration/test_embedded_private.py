@@ -24,6 +24,8 @@ from agent_memory.mongo.embedded import (
 ROOT = hasattr(os, "getuid") and os.getuid() == 0
 OTHER_UID = 65534  # nobody
 
+pytestmark = pytest.mark.mongoeco  # every test starts an embedded server (or tries to)
+
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)

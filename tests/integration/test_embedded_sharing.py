@@ -11,6 +11,8 @@ from pymongo import AsyncMongoClient, monitoring
 from agent_memory.config import load_settings
 from agent_memory.mongo.connection import connect
 
+pytestmark = pytest.mark.mongoeco  # every test starts an embedded server (or tries to)
+
 
 class _Transactions(monitoring.CommandListener):
     def __init__(self) -> None:

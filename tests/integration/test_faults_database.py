@@ -541,6 +541,7 @@ async def test_a_server_that_hangs_mid_run_fails_within_the_heartbeat_and_loses_
 # --- the server process itself stops ------------------------------------------------------------
 
 
+@pytest.mark.mongoeco
 async def test_the_embedded_server_stopped_mid_run_and_restarted_keeps_everything(
     tmp_path, embedder, monkeypatch
 ):

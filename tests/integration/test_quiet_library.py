@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# The app runs on the embedded default: it starts the embedded server in its own process.
+pytestmark = pytest.mark.mongoeco
+
 APP = """
 import asyncio, logging, sys
 if sys.argv[1:] == ["configured"]:

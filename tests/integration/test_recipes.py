@@ -10,6 +10,9 @@ import pytest
 
 from tests.integration.recipe_runs import ALL, run, run_cached, succeeded
 
+# Run without MONGODB_URI, each recipe starts the embedded server in its own process.
+pytestmark = pytest.mark.mongoeco
+
 
 @pytest.mark.parametrize("recipe", ALL)
 def test_recipe_runs(recipe: str, tmp_path_factory, offline_env):

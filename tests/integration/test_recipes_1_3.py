@@ -128,6 +128,7 @@ async def test_web_app_refuses_to_start_on_a_server_without_indexes(settings, co
 # --- 2. the research agent killed and resumed ------------------------------------------------------
 
 
+@pytest.mark.mongoeco
 def test_research_script_restores_the_checkpoint_after_the_kill(tmp_path_factory, offline_env):
     # The script as a user runs it (its one run of the session, shared with the smoke test).
     out = succeeded(run_cached("research_agent_resume.py", offline_env, tmp_path_factory))
@@ -387,6 +388,7 @@ async def test_travel_assistant_answers_in_chinese_from_what_it_remembers(agent)
     assert all(p["method"] == "sendMessage" for p in recorded)
 
 
+@pytest.mark.mongoeco
 def test_travel_script_shows_what_reached_the_prompt(tmp_path_factory, offline_env):
     # The script as a user runs it (its one run of the session, shared with the smoke test).
     out = succeeded(run_cached("travel_assistant_zh.py", offline_env, tmp_path_factory))

@@ -145,6 +145,7 @@ async def test_an_unreachable_server_never_shows_the_password():
     assert_clean(shown_error(caught.value), logs)
 
 
+@pytest.mark.mongoeco
 async def test_refused_credentials_never_show_the_password():
     from mongoeco.engines import MemoryEngine
     from mongoeco.wire import AsyncMongoEcoProxyServer, WireAuthUser
