@@ -314,7 +314,10 @@ class RAGAgent:
                     turn.query,
                     k=self.config.long_term_limit + 3,
                     query_vector=vector,
-                    learn=asks(turn.query),  # statements and small talk teach no keyword trust
+                    # Keyword trust learns from questions that some memory answers strongly,
+                    # not from statements, small talk or questions about the world.
+                    learn=asks(turn.query),
+                    learn_above=self._routing.memory_similarity,
                 ),
                 m.knowledge.retrieve(
                     turn.tenant, turn.query, k=self.config.knowledge_limit, query_vector=vector

@@ -502,6 +502,7 @@ class LongTermMemory:
         min_importance: float | None = None,
         now: datetime | None = None,
         learn: bool = True,
+        learn_above: float | None = None,
     ) -> list[RetrievedMemory]:
         """The ``k`` memories that best answer ``query``, ranked by the full score.
 
@@ -510,7 +511,9 @@ class LongTermMemory:
         ``min_importance`` is an explicit, opt-in floor; by default nothing is filtered out
         for being unimportant. ``learn`` false: the query is ranked with the user's keyword
         trust but does not count in it (the agent passes it for messages that ask nothing;
-        agent_memory/mongo/search/trust.py).
+        agent_memory/mongo/search/trust.py); ``learn_above`` counts it only when some memory's
+        cosine similarity to the query reaches it (the agent passes its strong-match
+        threshold, so questions no memory answers teach nothing).
         """
         tenant = check_tenant(tenant)
         query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
@@ -551,6 +554,7 @@ class LongTermMemory:
                 coverage_power=self.config.coverage_power,
                 keyword_trust=self.config.keyword_trust,
                 learns=learn,
+                learn_above=learn_above,
             )
             hits = await self._searcher.search(self.target, search)
         relevance = relevances(

@@ -239,10 +239,12 @@ async def test_only_the_users_questions_teach_the_keyword_trust(setup, monkeypat
     asks for what they stored: the agent lets only questions count in the keyword trust."""
     agent = await make(setup, FakeChatModel(default="ok"))
     seen: list[tuple[str, bool]] = []
+    thresholds: set[float | None] = set()
     retrieve = agent.memories.long_term.retrieve
 
     async def recording(tenant, query, **kwargs):
         seen.append((query, kwargs.get("learn", True)))
+        thresholds.add(kwargs.get("learn_above"))
         return await retrieve(tenant, query, **kwargs)
 
     monkeypatch.setattr(agent.memories.long_term, "retrieve", recording)
@@ -254,4 +256,6 @@ async def test_only_the_users_questions_teach_the_keyword_trust(setup, monkeypat
         ("Which seat do I prefer?", True),
         ("我住在哪里？", True),
     ]
+    # ... and only those some memory answers strongly (the embedder's strong-match threshold).
+    assert thresholds == {setup[1].strong_match_similarity} and None not in thresholds
     await agent.aclose()

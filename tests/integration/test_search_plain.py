@@ -318,3 +318,24 @@ async def test_queries_that_do_not_learn_are_ranked_by_the_trust_but_leave_it_al
     assert await _order(searcher, target, "carol", "green tea", nurse_vector, **learned) == fixed
     with pytest.raises(InvalidInputError, match="learns must be a bool"):
         SearchQuery(tenant=alice(), text="x", learns="no")
+
+
+@pytest.mark.parametrize(("learn_above", "taught"), [(0.99, False), (-1.0, True)])
+async def test_questions_no_memory_answers_do_not_teach(trust_users, learn_above, taught):
+    """With ``learn_above``, a query counts only when some memory's cosine reaches it."""
+    searcher, target, nurse_vector = trust_users
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    for paraphrase in PARAPHRASES:
+        await _order(
+            searcher, target, "carol", paraphrase, nurse_vector, learn_above=learn_above, **learned
+        )
+    fixed = await _order(
+        searcher, target, "carol", "green tea", nurse_vector, weights=WEIGHTS, coverage_power=1.0
+    )
+    vector_only = await _order(
+        searcher, target, "carol", "green tea", nurse_vector, weights={"vector": 1.0, "text": 0.0}
+    )
+    after = await _order(searcher, target, "carol", "green tea", nurse_vector, **learned)
+    assert after == (vector_only if taught else fixed)
+    with pytest.raises(InvalidInputError, match="learn_above"):
+        SearchQuery(tenant=alice(), text="x", learn_above=2.0)

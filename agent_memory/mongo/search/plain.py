@@ -81,8 +81,17 @@ def rank(
         scores["text"], coverage = corpus.keyword_scores(query.text, allowed)
     weights = dict(query.weights)
     if len(scores) == 2:
+        if trusted is not None and query.learn_above is not None:
+            near = scores["vector"][allowed]
+            if not (near.size and float(near.max()) >= query.learn_above):
+                trusted = _not_counted(trusted)
         weights = fused_weights(weights, coverage, query.coverage_power, trusted)
     return score_fusion(scores, allowed, weights=weights, depth=query.depth)[: query.limit]
+
+
+def _not_counted(trusted: Callable[[float | None], float]) -> Callable[[float | None], float]:
+    """``trusted`` for a query that is ranked by the tenant's keyword trust but not counted."""
+    return lambda _coverage: trusted(None)
 
 
 def fused_weights(

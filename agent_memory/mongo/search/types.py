@@ -153,6 +153,9 @@ class SearchQuery:
     keyword_trust: KeywordTrust | None = None
     #: Whether this query counts in the tenant's keyword trust (it is still ranked by it).
     learns: bool = True
+    #: ... and only when some allowed document's cosine similarity to the query vector reaches
+    #: this (a question a memory answers, not one about the weather); None: no such condition.
+    learn_above: float | None = None
 
     def __post_init__(self) -> None:
         if self.text is None and self.vector is None:
@@ -197,6 +200,12 @@ class SearchQuery:
             raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
         if not isinstance(self.learns, bool):
             raise InvalidInputError("learns must be a bool")
+        if self.learn_above is not None and (
+            isinstance(self.learn_above, bool)
+            or not isinstance(self.learn_above, int | float)
+            or not -1.0 <= self.learn_above <= 1.0
+        ):
+            raise InvalidInputError("learn_above must be a cosine similarity from -1 to 1")
         for name, weight in self.weights.items():
             if name not in ("vector", "text") or not (
                 isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0
