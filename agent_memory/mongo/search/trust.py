@@ -7,7 +7,7 @@ is a coincidence ("living" in "living room" for "what do I do for a living?") an
 costs recall. One question's coverage (how much of its IDF weight the keyword ranking's best
 match contains, :meth:`~agent_memory.mongo.search.keywords.Bm25Index.coverage`) cannot tell
 the two apart; its mean over many questions can: 0.62 to 0.75 in every LoCoMo conversation,
-0.11 to 0.37 in every dialogue (docs/benchmarks.md).
+0.11 to 0.40 in every dialogue (docs/benchmarks.md).
 
 So the plain tier keeps, per tenant, a running mean of that coverage over the tenant's
 retrieves where some keyword matched (:class:`TrustLedger`), starting from a prior that counts as ``prior_weight``
