@@ -239,6 +239,14 @@ async def trust_users(connection, embedder):
     return make_searcher(connection, dimensions=embedder.dimensions), target, vectors[0]
 
 
+async def searcher_vector(text):
+    """The fake embedder's unit vector for ``text`` (what the fixtures store)."""
+    from agent_memory.providers.embedders.fake import FakeEmbedder
+
+    vector = (await FakeEmbedder().embed_documents([text]))[0]
+    return vector / np.linalg.norm(vector)
+
+
 async def _order(searcher, target, user, text, vector, **kwargs):
     tenant = {"agent_id": "agent", "user_id": user}
     query = SearchQuery(tenant=tenant, text=text, vector=vector, limit=3, **kwargs)
@@ -320,14 +328,18 @@ async def test_queries_that_do_not_learn_are_ranked_by_the_trust_but_leave_it_al
         SearchQuery(tenant=alice(), text="x", learns="no")
 
 
-@pytest.mark.parametrize(("learn_above", "taught"), [(0.99, False), (-1.0, True)])
+@pytest.mark.parametrize(("learn_above", "taught"), [(0.9, False), (-1.0, True)])
 async def test_questions_no_memory_answers_do_not_teach(trust_users, learn_above, taught):
     """With ``learn_above``, a query counts only when some memory's cosine reaches it."""
     searcher, target, nurse_vector = trust_users
     learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    # A query vector near none of the memories (the fake embedder's vectors are sparse hashes).
+    elsewhere = np.ones_like(nurse_vector) / np.sqrt(nurse_vector.size)
+    memories = np.stack([await searcher_vector(text) for text in TRUST_MEMORIES])
+    assert float((memories @ elsewhere).max()) < 0.9
     for paraphrase in PARAPHRASES:
         await _order(
-            searcher, target, "carol", paraphrase, nurse_vector, learn_above=learn_above, **learned
+            searcher, target, "carol", paraphrase, elsewhere, learn_above=learn_above, **learned
         )
     fixed = await _order(
         searcher, target, "carol", "green tea", nurse_vector, weights=WEIGHTS, coverage_power=1.0
