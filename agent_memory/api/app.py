@@ -99,9 +99,17 @@ class FeedbackIn(BaseModel):
         default=None, description="1 (bad) to 5 (good)"
     )
     helpful: bool | SkipJsonSchema[None] = None
-    # No NUL: the memories refuse it (as every text they store), so the schema says so too.
+    # No NUL, and not blank: the memories refuse both (as for every text they store), so the
+    # schema says so too. Blank is Python's: its whitespace also counts \x1c-\x1f.
     correction: (
-        Annotated[str, Field(min_length=1, max_length=4000, pattern=r"^[^\x00]*$")]
+        Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4000,
+                pattern=r"^[^\x00]*[^\x00\s\x1c-\x1f\x85][^\x00]*$",
+            ),
+        ]
         | SkipJsonSchema[None]
     ) = None
 

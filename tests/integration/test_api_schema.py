@@ -50,3 +50,22 @@ class _AgentKey:
 @hypothesis_settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_server_errors_and_documented_responses(case, served):
     case.call_and_validate(base_url=served)
+
+
+@pytest.mark.parametrize("text", ["\x1e", "\x1c\x1f", " \t\n", "\x85"])
+def test_a_blank_correction_is_schema_invalid_as_the_server_sees_it(text):
+    """The server refuses a correction that is blank by Python's measure (which counts the
+    separators \\x1c-\\x1f as whitespace); the schema must not call it valid (a generated
+    request with correction '\\x1e' was answered 422 against a schema that allowed it)."""
+    import re
+
+    from pydantic import ValidationError
+
+    from agent_memory.api.app import FeedbackIn
+
+    schema = create_app(load_settings(embedder="fake", api_keys={"support": KEY})).openapi()
+    correction = schema["components"]["schemas"]["FeedbackIn"]["properties"]["correction"]
+    assert not re.search(correction["pattern"], text)
+    assert re.search(correction["pattern"], "use v2\x1e")
+    with pytest.raises(ValidationError):
+        FeedbackIn(user_id="u1", correction=text)
