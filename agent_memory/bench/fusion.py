@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -196,6 +196,9 @@ class FusionRun:
     embedder: str
     conversations: list[Scored]
     seconds: float = 0.0
+    #: Each configuration's hits per conversation, computed once: the grids cross-validated
+    #: by as_json overlap (the trust grid twice, the one-vector grid three times).
+    _hits: dict[Config, list[np.ndarray]] = field(default_factory=dict, repr=False)
 
     def as_json(self) -> dict[str, Any]:
         # The framework stores one vector per memory, of its content (LongTermConfig.
@@ -221,10 +224,10 @@ class FusionRun:
         }
 
     def cross_validate(self, grid: Sequence[Config]) -> dict[str, Any]:
-        table = {
-            config: [hits(fuse(c, config), c.evidence) for c in self.conversations]
-            for config in grid
-        }
+        for config in grid:
+            if config not in self._hits:
+                self._hits[config] = [hits(fuse(c, config), c.evidence) for c in self.conversations]
+        table = {config: self._hits[config] for config in grid}
         n = len(self.conversations)
 
         def objective(config: Config, chosen: list[int]) -> float:
@@ -325,18 +328,10 @@ def render(data: dict[str, Any]) -> str:
             f" | {fold['questions']} | {fold.get('mean_coverage')} | {mine['5']:.3f} / "
             f"{mine['10']:.3f} | {cells} |"
         )
-    fixed = data["fixed_weights"]
-    lines += [
-        "",
-        "Without the per-user keyword trust (the same weights for every user): held-out "
-        + ", ".join(f"R@{k} {fixed['held_out_recall'][str(k)]:.3f}" for k in KS),
-        *(
-            f"- {name}: " + ", ".join(f"R@{k} {recall[str(k)]:.3f}" for k in KS)
-            for name, recall in fixed["held_out_by_dataset"].items()
-        ),
-        "chosen by the folds: "
-        + "; ".join(f"{config} ({count})" for config, count in fixed["chosen_by_folds"].items()),
-    ]
+    lines += _held_out(
+        "Without the per-user keyword trust (the same weights for every user)",
+        data["fixed_weights"],
+    )
     atlas = data["atlas_simulated"]
     lines += [
         "",
@@ -345,22 +340,29 @@ def render(data: dict[str, Any]) -> str:
         "chosen by the folds: "
         + "; ".join(f"{config} ({count})" for config, count in atlas["chosen_by_folds"].items()),
     ]
-    wider = data["any_vector"]
-    lines += [
-        "",
+    lines += _held_out(
         "Allowing a second vector per memory (of content and context; 'mean' averages the two "
-        "cosines): held-out "
-        + ", ".join(f"R@{k} {wider['held_out_recall'][str(k)]:.3f}" for k in KS),
-        *(
-            f"- {name}: " + ", ".join(f"R@{k} {recall[str(k)]:.3f}" for k in KS)
-            for name, recall in wider["held_out_by_dataset"].items()
-        ),
-        "chosen by the folds: "
-        + "; ".join(f"{config} ({count})" for config, count in wider["chosen_by_folds"].items()),
-    ]
+        "cosines)",
+        data["any_vector"],
+    )
     lines += ["", "Best configurations on all conversations (for reference, not held out):", ""]
     lines += [
         f"- {entry['config']}: R@5 {entry['recall']['5']:.3f}, R@10 {entry['recall']['10']:.3f}"
         for entry in data["best_on_all"]
     ]
     return "\n".join(lines) + "\n"
+
+
+def _held_out(title: str, result: dict[str, Any]) -> list[str]:
+    """A cross-validation's held-out recall, per dataset, and the folds' choices."""
+    return [
+        "",
+        f"{title}: held-out "
+        + ", ".join(f"R@{k} {result['held_out_recall'][str(k)]:.3f}" for k in KS),
+        *(
+            f"- {name}: " + ", ".join(f"R@{k} {recall[str(k)]:.3f}" for k in KS)
+            for name, recall in result["held_out_by_dataset"].items()
+        ),
+        "chosen by the folds: "
+        + "; ".join(f"{config} ({count})" for config, count in result["chosen_by_folds"].items()),
+    ]
