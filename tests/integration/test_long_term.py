@@ -273,6 +273,8 @@ async def test_one_bad_item_fails_the_whole_batch(connection, memory):
         {"tags": [{"$ne": 1}]},
         {"learn": "yes"},
         {"learn": 1},
+        {"learn_above": 2.0},
+        {"learn_above": "0.8"},
     ],
 )
 async def test_bad_retrieval_arguments(memory, kwargs):
