@@ -348,9 +348,8 @@ class RAGAgent:
         turn = state["turn"]
 
         def similarity(hit: Any) -> float:
-            source = hit.sources.get("vector")
-            raw = source.score if source else 0.0
-            return 2 * raw - 1 if self.connection.tier == "atlas" else raw
+            source = hit.sources.get("vector")  # a cosine on either tier
+            return source.score if source else 0.0
 
         turn.route = route(
             RoutingInput(

@@ -134,7 +134,9 @@ class EpisodicMemory:
             similarity=embedder.similarity,
             prefix=connection.settings.collection_prefix,
         ).target(LOGS)
-        self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
+        self._searcher = make_searcher(
+            connection, dimensions=embedder.dimensions, similarity=embedder.similarity
+        )
         self._feedback = FeedbackLedger(
             self._logs, connection.collection(MEMORIES), connection, self.config
         )

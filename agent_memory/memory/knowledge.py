@@ -246,7 +246,9 @@ class KnowledgeBase:
             similarity=embedder.similarity,
             prefix=connection.settings.collection_prefix,
         ).target(COLLECTION)
-        self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
+        self._searcher = make_searcher(
+            connection, dimensions=embedder.dimensions, similarity=embedder.similarity
+        )
         self._embedder_guard = EmbedderGuard(connection, embedder.signature)
 
     # --- ingest -----------------------------------------------------------------------------

@@ -186,7 +186,9 @@ class LongTermMemory:
             ).target(COLLECTION),
             snapshot=True,
         )
-        self._searcher = make_searcher(connection, dimensions=embedder.dimensions)
+        self._searcher = make_searcher(
+            connection, dimensions=embedder.dimensions, similarity=embedder.similarity
+        )
         # The plain tier's kept corpora (None on Atlas, which searches inside the server).
         self._snapshots: Snapshots | None = getattr(self._searcher, "snapshots", None)
         self._generations = connection.collection(GENERATIONS)
@@ -195,10 +197,6 @@ class LongTermMemory:
         self._embedder_guard = EmbedderGuard(connection, embedder.signature)
 
     # --- helpers ----------------------------------------------------------------------------
-
-    def _similarity(self, raw: float) -> float:
-        # Atlas reports cosine as (1 + cos) / 2; the plain tier reports cos itself.
-        return 2.0 * raw - 1.0 if self.connection.tier == "atlas" else raw
 
     def _document(
         self, tenant: Tenant, item: NewMemory, vector: np.ndarray, now: datetime
@@ -252,7 +250,7 @@ class LongTermMemory:
             Candidate(
                 hit.id,
                 hit.document.get("content", ""),
-                self._similarity(hit.sources["vector"].score),
+                hit.sources["vector"].score,  # a cosine on either tier
             )
             for hit in hits
             if "vector" in hit.sources

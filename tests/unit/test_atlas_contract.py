@@ -793,7 +793,8 @@ def test_score_details_documented_list_shape() -> None:
     fused, sources = parse_score_details(details)
     assert fused == pytest.approx(0.0325)
     assert set(sources) == {"vector", "text", "match"}
-    assert (sources["vector"].rank, sources["vector"].score) == (1, pytest.approx(0.91))
+    # The vector input's value is Atlas's (1 + cosine) / 2; the source reports the cosine.
+    assert (sources["vector"].rank, sources["vector"].score) == (1, pytest.approx(0.82))
     assert (sources["text"].rank, sources["text"].score) == (3, pytest.approx(4.5))
     assert (sources["match"].rank, sources["match"].score) == (7, 0.0)
 
@@ -804,7 +805,7 @@ def test_score_details_mapping_shape() -> None:
         {"value": 0.02, "details": {"vector": {"rank": 2, "value": 0.8}, "text": {"rank": 1}}}
     )
     assert fused == pytest.approx(0.02)
-    assert (sources["vector"].rank, sources["vector"].score) == (2, pytest.approx(0.8))
+    assert (sources["vector"].rank, sources["vector"].score) == (2, pytest.approx(0.6))
     assert (sources["text"].rank, sources["text"].score) == (1, 0.0)
 
 

@@ -38,9 +38,16 @@ __all__ = [
 ]
 
 
-def make_searcher(connection: Connection, *, dimensions: int) -> Searcher:
-    """The searcher for the tier ``connection`` uses."""
+def make_searcher(
+    connection: Connection, *, dimensions: int, similarity: str = "cosine"
+) -> Searcher:
+    """The searcher for the tier ``connection`` uses. ``similarity`` is the embedder's (the
+    vector indexes' on Atlas); either tier reports vector scores as cosines."""
     if connection.tier == "atlas":
-        return AtlasSearcher(connection.db, rank_fusion=connection.capabilities.rank_fusion)
+        return AtlasSearcher(
+            connection.db,
+            rank_fusion=connection.capabilities.rank_fusion,
+            similarity=similarity,
+        )
     snapshots = Snapshots(connection.collection(GENERATIONS), dimensions=dimensions)
     return PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots)

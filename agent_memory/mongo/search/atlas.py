@@ -26,6 +26,7 @@ from agent_memory.mongo.search.types import (
 
 __all__ = [
     "AtlasSearcher",
+    "cosine_from_vector_score",
     "rank_fusion_pipeline",
     "text_search_pipeline",
     "vector_search_pipeline",
@@ -130,19 +131,42 @@ def rank_fusion_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[
     ]
 
 
+def cosine_from_vector_score(score: float, similarity: str) -> float:
+    """The cosine similarity behind a ``vectorSearchScore``, so every tier reports cosine.
+
+    Atlas normalises its scores to 0..1: ``(1 + cosine) / 2`` and ``(1 + dotProduct) / 2``
+    for those similarities, ``1 / (1 + distance)`` for euclidean (MongoDB's ``$vectorSearch``
+    page, "Atlas Vector Search Score"). The framework's embedders return unit vectors, on which
+    the dot product is the cosine and a euclidean distance ``d`` means a cosine of
+    ``1 - d² / 2``. The result is clamped to -1..1 against rounding.
+    """
+    if similarity in ("cosine", "dotProduct"):
+        cosine = 2.0 * score - 1.0
+    elif similarity == "euclidean":
+        distance = 1.0 / score - 1.0 if score > 0.0 else math.inf
+        cosine = 1.0 - distance * distance / 2.0
+    else:
+        raise ValueError(f"unknown vector similarity {similarity!r}")
+    return min(1.0, max(-1.0, cosine))
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
 
 
-def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
+def parse_score_details(
+    details: Any, *, similarity: str = "cosine"
+) -> tuple[float, dict[str, SourceScore]]:
     """Per-input ranks and scores from ``$rankFusion``'s ``scoreDetails``.
 
     The documented shape is ``{value, details: [{inputPipelineName, rank, value?}]}``, where an
     input that did not find the document has rank ``"N/A"``; a mapping of pipeline name to
-    ``{rank, value}`` is read too. Anything malformed is ignored rather than raised: scores
-    explain a ranking, they must not break a search.
+    ``{rank, value}`` is read too. An input's ``value`` is its own score (the manual: the
+    input's ``{$meta: "score"}``), so the ``vector`` input's is converted to a cosine like
+    every vector score (:func:`cosine_from_vector_score`). Anything malformed is ignored rather
+    than raised: scores explain a ranking, they must not break a search.
     """
     if not isinstance(details, dict):
         return 0.0, {}
@@ -164,6 +188,8 @@ def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
         rank = entry.get("rank")
         score = _number(entry.get("value", 0.0))
         if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 and score is not None:
+            if name == "vector":
+                score = cosine_from_vector_score(score, similarity)
             sources[name] = SourceScore(rank=rank, score=score)
     if not sources:
         return 0.0, {}
@@ -171,13 +197,18 @@ def parse_score_details(details: Any) -> tuple[float, dict[str, SourceScore]]:
 
 
 class AtlasSearcher(Searcher):
-    """Runs the Atlas pipelines; fuses with ``$rankFusion`` when ``rank_fusion`` is true."""
+    """Runs the Atlas pipelines; fuses with ``$rankFusion`` when ``rank_fusion`` is true.
+
+    Vector scores come back as cosines, whatever the index's ``similarity`` (the embedder's,
+    which the vector indexes are created with): no layer above needs to know the tier."""
 
     tier: ClassVar[str] = "atlas"
 
-    def __init__(self, db: Any, *, rank_fusion: bool) -> None:
+    def __init__(self, db: Any, *, rank_fusion: bool, similarity: str = "cosine") -> None:
+        cosine_from_vector_score(1.0, similarity)  # refuses a similarity it cannot convert
         self._db = db
         self._rank_fusion = rank_fusion
+        self._similarity = similarity
 
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
@@ -186,7 +217,9 @@ class AtlasSearcher(Searcher):
                 docs = await _driver.aggregate(collection, rank_fusion_pipeline(target, query))
                 hits = []
                 for doc in docs:
-                    fused, sources = parse_score_details(doc.pop(SCORE_DETAILS, None))
+                    fused, sources = parse_score_details(
+                        doc.pop(SCORE_DETAILS, None), similarity=self._similarity
+                    )
                     hits.append(SearchHit(doc["_id"], doc, fused, sources))
                 return hits
 
@@ -206,6 +239,8 @@ class AtlasSearcher(Searcher):
             ranking = []
             for doc in docs:
                 score = float(doc.pop(score_field, 0.0))
+                if name == "vector":
+                    score = cosine_from_vector_score(score, self._similarity)
                 documents.setdefault(doc["_id"], doc)
                 ranking.append((doc["_id"], score))
             rankings[name] = ranking
