@@ -85,7 +85,7 @@ def setup(
         async with open_runtime() as rt:
             manager = IndexManager(rt.connection, rt.embedder.signature)
             console.print(
-                f"{rt.connection.capabilities.describe()}; search tier: {rt.connection.tier}"
+                f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}"
             )
             seen: set[tuple[str, str, str]] = set()
 
@@ -123,7 +123,7 @@ def status() -> None:
         async with open_runtime() as rt:
             manager = IndexManager(rt.connection, rt.embedder.signature)
             console.print(
-                f"{rt.connection.capabilities.describe()}; search tier: {rt.connection.tier}"
+                f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}"
             )
             console.print(_table(await manager.status(), "index status"))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 from pymongo import errors as pm
 
@@ -17,10 +18,38 @@ from agent_memory.errors import (
     StorageUnavailableError,
 )
 
-__all__ = ["map_error", "translate_errors"]
+__all__ = ["Refusal", "classify_refusal", "map_error", "translate_errors"]
+
+Refusal = Literal["forbidden", "transient", "unsupported"]
 
 _AUTH_CODES = {11, 13, 18}  # UserNotFound, Unauthorized, AuthenticationFailed
 _MISSING_INDEX_CODES = {27}  # IndexNotFound (e.g. $text without a text index)
+_UNAUTHORIZED = 13
+_ATLAS_ERROR = 8000
+#: Codes a server answers while it (or its search process) is briefly unavailable: the
+#: server's RetriableError codes, HostUnreachable/HostNotFound (mongot not reachable) and
+#: MaxTimeMSExpired.
+_TRANSIENT_CODES = frozenset(
+    {6, 7, 50, 89, 91, 134, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436}
+)
+#: Atlas's wording for a privilege the user lacks (code 8000, AtlasError).
+_FORBIDDEN_WORDS = ("not allowed to do action", "not authorized", "unauthorized")
+
+
+def classify_refusal(exc: Exception) -> Refusal:
+    """What an error from a probe or a search stage means: ``forbidden`` (the user lacks a
+    privilege), ``transient`` (ask again) or ``unsupported`` (the server does not have it)."""
+    if isinstance(exc, pm.ConnectionFailure):  # includes AutoReconnect and NetworkTimeout
+        return "transient"
+    if isinstance(exc, pm.OperationFailure):
+        message = str(exc).lower()
+        if exc.code == _UNAUTHORIZED:
+            return "forbidden"
+        if exc.code == _ATLAS_ERROR and any(word in message for word in _FORBIDDEN_WORDS):
+            return "forbidden"
+        if exc.code in _TRANSIENT_CODES or exc.has_error_label("RetryableError"):
+            return "transient"
+    return "unsupported"
 
 
 def map_error(exc: Exception, action: str) -> AgentMemoryError:
@@ -37,10 +66,18 @@ def map_error(exc: Exception, action: str) -> AgentMemoryError:
         return StorageUnavailableError(f"{action}: the connection failed ({_first_line(exc)})")
     if isinstance(exc, pm.OperationFailure):
         # Some servers omit the code on a failed handshake; the message is stable.
-        if exc.code in _AUTH_CODES or "authentication failed" in str(exc).lower():
+        if (
+            exc.code in _AUTH_CODES
+            or "authentication failed" in str(exc).lower()
+            or classify_refusal(exc) == "forbidden"  # Atlas: code 8000 "not allowed to do action"
+        ):
             return AuthenticationError(
                 f"{action}: the server refused the credentials or the user lacks privileges "
                 f"({_first_line(exc)}); check the user and password in MONGODB_URI"
+            )
+        if classify_refusal(exc) == "transient":
+            return StorageUnavailableError(
+                f"{action}: the server is briefly unavailable ({_first_line(exc)}); try again"
             )
         if exc.code in _MISSING_INDEX_CODES or "text index" in str(exc).lower():
             return NotInitialisedError(

@@ -1,22 +1,45 @@
 """Find out once what the connected server can do, by asking it rather than assuming.
 
-Each feature is probed with the smallest real use of it: a ``$listSearchIndexes`` stage for
-Atlas Search, a ``$rankFusion`` / ``$scoreFusion`` stage over no documents, a transaction that
-reads nothing and aborts. An error means "not available" and is logged with its reason.
+Each feature is probed with the smallest real use of it, in the shape the framework runs it:
+``$vectorSearch`` and ``$search`` naming an index that cannot exist (Atlas answers no documents,
+as it does for any missing index; a server without Atlas Search refuses the stage),
+``$rankFusion`` over those two inputs, a ``$scoreFusion`` over no documents, a transaction that
+reads nothing and aborts. Listing search indexes decides nothing: M0 and Flex clusters refuse
+it although their search stages work, and Community 6.0.7-7.0.1 answer it with an empty list
+although they have no search at all.
+
+Each refusal is classified (:func:`classify_refusal`): a permission problem (Atlas reports it
+as code 8000 "not allowed to do action", self-managed servers as code 13) is not "not
+supported", and a transient one (a node stepping down, mongot unreachable) is asked again
+instead of deciding the process's tier for its lifetime.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
-from agent_memory.errors import AuthenticationError, SearchUnavailableError
+from agent_memory.errors import (
+    AuthenticationError,
+    SearchUnavailableError,
+    StorageUnavailableError,
+)
 from agent_memory.mongo import _driver
+from agent_memory.mongo._errors import Refusal, classify_refusal
 
-__all__ = ["ATLAS_LOCAL", "Capabilities", "SearchTier", "choose_tier", "probe_capabilities"]
+__all__ = [
+    "ATLAS_LOCAL",
+    "PROBE_INDEX",
+    "Capabilities",
+    "SearchTier",
+    "choose_tier",
+    "probe_capabilities",
+    "tier_reason",
+]
 
 logger = get_logger(__name__)
 
@@ -28,6 +51,10 @@ ATLAS_LOCAL = (
     "atlas-local: MONGODB_INITDB_ROOT_PASSWORD='choose-one' docker compose up -d --wait, "
     "then MONGODB_URI as in docs/atlas.md"
 )
+
+#: The index the search probes name: no catalog index has this name, so a server with Atlas
+#: Search answers with no documents and reads nothing.
+PROBE_INDEX = "agent_memory_probe_no_such_index"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +69,8 @@ class Capabilities:
     score_fusion: bool
     transactions: bool
     notes: dict[str, str] = field(default_factory=dict)
+    #: Why ``atlas_search`` is what it is, in a few words (logged with the tier chosen).
+    search_reason: str = ""
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -62,22 +91,45 @@ class Capabilities:
         return f"MongoDB {self.version} {kind}: " + ", ".join(features)
 
 
-_UNAUTHORIZED = 13
+#: Pauses before asking again after a transient refusal; then the answer stands.
+RETRY_DELAYS = (0.5, 1.0, 2.0)
 
 
 def _reason(exc: Exception) -> str:
     return str(exc).split(", full error:", 1)[0][:200]
 
 
-async def _try(coro: Any) -> str | None:
-    """Run a probe; ``None`` when it worked, else the reason it did not."""
-    try:
-        await coro
-    except pm.OperationFailure as exc:
-        if exc.code == _UNAUTHORIZED:
-            raise
-        return _reason(exc)
-    return None
+async def _answer(run: Any) -> tuple[Refusal | None, str]:
+    """Run a probe (``run()`` makes the awaitable), asking again after transient refusals;
+    ``(None, "")`` when it worked, else how and why it was refused."""
+    for delay in (*RETRY_DELAYS, None):
+        try:
+            await run()
+        except pm.PyMongoError as exc:
+            kind, reason = classify_refusal(exc), _reason(exc)
+            if kind != "transient" or delay is None:
+                return kind, reason
+            logger.debug("capability_probe_retried", reason=reason, delay_s=delay)
+            await asyncio.sleep(delay)
+        else:
+            return None, ""
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _vector_probe() -> dict[str, Any]:
+    return {
+        "$vectorSearch": {
+            "index": PROBE_INDEX,
+            "path": "embedding",
+            "queryVector": [1.0],
+            "numCandidates": 1,
+            "limit": 1,
+        }
+    }
+
+
+def _text_probe() -> dict[str, Any]:
+    return {"$search": {"index": PROBE_INDEX, "text": {"query": "probe", "path": "content"}}}
 
 
 #: ``buildInfo.gitVersion`` of the embedded engine (mongoeco).
@@ -94,8 +146,11 @@ async def probe_capabilities(
 ) -> Capabilities:
     """Ask the server behind ``db`` what it supports.
 
-    A user not allowed to list search indexes gets :class:`AuthenticationError` when the
-    tier is ``auto`` (support cannot be told), and the tier it asked for otherwise.
+    Whether it has Atlas Search is decided by what ``$vectorSearch`` and ``$search`` do. A user
+    not allowed to run them gets :class:`AuthenticationError` when the tier is ``auto`` (support
+    cannot be told), and the tier it asked for otherwise; an answer that stays transient after
+    :data:`RETRY_DELAYS` gets :class:`StorageUnavailableError` on ``auto`` rather than a tier
+    chosen for the process's lifetime on one unlucky moment.
 
     ``probe_collection`` must exist (search stages on a missing collection fail for reasons
     unrelated to support); the probes read nothing from it and write nothing.
@@ -113,43 +168,29 @@ async def probe_capabilities(
     collection = db[probe_collection]
     notes: dict[str, str] = {}
 
-    try:
-        search_error = await _try(_driver.aggregate(collection, [{"$listSearchIndexes": {}}]))
-    except pm.OperationFailure as exc:
-        # Not allowed is not "not supported": on auto, falling back to the plain tier on
-        # Atlas would quietly read every user's memories into the application to rank them.
-        if requested_tier == "auto":
-            raise AuthenticationError(
-                "the database user may not list search indexes, so whether this server has "
-                "Atlas Search is unknown; grant it the listSearchIndexes action (see "
-                "docs/atlas.md) or set AGENT_MEMORY_SEARCH_TIER=atlas or plain"
-            ) from exc
-        search_error = None if requested_tier == "atlas" else _reason(exc)
-        notes["atlas_search"] = f"not allowed to list search indexes; {requested_tier} as set"
-    if search_error and "atlas_search" not in notes:
-        notes["atlas_search"] = search_error
+    atlas_search, search_reason = await _probe_search(collection, requested_tier)
+    if not atlas_search:
+        notes["atlas_search"] = search_reason
 
-    # Fusion stages need input pipelines that are selections with a defined ranking.
-    rank_error = await _try(
-        _driver.aggregate(
-            collection,
-            [
-                {
-                    "$rankFusion": {
-                        "input": {
-                            "pipelines": {
-                                "probe": [{"$match": {"_id": None}}, {"$sort": {"_id": 1}}]
-                            }
-                        }
-                    }
-                }
-            ],
+    if atlas_search:
+        # The shape hybrid search runs: $vectorSearch inside $rankFusion needs 8.1, and both
+        # fusion stages are in preview; a server that refuses it gets the framework's fusion.
+        rank_inputs: dict[str, Any] = {
+            "vector": [_vector_probe()],
+            "text": [_text_probe(), {"$limit": 1}],
+        }
+    else:
+        # Fusion stages need input pipelines that are selections with a defined ranking.
+        rank_inputs = {"probe": [{"$match": {"_id": None}}, {"$sort": {"_id": 1}}]}
+    rank_kind, rank_error = await _answer(
+        lambda: _driver.aggregate(
+            collection, [{"$rankFusion": {"input": {"pipelines": rank_inputs}}}, {"$limit": 1}]
         )
     )
-    if rank_error:
+    if rank_kind:
         notes["rank_fusion"] = rank_error
-    score_error = await _try(
-        _driver.aggregate(
+    score_kind, score_error = await _answer(
+        lambda: _driver.aggregate(
             collection,
             [
                 {
@@ -165,7 +206,7 @@ async def probe_capabilities(
             ],
         )
     )
-    if score_error:
+    if score_kind:
         notes["score_fusion"] = score_error
 
     if build.get("gitVersion") == _EMBEDDED_ENGINE:
@@ -183,11 +224,12 @@ async def probe_capabilities(
         version=str(build.get("version", "unknown")),
         topology=topology,
         embedded=embedded,
-        atlas_search=search_error is None,
-        rank_fusion=rank_error is None,
-        score_fusion=score_error is None,
+        atlas_search=atlas_search,
+        rank_fusion=rank_kind is None,
+        score_fusion=score_kind is None,
         transactions=transactions,
         notes=notes,
+        search_reason=search_reason,
     )
     logger.info(
         "capabilities_probed",
@@ -198,8 +240,45 @@ async def probe_capabilities(
         rank_fusion=capabilities.rank_fusion,
         score_fusion=capabilities.score_fusion,
         transactions=transactions,
+        search_reason=search_reason,
     )
     return capabilities
+
+
+async def _probe_search(
+    collection: Any, requested_tier: Literal["auto", "atlas", "plain"]
+) -> tuple[bool, str]:
+    """Whether the server runs both search stages, and why."""
+    for name, stages in (
+        ("$vectorSearch", [_vector_probe()]),
+        ("$search", [_text_probe(), {"$limit": 1}]),
+    ):
+        kind, reason = await _answer(lambda stages=stages: _driver.aggregate(collection, stages))
+        if kind == "unsupported":
+            return False, f"{name} refused: {reason}"
+        if kind == "forbidden":
+            # Not allowed is not "not supported": on auto, falling back to the plain tier on
+            # Atlas would quietly read every user's memories into the application to rank them.
+            if requested_tier == "auto":
+                raise AuthenticationError(
+                    f"the database user may not run {name} ({reason}), so whether this server "
+                    "has Atlas Search is unknown; grant it read access to the database (see "
+                    "docs/atlas.md) or set AGENT_MEMORY_SEARCH_TIER=atlas or plain"
+                )
+            return requested_tier == "atlas", (
+                f"not allowed to run {name}; {requested_tier} as set"
+            )
+        if kind == "transient":
+            if requested_tier == "auto":
+                raise StorageUnavailableError(
+                    f"could not tell whether this server has Atlas Search: {name} failed "
+                    f"{len(RETRY_DELAYS) + 1} times ({reason}); connect again, or set "
+                    "AGENT_MEMORY_SEARCH_TIER=atlas or plain"
+                )
+            return requested_tier == "atlas", (
+                f"{name} could not be checked ({reason}); {requested_tier} as set"
+            )
+    return True, "$vectorSearch and $search answered"
 
 
 async def _probe_transactions(db: Any, collection: Any) -> tuple[bool, str | None]:
@@ -241,3 +320,25 @@ def choose_tier(
             )
         return "atlas"
     return "atlas" if capabilities.atlas_search else "plain"
+
+
+def tier_reason(
+    capabilities: Capabilities, requested: Literal["auto", "atlas", "plain"], tier: SearchTier
+) -> str:
+    """One line saying which tier was chosen and why."""
+    if requested != "auto":
+        why = f"AGENT_MEMORY_SEARCH_TIER={requested}"
+        if capabilities.search_reason:
+            why += f"; {capabilities.search_reason}"
+    else:
+        why = capabilities.search_reason or "auto"
+    fusion = ""
+    if tier == "atlas":
+        fusion = (
+            "; fused by $rankFusion"
+            if capabilities.rank_fusion
+            else "; fused in the framework ($rankFusion "
+            + capabilities.notes.get("rank_fusion", "refused")[:120]
+            + ")"
+        )
+    return f"{tier} tier: {why}{fusion}"

@@ -36,6 +36,7 @@ from agent_memory.mongo.capabilities import (
     SearchTier,
     choose_tier,
     probe_capabilities,
+    tier_reason,
 )
 from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
 
@@ -78,6 +79,11 @@ class Connection:
         # activity, ...): finished before it closes. Weak, so a memory object that is gone
         # is not kept alive by its connection.
         self._background: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    @property
+    def tier_reason(self) -> str:
+        """One line: the search tier in use and why (the setting, or what the probe found)."""
+        return tier_reason(self.capabilities, self.settings.search_tier, self.tier)
 
     @property
     def client(self) -> Any:
@@ -289,7 +295,13 @@ async def connect(
             await embedded.astop()
         raise
 
-    logger.info("database_connected", target=target, tier=tier, database=db.name)
+    logger.info(
+        "database_connected",
+        target=target,
+        tier=tier,
+        database=db.name,
+        reason=tier_reason(capabilities, settings.search_tier, tier),
+    )
     return Connection(
         db=db,
         settings=settings,

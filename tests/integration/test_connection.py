@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from pymongo import AsyncMongoClient
+from structlog.testing import capture_logs
 
 from agent_memory.config import load_settings
 from agent_memory.errors import (
@@ -209,32 +210,156 @@ async def test_connection_logs_never_show_the_password(tmp_path):
         await server.close()
 
 
-@pytest.mark.parametrize("tier", ["auto", "atlas", "plain"])
-async def test_a_user_not_allowed_to_list_search_indexes(tier, settings, monkeypatch):
-    """Atlas without the listSearchIndexes privilege: on auto that is a clear refusal, not a
-    silent fall back to the plain tier (whose $text indexes Atlas deployments do not have);
-    a tier set explicitly is taken as set."""
-    from pymongo import errors as pm
-
+def _answering(monkeypatch, answers):
+    """The server as Atlas would answer the probes: ``answers`` maps a first stage to a list
+    of what to do on each call (an exception to raise, or documents to return); the last
+    entry repeats. Other stages go to the embedded server."""
     from agent_memory.mongo import _driver
 
     real_aggregate = _driver.aggregate
+    calls: list[str] = []
 
-    async def refusing(collection, pipeline, **kwargs):
-        if "$listSearchIndexes" in pipeline[0]:
-            raise pm.OperationFailure("not authorized on db to execute command", code=13)
-        return await real_aggregate(collection, pipeline, **kwargs)
+    async def answering(collection, pipeline, **kwargs):
+        stage = next(iter(pipeline[0]))
+        if stage not in answers:
+            return await real_aggregate(collection, pipeline, **kwargs)
+        calls.append(stage)
+        script = answers[stage]
+        answer = script.pop(0) if len(script) > 1 else script[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
-    monkeypatch.setattr(_driver, "aggregate", refusing)
+    monkeypatch.setattr(_driver, "aggregate", answering)
+    monkeypatch.setattr("agent_memory.mongo.capabilities.RETRY_DELAYS", (0.0, 0.0, 0.0))
+    return calls
+
+
+def _failure(code, message, code_name="AtlasError"):
+    from pymongo import errors as pm
+
+    return pm.OperationFailure(message, code=code, details={"codeName": code_name})
+
+
+_M0_LISTING = _failure(
+    8000,
+    "$listSearchIndexes is not allowed or the syntax is incorrect, see the Atlas "
+    "documentation for more information",
+)
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        _failure(13, "not authorized on db to execute command", "Unauthorized"),
+        _failure(8000, "user is not allowed to do action [find] on [db.meta]"),
+    ],
+    ids=["code-13", "atlas-8000"],
+)
+@pytest.mark.parametrize("tier", ["auto", "atlas", "plain"])
+async def test_a_user_not_allowed_to_run_the_search_stages(tier, refusal, settings, monkeypatch):
+    """A permission refusal (self-managed code 13, or Atlas's code 8000 'not allowed to do
+    action') on auto is a clear refusal, not a silent fall back to the plain tier (whose
+    $text indexes Atlas deployments do not have); a tier set explicitly is taken as set."""
+    _answering(monkeypatch, {"$vectorSearch": [refusal]})
     configured = settings.model_copy(update={"search_tier": tier})
     if tier == "auto":
-        with pytest.raises(AuthenticationError, match="listSearchIndexes"):
+        with pytest.raises(AuthenticationError, match=r"may not run \$vectorSearch"):
             await connect(configured)
         return
     conn = await connect(configured)
     try:
         assert conn.tier == tier
         assert conn.capabilities.atlas_search is (tier == "atlas")
-        assert "not allowed" in conn.capabilities.notes["atlas_search"]
+        assert "not allowed" in conn.capabilities.search_reason
+        assert conn.tier_reason.startswith(f"{tier} tier: AGENT_MEMORY_SEARCH_TIER={tier}")
+    finally:
+        await conn.close()
+
+
+async def test_a_free_cluster_that_refuses_to_list_search_indexes_gets_the_atlas_tier(
+    settings, monkeypatch
+):
+    """M0 and Flex refuse $listSearchIndexes (code 8000) while $vectorSearch and $search run
+    (a missing index answers no documents): the tier follows the stages."""
+    calls = _answering(
+        monkeypatch,
+        {
+            "$listSearchIndexes": [_M0_LISTING],
+            "$vectorSearch": [[]],
+            "$search": [[]],
+            "$rankFusion": [_failure(40324, "Unrecognized pipeline stage name: '$rankFusion'")],
+        },
+    )
+    with capture_logs() as logs:
+        conn = await connect(settings)
+    try:
+        assert conn.tier == "atlas" and conn.capabilities.atlas_search
+        assert "$listSearchIndexes" not in calls
+        assert conn.capabilities.rank_fusion is False
+        assert conn.tier_reason == (
+            "atlas tier: $vectorSearch and $search answered; fused in the framework "
+            "($rankFusion Unrecognized pipeline stage name: '$rankFusion')"
+        )
+        [connected] = [e for e in logs if e["event"] == "database_connected"]
+        assert connected["reason"] == conn.tier_reason
+    finally:
+        await conn.close()
+
+
+async def test_a_community_server_that_lists_no_search_indexes_is_not_taken_for_atlas(
+    settings, monkeypatch
+):
+    """Community 6.0.7-7.0.1 answer $listSearchIndexes with an empty list; their
+    $vectorSearch is refused (SearchNotEnabled), so the tier is plain."""
+    _answering(
+        monkeypatch,
+        {
+            "$listSearchIndexes": [[]],
+            "$vectorSearch": [_failure(31082, "$vectorSearch is not enabled", "SearchNotEnabled")],
+        },
+    )
+    conn = await connect(settings)
+    try:
+        assert conn.tier == "plain" and not conn.capabilities.atlas_search
+        assert conn.tier_reason == "plain tier: $vectorSearch refused: $vectorSearch is not enabled"
+    finally:
+        await conn.close()
+
+
+async def test_a_transient_refusal_is_asked_again_not_taken_for_the_lifetime(settings, monkeypatch):
+    """mongot unreachable (code 6) or a primary stepping down (189) at start-up: asked again,
+    and the answer once it comes decides."""
+    unreachable = _failure(6, "Error connecting to localhost:28000", "HostUnreachable")
+    stepped_down = _failure(189, "primary stepped down", "PrimarySteppedDown")
+    calls = _answering(
+        monkeypatch,
+        {"$vectorSearch": [unreachable, stepped_down, []], "$search": [[]]},
+    )
+    conn = await connect(settings)
+    try:
+        assert conn.tier == "atlas"
+        assert calls.count("$vectorSearch") == 3
+    finally:
+        await conn.close()
+
+
+@pytest.mark.parametrize("tier", ["auto", "atlas", "plain"])
+async def test_a_refusal_that_stays_transient_decides_nothing_on_auto(tier, settings, monkeypatch):
+    from pymongo import errors as pm
+
+    calls = _answering(
+        monkeypatch, {"$vectorSearch": [[]], "$search": [pm.AutoReconnect("connection reset")]}
+    )
+    configured = settings.model_copy(update={"search_tier": tier})
+    if tier == "auto":
+        with pytest.raises(StorageUnavailableError, match="could not tell whether"):
+            await connect(configured)
+        assert calls.count("$search") == 4  # the first try and three more
+        return
+    conn = await connect(configured)
+    try:
+        assert conn.tier == tier
+        assert "could not be checked" in conn.capabilities.search_reason
     finally:
         await conn.close()

@@ -136,3 +136,71 @@ async def test_the_searcher_reports_cosines_from_both_fusion_paths(
     assert parse_score_details(details, similarity=similarity)[1]["vector"].score == (
         pytest.approx(cosine)
     )
+
+
+class _Refusing(_Collection):
+    """A server whose ``$rankFusion`` refuses (as an 8.0 cluster refuses ``$vectorSearch``
+    inputs), answering the single-source stages."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(
+            {
+                "$vectorSearch": [{"_id": 1, VECTOR_SCORE: 0.9}, {"_id": 2, VECTOR_SCORE: 0.7}],
+                "$search": [{"_id": 2, TEXT_SCORE: 2.0}],
+            }
+        )
+        self.error = error
+
+    def aggregate(self, pipeline: list[dict[str, Any]], **kwargs: Any) -> _Cursor:
+        if "$rankFusion" in pipeline[0]:
+            self.stages.append("$rankFusion")
+            raise self.error
+        return super().aggregate(pipeline, **kwargs)
+
+
+async def test_a_refused_rank_fusion_falls_back_to_the_frameworks_fusion_once() -> None:
+    from pymongo import errors as pm
+    from structlog.testing import capture_logs
+
+    refusal = pm.OperationFailure(
+        "Unrecognized pipeline stage name: '$rankFusion'",
+        code=40324,
+        details={"codeName": "Location40324"},
+    )
+    collection = _Refusing(refusal)
+    searcher = AtlasSearcher({"memories": collection}, rank_fusion=True)
+    with capture_logs() as logs:
+        first = await searcher.search(TARGET, _query(text="tea"))
+        second = await searcher.search(TARGET, _query(text="tea"))
+    assert searcher.rank_fusion is False
+    # Asked once; then both searches were fused in the framework from the two stages.
+    assert collection.stages.count("$rankFusion") == 1
+    assert collection.stages.count("$vectorSearch") == collection.stages.count("$search") == 2
+    for hits in (first, second):
+        assert [hit.id for hit in hits] == [2, 1]  # found by both sources, then by one
+        assert hits[0].sources["vector"].rank == 2 and hits[0].sources["text"].rank == 1
+    warnings = [e for e in logs if e["event"] == "rank_fusion_disabled"]
+    assert len(warnings) == 1 and warnings[0]["log_level"] == "warning"
+    assert "Unrecognized pipeline stage" in warnings[0]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "raised"),
+    [
+        (8000, "user is not allowed to do action [aggregate] on [app.memories]", "Authentication"),
+        (6, "Error connecting to localhost:28000", "Storage"),
+    ],
+)
+async def test_permission_and_transient_errors_do_not_turn_rank_fusion_off(
+    code: int, message: str, raised: str
+) -> None:
+    from pymongo import errors as pm
+
+    from agent_memory.errors import AgentMemoryError
+
+    collection = _Refusing(pm.OperationFailure(message, code=code))
+    searcher = AtlasSearcher({"memories": collection}, rank_fusion=True)
+    with pytest.raises(AgentMemoryError) as caught:
+        await searcher.search(TARGET, _query(text="tea"))
+    assert type(caught.value).__name__.startswith(raised)
+    assert searcher.rank_fusion is True and collection.stages == ["$rankFusion"]

@@ -11,9 +11,11 @@ import asyncio
 import math
 from typing import Any, ClassVar
 
+from pymongo import errors as pm
+
 from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo._errors import classify_refusal, translate_errors
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
 from agent_memory.mongo.search.types import (
     Searcher,
@@ -210,18 +212,48 @@ class AtlasSearcher(Searcher):
         self._rank_fusion = rank_fusion
         self._similarity = similarity
 
+    @property
+    def rank_fusion(self) -> bool:
+        """Whether hybrid searches are fused by the server's ``$rankFusion``."""
+        return self._rank_fusion
+
+    async def _fused_by_server(
+        self, collection: Any, target: SearchTarget, query: SearchQuery
+    ) -> list[SearchHit] | None:
+        """``$rankFusion``'s hits, or ``None`` once the server refused the stage: it is
+        in preview, and ``$vectorSearch`` inputs need 8.1, so a server the probe let through
+        may still refuse the shape. Then every later search (this one included) is fused in
+        the framework, said once with a warning. Permission and transient errors are raised
+        as they are: they are no reason to stop using the stage."""
+        try:
+            docs = await _driver.aggregate(collection, rank_fusion_pipeline(target, query))
+        except pm.OperationFailure as exc:
+            if classify_refusal(exc) != "unsupported":
+                raise
+            if self._rank_fusion:
+                self._rank_fusion = False
+                logger.warning(
+                    "rank_fusion_disabled",
+                    collection=target.collection,
+                    reason=str(exc).split(", full error:", 1)[0][:200],
+                    fallback="reciprocal rank fusion in the framework",
+                )
+            return None
+        hits = []
+        for doc in docs:
+            fused, sources = parse_score_details(
+                doc.pop(SCORE_DETAILS, None), similarity=self._similarity
+            )
+            hits.append(SearchHit(doc["_id"], doc, fused, sources))
+        return hits
+
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
         with translate_errors(f"searching {target.collection}"):
             if query.vector is not None and query.text is not None and self._rank_fusion:
-                docs = await _driver.aggregate(collection, rank_fusion_pipeline(target, query))
-                hits = []
-                for doc in docs:
-                    fused, sources = parse_score_details(
-                        doc.pop(SCORE_DETAILS, None), similarity=self._similarity
-                    )
-                    hits.append(SearchHit(doc["_id"], doc, fused, sources))
-                return hits
+                hits = await self._fused_by_server(collection, target, query)
+                if hits is not None:
+                    return hits
 
             runs: dict[str, Any] = {}
             if query.vector is not None:
