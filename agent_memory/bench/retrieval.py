@@ -4,8 +4,10 @@
 
 Every conversation is one user of one agent. Every turn is stored as a long-term memory with
 ``LongTermMemory.store_many`` (the write path: validation, one embedding call, consolidation,
-the stored document with its vector), its content the turn as a memory of it would read:
-``[session date] Speaker: text``. Every question with evidence is then asked with
+the stored document with its vector), its content the turn as a memory of it would read,
+``Speaker: text``, and its context the session's date and the turns around it (the context is
+what the keyword ranking and the prompt read; the vector reads the content, as a memory formed
+by the agent would have it). Every question with evidence is then asked with
 ``LongTermMemory.retrieve`` (the read path: the search tier's hybrid search, fused, re-ranked
 by the memory score) and scored by evidence recall at k: the share of questions with at least
 one evidence turn among the first k memories.
@@ -81,15 +83,19 @@ class RecordingEmbedder(Embedder):
 
 
 def memory_text(conversation: Conversation, index: int) -> str:
+    """What was said, by whom: ``Speaker: text``. The session's date is not part of it: a
+    memory's text is what a search compares with a question, and a date in front of every
+    memory makes all of them alike to the embedder (on datasets/dialogues the plain vector's
+    R@10 was 0.668 with the date in the text and 0.748 without); it goes into the context."""
     turn = conversation.turns[index]
-    return f"[{turn.date}] {turn.speaker}: {turn.text}".strip()
+    return f"{turn.speaker}: {turn.text}".strip()
 
 
 def neighbour_context(conversation: Conversation, index: int, *, chars: int = 900) -> str | None:
-    """The turns before and after ``index`` in the same session, as a memory formed from a
-    conversation carries them (``NewMemory.context``)."""
+    """When it was said (``[session date]``) and the turns before and after ``index`` in the
+    same session, as a memory formed from a conversation carries them (``NewMemory.context``)."""
     turn = conversation.turns[index]
-    lines = []
+    lines = [f"[{turn.date}]"] if turn.date else []
     for other in (index - 1, index + 1):
         if 0 <= other < len(conversation.turns) and conversation.turns[other].date == turn.date:
             near = conversation.turns[other]
