@@ -52,7 +52,7 @@ import contextlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -100,7 +100,7 @@ from agent_memory.mongo.search.snapshots import (
 )
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.transactions import run_in_transaction
-from agent_memory.mongo.vectors import to_bson_vector
+from agent_memory.mongo.vectors import from_bson_vector, to_bson_vector
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.rerankers.base import Reranker
@@ -114,6 +114,9 @@ _MAX_K = 100
 _DECISION_ATTEMPTS = 4
 #: Stored memories a new one is compared with (consolidation's candidates).
 _CANDIDATES = 3
+#: Atlas tier: at most this many of the tenant's most recent memories of a type are compared
+#: by the framework itself, besides ``$vectorSearch``'s candidates.
+_RECENT_LIMIT = 200
 
 
 def _with_pending(
@@ -246,7 +249,7 @@ class LongTermMemory:
                 limit=_CANDIDATES,
             ),
         )
-        return [
+        candidates = [
             Candidate(
                 hit.id,
                 hit.document.get("content", ""),
@@ -255,6 +258,45 @@ class LongTermMemory:
             for hit in hits
             if "vector" in hit.sources
         ]
+        if self.connection.tier != "atlas" or self.config.recent_writes_s <= 0:
+            return candidates  # the plain tier searches what is stored now
+        return await self._with_recent(tenant, item, vector, candidates)
+
+    async def _with_recent(
+        self, tenant: Tenant, item: NewMemory, vector: np.ndarray, candidates: list[Candidate]
+    ) -> list[Candidate]:
+        """``candidates`` joined by the tenant's memories of the type stored in the last
+        ``recent_writes_s``, compared here. Atlas's search index catches up with writes
+        asynchronously, so ``$vectorSearch`` does not see a memory stored a moment ago: the
+        same fact told twice in a row would be stored twice, a contradiction not superseded.
+        One indexed read (``tenant_type_created``) of at most :data:`_RECENT_LIMIT` documents."""
+        since = datetime.now(UTC) - timedelta(seconds=self.config.recent_writes_s)
+        recent = await self.collection.find(
+            {
+                **tenant.filter(),
+                "memory_type": item.memory_type,
+                "status": "active",
+                "created_at": {"$gte": since},
+            },
+            {"content": 1, self.target.vector_path: 1},
+            sort=[("created_at", -1)],
+            limit=_RECENT_LIMIT,
+        ).to_list(None)
+        if not recent:
+            return candidates
+        norm = float(np.linalg.norm(vector)) or 1.0
+        by_id = {candidate.id: candidate for candidate in candidates}
+        for document in recent:
+            try:
+                stored = from_bson_vector(document.get(self.target.vector_path))
+            except InvalidInputError:
+                continue  # no usable vector (written by hand): nothing to compare
+            if stored.shape != vector.shape:
+                continue  # another embedder's vector: not comparable
+            cosine = float(np.dot(vector, stored)) / (norm * (float(np.linalg.norm(stored)) or 1.0))
+            by_id[document["_id"]] = Candidate(document["_id"], document.get("content", ""), cosine)
+        joined = sorted(by_id.values(), key=lambda c: -(c.similarity or 0.0))
+        return joined[:_CANDIDATES]
 
     async def _reinforce(self, tenant: Tenant, target: str, item: NewMemory, now: datetime) -> bool:
         step = self.config.reinforce_step

@@ -87,6 +87,10 @@ class LongTermConfig:
     judge_similarity: float = 0.85
     #: How much a repeat raises importance (capped at 1).
     reinforce_step: float = 0.05
+    #: Atlas tier: a new memory is also compared with the memories stored this many seconds
+    #: before it, read from the collection, because ``$vectorSearch``'s index catches up with
+    #: writes asynchronously (0 turns it off). The plain tier always searches what is stored.
+    recent_writes_s: float = 300.0
 
     def __post_init__(self) -> None:
         for name in ("search_weights", "rank_fusion_weights"):
@@ -96,6 +100,13 @@ class LongTermConfig:
             raise InvalidInputError("coverage_power must be a number from 0 to 8")
         if self.keyword_trust is not None and not isinstance(self.keyword_trust, KeywordTrust):
             raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
+        recent = self.recent_writes_s
+        if (
+            isinstance(recent, bool)
+            or not isinstance(recent, int | float)
+            or not 0 <= recent <= 86_400
+        ):
+            raise InvalidInputError("recent_writes_s must be a number of seconds from 0 to 86400")
         for name in ("overfetch", "min_candidates", "rerank_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
