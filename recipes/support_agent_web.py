@@ -270,6 +270,8 @@ async def _wait_for_formation(agent: RAGAgent, users: list[str], timeout: float 
     """Wait until the agent's worker has formed every queued session of ``users``."""
     started = time.perf_counter()
     await agent.drain()  # the turns' scheduling of formation runs after the replies
+    for user in users:  # the sessions are over: form them now, not after the debounce
+        await agent.queue.expedite(Tenant(agent.config.agent_id, user))
     while time.perf_counter() - started < timeout:
         jobs = [
             job

@@ -379,6 +379,8 @@ async def show_prompt(agent: RAGAgent, handled: Handled | None) -> None:
 async def wait_for_formation(agent: RAGAgent, users: list[str], timeout: float = 30.0) -> None:
     """Until the agent's worker has formed every queued session of ``users``."""
     await agent.drain()  # scheduling formation runs after the replies
+    for user in users:  # the sessions are over: form them now, not after the debounce
+        await agent.queue.expedite(Tenant(agent.config.agent_id, user))
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         jobs = [

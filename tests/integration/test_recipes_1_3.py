@@ -222,7 +222,9 @@ def test_long_answers_are_split_into_telegram_sized_messages():
 
 @pytest.fixture
 async def agent(indexed, embedder):
-    config = AgentConfig(travel.AGENT_ID, formation_debounce_s=0.2, run_formation_worker=True)
+    # Memories form when a test says the sessions are over (travel.wait_for_formation brings
+    # them forward), never in the middle of one because the machine happened to be slow.
+    config = AgentConfig(travel.AGENT_ID, formation_debounce_s=600.0, run_formation_worker=True)
     async with RAGAgent(indexed, embedder, OfflineChatModel(), config=config) as agent:
         yield agent
 
