@@ -19,6 +19,7 @@ from agent_memory.errors import ConfigurationError, LiveCallBlockedError, Provid
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatResponse, TextBlock, ToolCall, ToolResult
 from agent_memory.providers.chat.fake import FakeChatModel
+from tests.waiting import until
 
 
 def _server() -> MCPServer:
@@ -50,10 +51,7 @@ async def _serve(port: int):
     app = _server().streamable_http_app()
     uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.create_task(uv.serve())
-    for _ in range(200):
-        if uv.started:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: uv.started, "the MCP test server to start")
     return uv, task
 
 

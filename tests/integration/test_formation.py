@@ -17,6 +17,7 @@ from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
+from tests.waiting import until
 
 XIAOMING = Tenant("travel", "xiaoming")
 ANA = Tenant("travel", "ana")
@@ -270,10 +271,11 @@ async def test_worker_start_and_aclose_leave_no_tasks(memories, connection):
     w.start()
     w.start()  # idempotent
     assert w.running
-    for _ in range(500):
-        if [j.status for j in await queue.jobs(ANA)] == ["done"]:
-            break
-        await asyncio.sleep(0.01)
+
+    async def done() -> bool:
+        return [j.status for j in await queue.jobs(ANA)] == ["done"]
+
+    await until(done, "the worker to form the session")
     await w.aclose()
     await w.aclose()
     assert not w.running
@@ -289,10 +291,7 @@ async def test_aclose_cancels_a_job_in_progress_and_leaves_it_to_the_lease(memor
     slow = FakeChatModel(default="{}", delay=30.0)
     w = FormationWorker(memories, slow, queue=queue, poll_interval=0.01)
     w.start()
-    for _ in range(500):
-        if slow.requests:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: bool(slow.requests), "the worker to ask the model")
     await w.aclose(grace=0.05)
     (job,) = await queue.jobs(ANA)
     assert job.status == "running" and job.plan is None  # nothing half-done

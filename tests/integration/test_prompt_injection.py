@@ -28,6 +28,7 @@ from agent_memory.memory.knowledge import SharedKnowledge
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatRequest, ChatResponse, ToolCall, ToolResult
 from agent_memory.providers.chat.fake import FakeChatModel
+from tests.waiting import until
 
 AGENT = "agent-q5"
 ALICE = Tenant(AGENT, "alice-7f3")
@@ -259,10 +260,7 @@ async def recorded_mcp():
         uvicorn.Config(recorder, host="127.0.0.1", port=port, log_level="warning")
     )
     task = asyncio.create_task(served.serve())
-    for _ in range(200):
-        if served.started:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: served.started, "the MCP test server to start")
     yield f"http://127.0.0.1:{port}/mcp", recorder
     served.should_exit = True
     await asyncio.wait_for(task, 10)

@@ -76,7 +76,6 @@ class FakeChatModel(ChatModel):
         return len(self._script)
 
     async def _reply(self, request: ChatRequest) -> ChatResponse:
-        self.requests.append(request)
         if self._script:
             reply = self._script.popleft()
         elif self.default is not None:
@@ -100,11 +99,13 @@ class FakeChatModel(ChatModel):
         raise TypeError(f"a scripted reply must give str or ChatResponse, not {type(reply)!r}")
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)  # when it arrives, before the reply's delay
         if self.delay:
             await asyncio.sleep(self.delay)
         return await self._reply(request)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
         response = await self._reply(request)
         chunks = [chunk for chunk in _CHUNK_BOUNDARY.split(response.text) if chunk]
         if self.first_token_delay:
