@@ -270,7 +270,9 @@ async def _prepare(rt: Runtime) -> None:
     if rt.connection.capabilities.embedded:
         await manager.setup()
         return
-    problems = await manager.validate()
+    # A search index whose state cannot be read (M0 and Flex refuse to list them) is no
+    # reason to refuse a chat: the searches themselves say when an index is not serving.
+    problems = [state for state in await manager.validate() if state.state != "unknown"]
     if problems:
         raise NotInitialisedError(what_to_run(problems))
 

@@ -21,6 +21,7 @@ _STYLE = {
     "missing": "red",
     "drift": "red",
     "failed": "red",
+    "unknown": "yellow",
 }
 
 
@@ -35,7 +36,9 @@ def what_to_run(problems: list[IndexState]) -> str:
     if recorded is not None and recorded.state == "drift":
         # Setup refuses as well: the data needs the embedder it was built with.
         return f"the embedder changed: {recorded.detail}"
-    indexes = [p for p in problems if p.kind != "embedding"]
+    # Search indexes the server would not list (M0 and Flex clusters, a missing privilege).
+    unknown = [p for p in problems if p.kind != "embedding" and p.state == "unknown"]
+    indexes = [p for p in problems if p.kind != "embedding" and p.state != "unknown"]
     counts = [
         (n, word)
         for state, word in (("missing", "missing"), ("drift", "drifted"), ("failed", "failed"))
@@ -49,6 +52,12 @@ def what_to_run(problems: list[IndexState]) -> str:
         found.append(f"{plural(len(indexes), 'index', 'indexes')} not in place ({each})")
     if recorded is not None:
         found.append("no embedder recorded yet")
+    if unknown:
+        found.append(
+            f"{plural(len(unknown), 'search index', 'search indexes')} could not be checked"
+        )
+        if not indexes and recorded is None:
+            return f"{found[0]}: {unknown[0].detail}"
     if any(p.state == "failed" or (p.state == "drift" and p.kind in _REGULAR) for p in indexes):
         # An index of another definition under the same name is only replaced once dropped.
         command = "`agent-memory indexes drop --yes`, then `agent-memory indexes setup`"
@@ -73,7 +82,9 @@ def _table(states: list[IndexState], title: str) -> Table:
 
 @app.command("setup")
 def setup(
-    wait: bool = typer.Option(True, help="Wait until Atlas search indexes are queryable."),
+    wait: bool = typer.Option(
+        True, help="Wait until Atlas search indexes serve their current definition."
+    ),
     timeout: float = typer.Option(300.0, min=0, help="Seconds to wait for search indexes."),
     update: bool = typer.Option(
         False, help="Update Atlas search indexes whose definition drifted."
@@ -84,9 +95,7 @@ def setup(
     async def main() -> None:
         async with open_runtime() as rt:
             manager = IndexManager(rt.connection, rt.embedder.signature)
-            console.print(
-                f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}"
-            )
+            console.print(f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}")
             seen: set[tuple[str, str, str]] = set()
 
             def progress(item: IndexState) -> None:
@@ -122,9 +131,7 @@ def status() -> None:
     async def main() -> None:
         async with open_runtime() as rt:
             manager = IndexManager(rt.connection, rt.embedder.signature)
-            console.print(
-                f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}"
-            )
+            console.print(f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}")
             console.print(_table(await manager.status(), "index status"))
 
     run(main)

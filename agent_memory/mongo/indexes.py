@@ -1,10 +1,11 @@
 """Index lifecycle: set up, inspect, validate and drop every index agent_memory uses.
 
 Regular indexes are created on every tier; Atlas Search and Vector Search indexes only on
-the Atlas tier, where setup waits until they are queryable. Nothing is ever dropped or
-rebuilt unless asked: a definition that differs from the stored one is reported as drift with
-what to do about it. The embedder the data was built with is recorded, so a changed model or
-dimension is caught before mixed vectors make search meaningless.
+the Atlas tier, where setup waits until their current definition serves queries. Nothing is
+ever dropped or rebuilt unless asked: a definition that differs from the stored one is
+reported as drift with what to do about it. The embedder the data was built with is
+recorded, so a changed model or dimension is caught before mixed vectors make search
+meaningless.
 """
 
 from __future__ import annotations
@@ -25,19 +26,34 @@ from pymongo.operations import SearchIndexModel
 from agent_memory._log import get_logger
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, StorageError
 from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo._errors import _first_line as first_line
+from agent_memory.mongo._errors import classify_refusal, translate_errors
 from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
 from agent_memory.mongo.connection import META_COLLECTION, Connection, ensure_collection
 from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, embedding_drift
+from agent_memory.mongo.search.index_watch import note_search_indexes_serving
 from agent_memory.providers.embedders.base import EmbeddingSignature
 
-__all__ = ["IndexManager", "IndexState"]
+__all__ = ["IndexManager", "IndexState", "serving_state"]
 
 logger = get_logger(__name__)
 
 State = Literal[
-    "ok", "missing", "drift", "building", "failed", "created", "updated", "dropped", "not used"
+    "ok",
+    "missing",
+    "drift",
+    "building",
+    "failed",
+    "unknown",
+    "created",
+    "updated",
+    "dropped",
+    "not used",
 ]
+
+#: Atlas's answer when a cluster holds as many search indexes as its tier allows.
+_TOO_MANY_SEARCH_INDEXES = 20  # IllegalOperation
+_TOO_MANY_WORDS = "maximum number of fts indexes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +66,9 @@ class IndexState:
 
     @property
     def problem(self) -> bool:
-        return self.state in ("missing", "drift", "failed")
+        """Missing, drifted or failed, or a search index whose state could not be read
+        (``unknown``): nothing that can be taken as in place."""
+        return self.state in ("missing", "drift", "failed", "unknown")
 
 
 def _is_text(spec: IndexSpec) -> bool:
@@ -113,6 +131,73 @@ def _differences(expected: Any, actual: Any, path: str = "") -> list[str]:
     if expected != actual:
         return [f"{path} is {actual!r}, expected {expected!r}"]
     return []
+
+
+def _version(value: Any) -> int | None:
+    """``definitionVersion.version`` / ``latestDefinitionVersion.version``, when given."""
+    version = value.get("version") if isinstance(value, dict) else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def _failure_message(found: dict[str, Any]) -> str:
+    """Why a build failed: ``statusDetail[].stagedIndex.message`` or ``mainIndex.message``
+    (where Atlas documents it), else a top-level ``message``."""
+    for host in found.get("statusDetail") or []:
+        if not isinstance(host, dict):
+            continue
+        for part in ("stagedIndex", "mainIndex"):
+            detail = host.get(part)
+            if isinstance(detail, dict) and detail.get("message"):
+                return str(detail["message"])
+    return str(found.get("message") or "")
+
+
+def serving_state(found: dict[str, Any] | None) -> tuple[State, str]:
+    """Whether a search index, as ``$listSearchIndexes`` lists it, serves its latest
+    definition: ``ok``, ``missing`` (``found`` is ``None``), ``building`` or ``failed``, with a
+    detail. The definition itself is not compared here (that is drift).
+
+    After an update Atlas lists the index as ``status: BUILDING`` and ``queryable: true``
+    with the new ``latestDefinition`` while ``statusDetail[].mainIndex`` still serves the old
+    definition version and the new one is a ``stagedIndex`` (the documented sample output).
+    So the latest definition serves only when the status is READY (or not given), no host
+    has a staged index, and each host's main index is at ``latestDefinitionVersion`` (where
+    both versions are given). Self-managed mongot lists no status at all: that is ``ok``
+    ("status not reported"), since nothing would ever tell a wait that the build ended.
+    """
+    if found is None:
+        return "missing", ""
+    details = [host for host in found.get("statusDetail") or [] if isinstance(host, dict)]
+    if "status" not in found and "queryable" not in found and not details:
+        return "ok", "status not reported by this deployment"
+    status = str(found.get("status", "")).upper()
+    failed = status == "FAILED" or any(
+        isinstance(host.get(part), dict) and str(host[part].get("status", "")).upper() == "FAILED"
+        for host in details
+        for part in ("mainIndex", "stagedIndex")
+    )
+    if failed:
+        return "failed", _failure_message(found)
+    latest = _version(found.get("latestDefinitionVersion"))
+    serving = [
+        _version(host["mainIndex"].get("definitionVersion"))
+        for host in details
+        if isinstance(host.get("mainIndex"), dict)
+    ]
+    behind = [v for v in serving if latest is not None and v is not None and v != latest]
+    staged = any(isinstance(host.get("stagedIndex"), dict) for host in details)
+    if status in ("PENDING", "BUILDING") or staged or behind:
+        old = behind[0] if behind else None
+        if old is not None:
+            return "building", f"serving definition v{old} while v{latest} builds"
+        return "building", status.lower() or "building"
+    if status in ("DELETING", "DOES_NOT_EXIST"):
+        return "missing", status.lower()
+    if "queryable" in found and not found.get("queryable"):
+        return "building", status.lower() or "not queryable"
+    if status == "STALE":
+        return "ok", "stale: queryable, but Atlas reports it stopped following new writes"
+    return "ok", ""
 
 
 class IndexManager:
@@ -209,7 +294,13 @@ class IndexManager:
                     states.append(IndexState(name, index.name, kind, "ok"))
         return states
 
-    async def _search_states(self, spec: CollectionSpec) -> list[IndexState]:
+    async def _search_states(
+        self, spec: CollectionSpec, *, refused_is_unknown: bool = False
+    ) -> list[IndexState]:
+        """The state of each search index of ``spec``. With ``refused_is_unknown``, a listing
+        the server refuses (M0 and Flex clusters refuse ``$listSearchIndexes`` with code
+        8000, a user may lack the privilege) makes them ``unknown``, with the reason, instead
+        of raising; a transient error is raised either way."""
         name = self.connection.collection_name(spec.name)
         if self.tier != "atlas":
             return [
@@ -218,10 +309,21 @@ class IndexManager:
                 )
                 for index in spec.search_indexes
             ]
-        existing = {
-            index["name"]: index
-            for index in await _driver.list_search_indexes(self.connection.collection(spec.name))
-        }
+        try:
+            listed = await _driver.list_search_indexes(self.connection.collection(spec.name))
+        except pm.OperationFailure as exc:
+            if not refused_is_unknown or classify_refusal(exc) == "transient":
+                raise
+            reason = (
+                f"the server refused to list search indexes ({first_line(exc)}); "
+                "run `agent-memory indexes status` as the provisioning user, or see the "
+                "indexes in the Atlas UI (M0 and Flex clusters list none)"
+            )
+            return [
+                IndexState(name, index.name, index.type, "unknown", reason)
+                for index in spec.search_indexes
+            ]
+        existing = {index["name"]: index for index in listed}
         return [
             self._search_state(name, index, existing.get(index.name))
             for index in spec.search_indexes
@@ -242,27 +344,33 @@ class IndexManager:
                 "drift",
                 "; ".join(differences[:3]) + "; run `agent-memory indexes setup --update`",
             )
-        status = str(found.get("status", "")).upper()
-        if status == "FAILED":
-            return IndexState(
-                collection, spec.name, spec.type, "failed", str(found.get("message", ""))
-            )
-        if not found.get("queryable", False):
-            return IndexState(collection, spec.name, spec.type, "building", status.lower())
-        return IndexState(collection, spec.name, spec.type, "ok")
+        state, detail = serving_state(found)
+        return IndexState(collection, spec.name, spec.type, state, detail)
 
     async def status(self) -> list[IndexState]:
-        """The state of every index and of the embedding record."""
+        """The state of every index and of the embedding record. Search indexes the server
+        will not list are ``unknown``, with the reason."""
         with translate_errors("reading index status"):
             states: list[IndexState] = []
             for spec in self.catalog.collections.values():
                 states += await self._regular_states(spec)
-                states += await self._search_states(spec)
+                search = await self._search_states(spec, refused_is_unknown=True)
+                states += search
+                self._note_serving(spec, search)
             states.append(await self.embedding_state())
         return states
 
+    def _note_serving(self, spec: CollectionSpec, states: list[IndexState]) -> None:
+        """Tell this process's searchers that ``spec``'s search indexes were just seen
+        serving, so their first-use check need not list them again."""
+        if self.tier == "atlas" and states and all(state.state == "ok" for state in states):
+            note_search_indexes_serving(
+                self.connection.db.name, self.connection.collection_name(spec.name)
+            )
+
     async def validate(self) -> list[IndexState]:
-        """Only the problems: missing, drifted or failed indexes and a changed embedder."""
+        """Only the problems: missing, drifted or failed indexes, search indexes the server
+        would not list (``unknown``: not known to be in place), and a changed embedder."""
         return [state for state in await self.status() if state.problem]
 
     # --- setup ----------------------------------------------------------------------------
@@ -279,10 +387,13 @@ class IndexManager:
         """Create what is missing. Idempotent: existing matching indexes are left alone.
 
         On the Atlas tier, search indexes build asynchronously; with ``wait`` their state is
-        polled (every ``poll_interval`` seconds, backing off to 10) until all are queryable.
+        polled (every ``poll_interval`` seconds, backing off to 10) until each one's latest
+        definition serves queries (:func:`serving_state`; an updated index keeps answering
+        with its old definition while the new one builds).
 
         Raises :class:`EmbeddingMismatchError` when the data was embedded differently, and
-        :class:`StorageError` when Atlas search indexes are not queryable within ``timeout``.
+        :class:`StorageError` when Atlas search indexes are not queryable within ``timeout``,
+        or when the cluster refuses another search index (its tier's limit).
         """
         for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -349,13 +460,18 @@ class IndexManager:
         for state in await self._search_states(spec):
             index = next(index for index in spec.search_indexes if index.name == state.name)
             if state.state == "missing":
-                await collection.create_search_indexes(
-                    [
-                        SearchIndexModel(
-                            definition=index.definition, name=index.name, type=index.type
-                        )
-                    ]
-                )
+                try:
+                    await collection.create_search_indexes(
+                        [
+                            SearchIndexModel(
+                                definition=index.definition, name=index.name, type=index.type
+                            )
+                        ]
+                    )
+                except pm.OperationFailure as exc:
+                    if exc.code == _TOO_MANY_SEARCH_INDEXES or _TOO_MANY_WORDS in str(exc).lower():
+                        raise StorageError(self._limit_reached(state)) from exc
+                    raise
                 states.append(IndexState(state.collection, index.name, index.type, "created"))
             elif state.state == "drift" and update:
                 await collection.update_search_index(index.name, index.definition)
@@ -366,6 +482,16 @@ class IndexManager:
                 states.append(state)
         return states
 
+    def _limit_reached(self, state: IndexState) -> str:
+        """The one line setup stops with when the cluster takes no more search indexes."""
+        needed = sum(len(spec.search_indexes) for spec in self.catalog.collections.values())
+        return (
+            f"Atlas refused to create search index {state.collection}.{state.name}: the "
+            f"cluster's search-index limit was reached (M0 free clusters allow 3, Flex "
+            f"clusters 10; agent_memory needs {needed}); use a Flex or dedicated (M10+) "
+            "cluster, or atlas-local, then run `agent-memory indexes setup` again"
+        )
+
     async def _wait_queryable(
         self, *, timeout: float, notify: Callable[[IndexState], None], interval: float
     ) -> None:
@@ -374,7 +500,9 @@ class IndexManager:
         while True:
             pending = []
             for spec in self.catalog.collections.values():
-                for state in await self._search_states(spec):
+                states = await self._search_states(spec)
+                self._note_serving(spec, states)
+                for state in states:
                     if state.state == "failed":
                         raise StorageError(
                             f"search index {state.name} failed to build: {state.detail}"

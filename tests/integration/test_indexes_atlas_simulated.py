@@ -3,8 +3,9 @@
 Atlas cannot run here. Regular indexes, collections and the embedder record go to the real
 embedded server; only the search-index commands (``listSearchIndexes``, ``createSearchIndexes``,
 ``updateSearchIndex``, ``dropSearchIndex``) are simulated, with the behaviour MongoDB documents:
-a new index is BUILDING and not queryable for a while, then READY; the stored definition gains
-server defaults; a build can fail. ``tests/atlas`` runs the same paths against the real thing.
+a new index is BUILDING and not queryable for a while, then READY; an updated index stays
+queryable on its old definition while the new one builds; the stored definition gains server
+defaults; a build can fail. ``tests/atlas`` runs the same paths against the real thing.
 """
 
 from __future__ import annotations
@@ -23,12 +24,20 @@ from agent_memory.providers.embedders.fake import FakeEmbedder
 
 @dataclass
 class SearchIndexServer:
-    """Search indexes per collection, each becoming queryable after ``build_polls`` listings."""
+    """Search indexes per collection, each build serving after ``build_polls`` listings.
+
+    Listings have the documented shape: a new index is BUILDING and not queryable; an updated
+    one is BUILDING *and* queryable, lists the new ``latestDefinition`` while
+    ``statusDetail[].mainIndex`` still serves the old definition version and the new one is a
+    ``stagedIndex`` (the ``$listSearchIndexes`` sample output); a failed build's message is in
+    ``mainIndex``/``stagedIndex``, where the Atlas Administration API puts it.
+    """
 
     build_polls: int = 2
     fail: set[str] = field(default_factory=set)
     indexes: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     commands: list[tuple[str, str, str]] = field(default_factory=list)
+    listings: int = 0
 
     def _with_defaults(self, definition: dict[str, Any]) -> dict[str, Any]:
         stored = copy.deepcopy(definition)
@@ -44,34 +53,65 @@ class SearchIndexServer:
         self.indexes.setdefault(collection, {})[document["name"]] = {
             "name": document["name"],
             "type": document.get("type", "search"),
-            "latestDefinition": self._with_defaults(document["definition"]),
+            "versions": [self._with_defaults(document["definition"])],
+            "serving": None,  # the definition version queries use; none until built
             "polls_left": self.build_polls,
         }
 
     def update(self, collection: str, name: str, definition: dict[str, Any]) -> None:
         self.commands.append(("update", collection, name))
         index = self.indexes[collection][name]
-        index["latestDefinition"] = self._with_defaults(definition)
+        index["versions"].append(self._with_defaults(definition))
         index["polls_left"] = self.build_polls
 
+    def serves_latest(self, collection: str, name: str) -> bool:
+        index = self.indexes[collection][name]
+        return index["serving"] == len(index["versions"]) - 1
+
+    @staticmethod
+    def _detail(version: int, status: str, queryable: bool) -> dict[str, Any]:
+        return {"status": status, "queryable": queryable, "definitionVersion": {"version": version}}
+
     def listing(self, collection: str) -> list[dict[str, Any]]:
+        self.listings += 1
         result = []
         for index in self.indexes.get(collection, {}).values():
+            latest = len(index["versions"]) - 1
+            host: dict[str, Any] = {"hostname": "shard-00-01"}
             if index["name"] in self.fail:
-                status, queryable = "FAILED", False
-            elif index["polls_left"] > 0:
-                index["polls_left"] -= 1
-                status, queryable = "BUILDING", False
+                failed = self._detail(latest, "FAILED", False)
+                failed["message"] = "simulated build failure"
+                if index["serving"] is None:
+                    host["mainIndex"] = failed
+                else:
+                    host["mainIndex"] = self._detail(index["serving"], "READY", True)
+                    host["stagedIndex"] = failed
+                status, queryable = "FAILED", index["serving"] is not None
             else:
-                status, queryable = "READY", True
+                if index["polls_left"] > 0:
+                    index["polls_left"] -= 1
+                else:
+                    index["serving"] = latest
+                if index["serving"] is None:  # a first build
+                    status, queryable = "BUILDING", False
+                    host["mainIndex"] = self._detail(latest, "BUILDING", False)
+                elif index["serving"] != latest:  # a rebuild: the old definition serves
+                    status, queryable = "BUILDING", True
+                    host["mainIndex"] = self._detail(index["serving"], "READY", True)
+                    host["stagedIndex"] = self._detail(latest, "PENDING", False)
+                else:
+                    status, queryable = "READY", True
+                    host["mainIndex"] = self._detail(latest, "READY", True)
+            host["status"], host["queryable"] = status, queryable
             result.append(
                 {
                     "name": index["name"],
                     "type": index["type"],
                     "status": status,
                     "queryable": queryable,
-                    "latestDefinition": copy.deepcopy(index["latestDefinition"]),
-                    **({"message": "simulated build failure"} if status == "FAILED" else {}),
+                    "latestDefinitionVersion": {"version": latest},
+                    "latestDefinition": copy.deepcopy(index["versions"][latest]),
+                    "statusDetail": [host],
                 }
             )
         return result
@@ -142,7 +182,7 @@ async def test_setup_creates_search_indexes_and_waits_until_queryable(atlas, emb
     assert ("action_logs", "action_logs_text") in created
     assert ("memories", "content_text") not in created  # no $text index on any tier
     assert any(s.state == "building" for s in seen)  # progress was reported while waiting
-    vector = server.indexes["memories"]["memories_vector"]["latestDefinition"]
+    vector = server.indexes["memories"]["memories_vector"]["versions"][-1]
     assert vector["fields"][0]["numDimensions"] == embedder.dimensions
 
     again = await IndexManager(connection, embedder.signature).setup(timeout=10, poll_interval=0.01)
@@ -166,15 +206,30 @@ async def test_changed_dimensions_are_drift_and_update_fixes_them(atlas, embedde
     assert {s.name for s in without_update if s.state == "drift"} == {s.name for s in drift}
     assert not [c for c in server.commands if c[0] == "update"]
 
-    updated = await manager.setup(update=True, timeout=10, poll_interval=0.01)
+    listings = server.listings
+    seen: list[Any] = []
+    updated = await manager.setup(
+        update=True, timeout=10, poll_interval=0.01, on_progress=seen.append
+    )
     assert {s.name for s in updated if s.state == "updated"} == {s.name for s in drift}
+    # Right after the update each index lists the new definition and is queryable, but the
+    # old definition still serves: setup waits until the new one does.
+    building = {s.name: s.detail for s in seen if s.state == "building"}
+    assert building.keys() == {s.name for s in drift}
+    assert set(building.values()) == {"serving definition v0 while v1 builds"}
+    for state in drift:
+        assert server.serves_latest(state.collection, state.name)
+    # Three collections listed once to find the drift, then once per poll while building.
+    assert server.listings - listings >= 3 + 3 * server.build_polls
     assert await manager.validate() == []
 
 
 async def test_a_failed_build_is_an_error_naming_the_index(atlas, embedder):
     connection, server = atlas
     server.fail.add("knowledge_text")
-    with pytest.raises(StorageError, match="knowledge_text failed to build"):
+    with pytest.raises(
+        StorageError, match="knowledge_text failed to build: simulated build failure"
+    ):
         await IndexManager(connection, embedder.signature).setup(timeout=10, poll_interval=0.01)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pymongo import errors as pm
@@ -16,8 +17,10 @@ from pymongo import errors as pm
 from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import classify_refusal, translate_errors
+from agent_memory.mongo.search import index_watch
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
 from agent_memory.mongo.search.types import (
+    ResolvedFilters,
     Searcher,
     SearchHit,
     SearchQuery,
@@ -249,20 +252,39 @@ class AtlasSearcher(Searcher):
 
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
+        resolved = resolve_filters(target, query)
         with translate_errors(f"searching {target.collection}"):
+            hits: list[SearchHit] | None = None
             if query.vector is not None and query.text is not None and self._rank_fusion:
                 hits = await self._fused_by_server(collection, target, query)
-                if hits is not None:
-                    return hits
+            if hits is not None:
+                # $rankFusion gives no separate rankings: only an empty answer is suspect.
+                vector_empty = not hits
+                hits = [hit for hit in hits if _still_matches(hit.document, resolved)]
+            else:
+                hits, vector_empty = await self._fused_here(collection, target, query, resolved)
+        await index_watch.first_use(self._db, collection, target)
+        if query.vector is not None and vector_empty:
+            await index_watch.when_vector_search_is_empty(
+                self._db, collection, target, _vector_filter(target, query)
+            )
+        return hits
 
-            runs: dict[str, Any] = {}
-            if query.vector is not None:
-                runs["vector"] = _driver.aggregate(
-                    collection, vector_search_pipeline(target, query)
-                )
-            if query.text is not None:
-                runs["text"] = _driver.aggregate(collection, text_search_pipeline(target, query))
-            results = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
+    async def _fused_here(
+        self,
+        collection: Any,
+        target: SearchTarget,
+        query: SearchQuery,
+        resolved: ResolvedFilters,
+    ) -> tuple[list[SearchHit], bool]:
+        """One aggregate per source, fused in the framework; and whether the vector source
+        (when asked) returned nothing at all."""
+        runs: dict[str, Any] = {}
+        if query.vector is not None:
+            runs["vector"] = _driver.aggregate(collection, vector_search_pipeline(target, query))
+        if query.text is not None:
+            runs["text"] = _driver.aggregate(collection, text_search_pipeline(target, query))
+        results = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
 
         documents: dict[Any, dict[str, Any]] = {}
         rankings: dict[str, list[tuple[Any, float]]] = {}
@@ -271,16 +293,62 @@ class AtlasSearcher(Searcher):
             ranking = []
             for doc in docs:
                 score = float(doc.pop(score_field, 0.0))
+                if not _still_matches(doc, resolved):
+                    continue  # passed mongot's stale pre-filter; no longer what was asked
                 if name == "vector":
                     score = cosine_from_vector_score(score, self._similarity)
                 documents.setdefault(doc["_id"], doc)
                 ranking.append((doc["_id"], score))
             rankings[name] = ranking
         fused = reciprocal_rank_fusion(rankings, weights=query.weights, k=RRF_K)
-        return [
+        hits = [
             SearchHit(doc_id, documents[doc_id], score, sources)
             for doc_id, score, sources in fused[: query.limit]
         ]
+        return hits, not results.get("vector")
+
+
+# --- what the documents say now (mongot's pre-filter reads its own, lagging copy) ----------------
+
+_ABSENT: Any = object()
+
+
+def _field(document: Mapping[str, Any], path: str) -> Any:
+    value: Any = document
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+def _equals_any(value: Any, wanted: frozenset[str]) -> bool:
+    """MQL equality of a stored value with any of ``wanted`` (strings): an array matches when
+    it holds one of them."""
+    if isinstance(value, list):
+        return any(isinstance(item, str) and item in wanted for item in value)
+    return isinstance(value, str) and value in wanted
+
+
+def _still_matches(document: Mapping[str, Any], resolved: ResolvedFilters) -> bool:
+    """Whether ``document``, as stored now, still matches the tenant, filters and exclusions.
+
+    The search stages pre-filter on mongot's copy of the collection, which follows writes
+    with a lag, while the documents returned are looked up as they are now: a memory
+    superseded a moment ago passes ``status != superseded`` and comes back superseded. A
+    field the document does not carry is not re-checked: mongot's pre-filter saw it, and no
+    writer of the framework removes a tenant or filter field."""
+    for path, value in (*resolved.tenant.items(), *resolved.filters.items()):
+        have = _field(document, path)
+        wanted = frozenset(value) if isinstance(value, list) else frozenset((value,))
+        if have is not _ABSENT and not _equals_any(have, wanted):
+            return False
+    for path, value in resolved.exclude.items():
+        have = _field(document, path)
+        unwanted = frozenset(value) if isinstance(value, list) else frozenset((value,))
+        if have is not _ABSENT and _equals_any(have, unwanted):
+            return False
+    return True
 
 
 def _path(path: str | tuple[str, ...]) -> str | list[str]:
