@@ -6,6 +6,7 @@ import importlib.util
 import os
 import platform
 import sys
+from typing import Any
 
 import pytest
 import structlog
@@ -74,6 +75,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item, "fixturenames", ()
         ):
             item.add_marker(skip)
+
+
+#: Test files that read the same recipe runs (tests/integration/recipe_runs.py: each recipe run
+#: once per process): one unit of work for pytest-xdist, so that no recipe runs twice.
+_RECIPE_FILES = frozenset(
+    f"tests/integration/{name}.py"
+    for name in ("test_recipes", "test_recipes_1_3", "test_recipes_4_6")
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pyproject.toml runs the suite on pytest-xdist workers, a test file to a worker
+    (``--dist loadfile``): module fixtures are made once and a file's tests keep their order.
+    The recipe test files go to one worker together. Each worker has its own embedded server
+    (tests/integration/conftest.py); every test has a database of its own on it."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return "recipes" if path in _RECIPE_FILES else path
+
+    return FileScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

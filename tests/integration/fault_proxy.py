@@ -8,6 +8,8 @@ either before forwarding it (the server never sees it) or just after (the server
 the reply is lost). A test hook can also call :meth:`FaultProxy.cut` directly. A cut aborts
 every open connection and stops listening, so new connections are refused, like a server
 that stopped; :meth:`FaultProxy.restore` listens again on the same port: the server is back.
+The port stays reserved meanwhile (bound by a socket that does not listen): no connection made
+elsewhere, by another test process for one, can be given it as its own port in the meantime.
 
 ``faults`` counts the cuts made, for the reliability figures.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import struct
 from dataclasses import dataclass
 
@@ -66,6 +69,7 @@ class FaultProxy:
         #: The command each armed cut fell on, and whether it was delivered.
         self.cuts: list[tuple[str, bool]] = []
         self._server: asyncio.Server | None = None
+        self._reserved: socket.socket | None = None
         self._links: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
         self._trigger: _Trigger | None = None
@@ -82,8 +86,21 @@ class FaultProxy:
         return self._server is None
 
     async def start(self) -> str:
-        self._server = await asyncio.start_server(self._accept, "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
+        # Bound first, with SO_REUSEADDR as the listening socket has, and never listening: the
+        # listener can bind the same port, while neither a connection made anywhere on the
+        # machine (its ephemeral port) nor a bind to a free port can be given it while down.
+        reserved = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            reserved.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            reserved.bind(("127.0.0.1", self.port))
+            self.port = reserved.getsockname()[1]
+            self._server = await asyncio.start_server(
+                self._accept, "127.0.0.1", self.port, reuse_address=True
+            )
+        except BaseException:
+            reserved.close()
+            raise
+        self._reserved = reserved
         return self.uri
 
     async def __aenter__(self) -> FaultProxy:
@@ -133,6 +150,9 @@ class FaultProxy:
         for task in list(self._links):
             task.cancel()
         await asyncio.gather(*self._links, return_exceptions=True)
+        if self._reserved is not None:
+            self._reserved.close()
+            self._reserved = None
 
     # --- forwarding -----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ direct connection), and running the operation again must finish the work exactly
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -555,6 +556,7 @@ async def test_the_embedded_server_stopped_mid_run_and_restarted_keeps_everythin
         mongodb_uri=server.uri, database="faults", embedder="fake", connect_timeout_ms=TIMEOUT_MS
     )
     conn = await connect(settings)
+    reserved: list[socket.socket] = []
     try:
         await IndexManager(conn, embedder.signature).setup()
         system = MemorySystem(conn, embedder)
@@ -571,6 +573,7 @@ async def test_the_embedded_server_stopped_mid_run_and_restarted_keeps_everythin
 
         async def stop_then_repair(*args: Any, **kwargs: Any) -> Any:
             await server.astop()
+            reserved.extend(_reserve(port))
             return await repair(*args, **kwargs)
 
         monkeypatch.setattr(system.episodic, "repair_pending_credits", stop_then_repair)
@@ -582,6 +585,7 @@ async def test_the_embedded_server_stopped_mid_run_and_restarted_keeps_everythin
 
         server = EmbeddedServer(tmp_path / "data", port=port)
         await server.astart()
+        _release(reserved)
         await reconnected(conn)
         # The decay the dead run applied is on disk; the next run decays nothing again.
         docs = await conn.collection("memories").find().to_list(None)
@@ -595,8 +599,29 @@ async def test_the_embedded_server_stopped_mid_run_and_restarted_keeps_everythin
         FIGURES["server process stopped"] = FIGURES.get("server process stopped", 0) + 1
         await system.aclose()
     finally:
+        _release(reserved)
         await conn.close()
         await server.astop()
+
+
+def _reserve(port: int) -> list[socket.socket]:
+    """Hold the stopped server's port until it restarts: bound (with SO_REUSEADDR, as the
+    server binds it) but not listening, so connections are still refused, and no connection
+    made meanwhile, by this or another test process, is given the port as its own. Best
+    effort: nothing is held if the port cannot be bound."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("127.0.0.1", port))
+    except OSError:
+        held.close()
+        return []
+    return [held]
+
+
+def _release(reserved: list[socket.socket]) -> None:
+    while reserved:
+        reserved.pop().close()
 
 
 async def _importances(memories: Any) -> dict[str, float]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -50,16 +51,22 @@ PROPERTY_SETTINGS = settings(
 )
 
 
+@pytest.fixture
+async def indexes(connection, embedder) -> None:
+    """Set up once per test: its examples share the test's database."""
+    await IndexManager(connection, embedder.signature).setup()
+
+
 def fresh_tenants(count: int) -> list[Tenant]:
     # Unique per example: examples share one database, so they must not share tenants.
     run = uuid.uuid4().hex[:8]
     return [Tenant(f"agent-{run}", f"user-{i}") for i in range(count)]
 
 
+@pytest.mark.usefixtures("indexes")
 @PROPERTY_SETTINGS
 @given(data=st.lists(tenant_memories, min_size=2, max_size=4), query=sentence)
 async def test_no_search_path_returns_another_tenants_memory(connection, embedder, data, query):
-    await IndexManager(connection, embedder.signature).setup()
     tenants = fresh_tenants(len(data))
     collection = connection.collection("memories")
     owner = {}
@@ -92,6 +99,7 @@ async def test_no_search_path_returns_another_tenants_memory(connection, embedde
             assert all(hit.document["user_id"] == tenant.user_id for hit in hits)
 
 
+@pytest.mark.usefixtures("indexes")
 @PROPERTY_SETTINGS
 @given(
     strong=st.lists(sentence, min_size=5, max_size=10),
@@ -103,7 +111,6 @@ async def test_no_search_path_returns_another_tenants_memory(connection, embedde
 async def test_a_tenant_ranked_far_below_another_still_gets_k_results(
     connection, embedder, strong, weak, k
 ):
-    await IndexManager(connection, embedder.signature).setup()
     winner, loser = fresh_tenants(2)
     memory = LongTermMemory(connection, embedder)
     query = strong[0]
@@ -122,6 +129,7 @@ async def test_a_tenant_ranked_far_below_another_still_gets_k_results(
     await memory.aclose()
 
 
+@pytest.mark.usefixtures("indexes")
 @PROPERTY_SETTINGS
 @given(
     data=st.lists(st.lists(sentence, min_size=1, max_size=5), min_size=2, max_size=3),
@@ -130,7 +138,6 @@ async def test_a_tenant_ranked_far_below_another_still_gets_k_results(
 async def test_similar_actions_never_cross_tenants(connection, embedder, data, query):
     from agent_memory.memory.episodic import EpisodicMemory
 
-    await IndexManager(connection, embedder.signature).setup()
     episodic = EpisodicMemory(connection, embedder)
     tenants = fresh_tenants(len(data))
     for tenant, texts in zip(tenants, data, strict=True):
