@@ -27,6 +27,7 @@ from agent_memory.ops import (
     forget_user,
 )
 from agent_memory.providers.chat.fake import FakeChatModel
+from tests.waiting import until
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")
@@ -120,12 +121,32 @@ async def test_lease_renewal_pushes_the_expiry_on(connection):
 
 
 async def test_background_renewal_keeps_a_long_run_exclusive(connection):
-    # ttl 1 s, renewed every 1/3 s: the loop may be late by up to 2/3 s before it expires
+    """The held lease renews itself (every ttl / 3) and so stays exclusive past its first
+    expiry. Waited for by what the renewals do, and checked at explicit times: a loaded
+    machine may renew late, which is no failure of the renewal."""
     holder = Lease(connection, "job", ttl_seconds=1.0, holder="long")
+    renewed: list[bool] = []
+    renew = holder.renew
+
+    async def counted(**kwargs):
+        renewed.append(await renew(**kwargs))
+        return renewed[-1]
+
+    holder.renew = counted  # the background loop calls self.renew()
+    locks = connection.collection("locks")
     async with holder:
-        await asyncio.sleep(2.1)  # two ttls: without renewal it would have expired
+        first_expiry = (await locks.find_one({"_id": "job"}))["expires_at"]
+        await until(lambda: len(renewed) >= 2, "the lease to renew itself twice")
+        assert renewed[:2] == [True, True]
+        now_expires = (await locks.find_one({"_id": "job"}))["expires_at"]
+        assert now_expires > first_expiry
+        # Past the first expiry, before the renewed one: still held.
+        moment = max(
+            first_expiry + timedelta(milliseconds=1), now_expires - timedelta(milliseconds=1)
+        )
+        assert first_expiry < moment < now_expires
         with pytest.raises(LeaseHeldError):
-            await Lease(connection, "job", ttl_seconds=1.0, holder="other").acquire()
+            await Lease(connection, "job", ttl_seconds=1.0, holder="other").acquire(now=moment)
     await Lease(connection, "job", holder="other").acquire()
 
 
