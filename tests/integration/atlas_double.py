@@ -75,6 +75,7 @@ from tests.integration.fault_proxy import _HEADER, _OP_MSG, FaultProxy
 
 __all__ = [
     "ATLAS_NOT_ALLOWED",
+    "ManualClock",
     "RANK_FUSION_REFUSAL",
     "RRF_DESCRIPTION",
     "TOO_MANY_INDEXES",
@@ -274,6 +275,17 @@ class _Row:
 
 
 # --- the double ------------------------------------------------------------------------------------
+
+
+class ManualClock:
+    """A monotonic clock a test moves by hand (``clock.now += 601``): for the double's lag and
+    for anything else in a test that takes a clock."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class AtlasDouble(FaultProxy):

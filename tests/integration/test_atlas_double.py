@@ -38,7 +38,12 @@ from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
-from tests.integration.atlas_double import ATLAS_NOT_ALLOWED, RRF_DESCRIPTION, AtlasDouble
+from tests.integration.atlas_double import (
+    ATLAS_NOT_ALLOWED,
+    RRF_DESCRIPTION,
+    AtlasDouble,
+    ManualClock,
+)
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")
@@ -73,16 +78,6 @@ DOCS = [
      "content": "Bob likes tea"},
 ]  # fmt: skip
 QUERY = [1.0, 0.0, 0.0]
-
-
-class Clock:
-    """A clock the test moves by hand, for the double's automatic lag."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -416,7 +411,7 @@ async def test_new_writes_are_invisible_until_mongot_catches_up(double, db):
 
 
 async def test_the_lag_can_run_on_a_clock(double, db):
-    clock = Clock()
+    clock = ManualClock()
     double.clock, double.lag = clock, 2.0
     collection = await indexed(double, db)  # synced at clock.now
     await collection.insert_one({"_id": "new", "user_id": "u1", "embedding": [1.0, 0.0, 0.0]})

@@ -45,7 +45,7 @@ from agent_memory.mongo.search.atlas import vector_search_pipeline
 from agent_memory.mongo.search.index_watch import IndexWatch
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.embedders.fake import FakeEmbedder
-from tests.integration.atlas_double import ATLAS_NOT_ALLOWED, AtlasDouble
+from tests.integration.atlas_double import ATLAS_NOT_ALLOWED, AtlasDouble, ManualClock
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")
@@ -59,21 +59,11 @@ FORBIDDEN = (
 )
 
 
-class Clock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock(monkeypatch) -> Clock:
+def clock(monkeypatch) -> ManualClock:
     """A fresh watch of the search indexes for each test (the process's one is shared), on a
     clock the test moves."""
-    clock = Clock()
+    clock = ManualClock()
     monkeypatch.setattr(index_watch, "_WATCH", IndexWatch(clock=clock, interval=600.0))
     return clock
 
