@@ -294,14 +294,18 @@ async def _one(
     t0 = time.perf_counter()
     stored = await memory.store_many(tenant, items)
     result.ingest_seconds += time.perf_counter() - t0
-    turn_of = {item.id: i for i, item in enumerate(stored)}
+    # Consolidation keeps one memory for turns with the same text ("assistant: Got it."), so
+    # a memory stands for every turn it was stored for: each of them is found where it is.
+    turns_of: dict[str, list[int]] = {}
+    for i, item in enumerate(stored):
+        turns_of.setdefault(item.id, []).append(i)
 
     t0 = time.perf_counter()
     framework_rows = []
     for question in conversation.questions:
         hits = await memory.retrieve(tenant, question.text, k=max(KS), now=asked_at)
         position = {
-            turn_of[h.memory.id]: rank for rank, h in enumerate(hits, 1) if h.memory.id in turn_of
+            turn: rank for rank, h in enumerate(hits, 1) for turn in turns_of.get(h.memory.id, ())
         }
         framework_rows.append(
             np.array([position.get(e, _MISSED) for e in question.evidence], dtype=np.int64)

@@ -270,6 +270,15 @@ async def _probe_search(
             )
         if kind == "transient":
             if requested_tier == "auto":
+                # mongot may not answer yet (a new cluster starts it with its first search
+                # index): a server that lists search indexes has Atlas Search all the same.
+                listing, _ = await _answer(
+                    lambda: _driver.aggregate(collection, [{"$listSearchIndexes": {}}])
+                )
+                if listing is None:
+                    return True, (
+                        f"{name} did not answer ({reason}) but search indexes can be listed"
+                    )
                 raise StorageUnavailableError(
                     f"could not tell whether this server has Atlas Search: {name} failed "
                     f"{len(RETRY_DELAYS) + 1} times ({reason}); connect again, or set "

@@ -171,10 +171,20 @@ def serving_state(found: dict[str, Any] | None) -> tuple[State, str]:
     if "status" not in found and "queryable" not in found and not details:
         return "ok", "status not reported by this deployment"
     status = str(found.get("status", "")).upper()
-    failed = status == "FAILED" or any(
-        isinstance(host.get(part), dict) and str(host[part].get("status", "")).upper() == "FAILED"
-        for host in details
-        for part in ("mainIndex", "stagedIndex")
+
+    def states(part: str) -> list[str]:
+        return [
+            str(host[part].get("status", "")).upper()
+            for host in details
+            if isinstance(host.get(part), dict)
+        ]
+
+    staged_states = states("stagedIndex")
+    # A failed index being fixed (an update staged a new definition that has not failed) is
+    # building: what it will serve is the staged one.
+    rebuilding = any(state != "FAILED" for state in staged_states)
+    failed = "FAILED" in staged_states or (
+        (status == "FAILED" or "FAILED" in states("mainIndex")) and not rebuilding
     )
     if failed:
         return "failed", _failure_message(found)

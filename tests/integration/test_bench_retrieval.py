@@ -169,3 +169,27 @@ async def test_speed_benchmark_measures_ingest_and_retrieve(connection, embedder
     assert data["found_across_instances"] is True
     assert await connection.collection("memories").count_documents({}) == 0
     assert "| retrieve, vector given" in render_speed(data)
+
+
+async def test_a_memory_kept_for_turns_with_the_same_text_finds_each_of_them(
+    connection, embedder, tmp_path
+):
+    """Consolidation keeps one memory for two turns that read the same ("Ann: I adopted a
+    puppy called Rex." in two sessions): evidence on either turn is found where the memory is,
+    not only on the turn stored last."""
+    await IndexManager(connection, embedder.signature).setup()
+    dataset = _dataset(tmp_path / "locomo.json")
+    samples = json.loads(dataset.read_text())
+    conversation = samples[0]["conversation"]
+    conversation["session_2_date_time"] = "2:00 pm on 9 May, 2023"
+    conversation["session_2"] = [
+        {"speaker": "Ann", "dia_id": "D2:1", "text": "I adopted a puppy called Rex."}
+    ]
+    samples[0]["qa"] = [
+        {"question": "What is the puppy called?", "answer": "Rex", "evidence": ["D1:1"],
+         "category": 4},
+    ]  # fmt: skip
+    dataset.write_text(json.dumps(samples), encoding="utf-8")
+    data = (await run_retrieval(connection, embedder, dataset, context=False)).as_json()
+    assert data["questions"] == 1
+    assert data["recall"]["1"] == 1.0

@@ -363,3 +363,22 @@ async def test_a_refusal_that_stays_transient_decides_nothing_on_auto(tier, sett
         assert "could not be checked" in conn.capabilities.search_reason
     finally:
         await conn.close()
+
+
+async def test_a_new_cluster_whose_search_process_does_not_answer_yet_is_still_atlas(
+    settings, monkeypatch
+):
+    """mongot unreachable for the whole probe (a new cluster starts it with its first search
+    index) on a server that lists search indexes: Atlas, said why, so that `indexes setup` can
+    connect and create that first index."""
+    unreachable = _failure(6, "Error connecting to localhost:28000", "HostUnreachable")
+    _answering(monkeypatch, {"$vectorSearch": [unreachable], "$listSearchIndexes": [[]]})
+    conn = await connect(settings)
+    try:
+        assert conn.tier == "atlas"
+        assert conn.capabilities.search_reason == (
+            "$vectorSearch did not answer (Error connecting to localhost:28000) but search "
+            "indexes can be listed"
+        )
+    finally:
+        await conn.close()

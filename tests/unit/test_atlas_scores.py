@@ -204,3 +204,33 @@ async def test_permission_and_transient_errors_do_not_turn_rank_fusion_off(
         await searcher.search(TARGET, _query(text="tea"))
     assert type(caught.value).__name__.startswith(raised)
     assert searcher.rank_fusion is True and collection.stages == ["$rankFusion"]
+
+
+async def test_a_query_the_server_refuses_with_or_without_rank_fusion_turns_nothing_off() -> None:
+    """A bad query (here a filter path the index does not declare) fails inside $rankFusion
+    and again without it: the stage was not the problem, so it stays in use."""
+    from pymongo import errors as pm
+
+    from agent_memory.errors import StorageError
+
+    bad = pm.OperationFailure("Path 'colour' needs to be indexed as token", code=8)
+
+    class _BadQuery(_Refusing):
+        def aggregate(self, pipeline: list[dict[str, Any]], **kwargs: Any) -> _Cursor:
+            self.stages.append(next(iter(pipeline[0])))
+            raise self.error
+
+    collection = _BadQuery(bad)
+    searcher = AtlasSearcher({"memories": collection}, rank_fusion=True)
+    with pytest.raises(StorageError, match="needs to be indexed"):
+        await searcher.search(TARGET, _query(text="tea"))
+    assert searcher.rank_fusion is True
+    assert collection.stages[0] == "$rankFusion"
+
+
+def test_a_vector_input_without_a_value_has_no_score_to_convert() -> None:
+    fused, sources = parse_score_details(
+        {"value": 0.02, "details": [{"inputPipelineName": "vector", "rank": 1}]}
+    )
+    assert fused == pytest.approx(0.02)
+    assert (sources["vector"].rank, sources["vector"].score) == (1, 0.0)

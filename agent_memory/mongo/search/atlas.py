@@ -193,7 +193,7 @@ def parse_score_details(
         rank = entry.get("rank")
         score = _number(entry.get("value", 0.0))
         if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 and score is not None:
-            if name == "vector":
+            if name == "vector" and "value" in entry:  # no value: no score to convert
                 score = cosine_from_vector_score(score, similarity)
             sources[name] = SourceScore(rank=rank, score=score)
     if not sources:
@@ -222,47 +222,50 @@ class AtlasSearcher(Searcher):
 
     async def _fused_by_server(
         self, collection: Any, target: SearchTarget, query: SearchQuery
-    ) -> list[SearchHit] | None:
-        """``$rankFusion``'s hits, or ``None`` once the server refused the stage: it is
-        in preview, and ``$vectorSearch`` inputs need 8.1, so a server the probe let through
-        may still refuse the shape. Then every later search (this one included) is fused in
-        the framework, said once with a warning. Permission and transient errors are raised
-        as they are: they are no reason to stop using the stage."""
+    ) -> tuple[list[SearchHit] | None, str]:
+        """``$rankFusion``'s hits; or ``None`` and the server's reason when it refused the
+        query: the stage is in preview, and ``$vectorSearch`` inputs need 8.1, so a server the
+        probe let through may still refuse the shape. Permission and transient errors are
+        raised as they are: they are no reason to stop using the stage."""
         try:
             docs = await _driver.aggregate(collection, rank_fusion_pipeline(target, query))
         except pm.OperationFailure as exc:
             if classify_refusal(exc) != "unsupported":
                 raise
-            if self._rank_fusion:
-                self._rank_fusion = False
-                logger.warning(
-                    "rank_fusion_disabled",
-                    collection=target.collection,
-                    reason=str(exc).split(", full error:", 1)[0][:200],
-                    fallback="reciprocal rank fusion in the framework",
-                )
-            return None
+            return None, str(exc).split(", full error:", 1)[0][:200]
         hits = []
         for doc in docs:
             fused, sources = parse_score_details(
                 doc.pop(SCORE_DETAILS, None), similarity=self._similarity
             )
             hits.append(SearchHit(doc["_id"], doc, fused, sources))
-        return hits
+        return hits, ""
 
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
         resolved = resolve_filters(target, query)
         with translate_errors(f"searching {target.collection}"):
             hits: list[SearchHit] | None = None
+            refused = ""
             if query.vector is not None and query.text is not None and self._rank_fusion:
-                hits = await self._fused_by_server(collection, target, query)
+                hits, refused = await self._fused_by_server(collection, target, query)
             if hits is not None:
                 # $rankFusion gives no separate rankings: only an empty answer is suspect.
                 vector_empty = not hits
                 hits = [hit for hit in hits if _still_matches(hit.document, resolved)]
             else:
                 hits, vector_empty = await self._fused_here(collection, target, query, resolved)
+                if refused and self._rank_fusion:
+                    # The same query ran without the stage, so the stage was what the server
+                    # refused (a bad query fails both ways and turns nothing off): every
+                    # later search is fused in the framework, said once.
+                    self._rank_fusion = False
+                    logger.warning(
+                        "rank_fusion_disabled",
+                        collection=target.collection,
+                        reason=refused,
+                        fallback="reciprocal rank fusion in the framework",
+                    )
         await index_watch.first_use(self._db, collection, target)
         if query.vector is not None and vector_empty:
             await index_watch.when_vector_search_is_empty(
