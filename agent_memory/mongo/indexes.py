@@ -52,6 +52,7 @@ State = Literal[
 ]
 
 #: Atlas's answer when a cluster holds as many search indexes as its tier allows.
+_ALREADY_EXISTS = 68  # IndexAlreadyExists
 _TOO_MANY_SEARCH_INDEXES = 20  # IllegalOperation
 _TOO_MANY_WORDS = "maximum number of fts indexes"
 
@@ -467,9 +468,11 @@ class IndexManager:
     async def _setup_search(self, spec: CollectionSpec, *, update: bool) -> list[IndexState]:
         collection = self.connection.collection(spec.name)
         states = []
-        for state in await self._search_states(spec):
+        # M0 and Flex clusters refuse to list search indexes but create them: an index whose
+        # state cannot be read ("unknown") is created, and one that exists already is left.
+        for state in await self._search_states(spec, refused_is_unknown=True):
             index = next(index for index in spec.search_indexes if index.name == state.name)
-            if state.state == "missing":
+            if state.state in ("missing", "unknown"):
                 try:
                     await collection.create_search_indexes(
                         [
@@ -481,6 +484,19 @@ class IndexManager:
                 except pm.OperationFailure as exc:
                     if exc.code == _TOO_MANY_SEARCH_INDEXES or _TOO_MANY_WORDS in str(exc).lower():
                         raise StorageError(self._limit_reached(state)) from exc
+                    if state.state == "unknown" and (
+                        exc.code == _ALREADY_EXISTS or "already exists" in str(exc).lower()
+                    ):
+                        states.append(
+                            IndexState(
+                                state.collection,
+                                index.name,
+                                index.type,
+                                "unknown",
+                                "exists; " + state.detail,
+                            )
+                        )
+                        continue
                     raise
                 states.append(IndexState(state.collection, index.name, index.type, "created"))
             elif state.state == "drift" and update:
@@ -510,7 +526,8 @@ class IndexManager:
         while True:
             pending = []
             for spec in self.catalog.collections.values():
-                states = await self._search_states(spec)
+                # An index whose state the server will not list cannot be waited for.
+                states = await self._search_states(spec, refused_is_unknown=True)
                 self._note_serving(spec, states)
                 for state in states:
                     if state.state == "failed":

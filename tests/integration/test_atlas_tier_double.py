@@ -233,6 +233,27 @@ async def test_setup_at_the_clusters_search_index_limit_stops_with_one_clear_lin
     assert len(double.index_states) == 3
 
 
+async def test_setup_where_search_indexes_cannot_be_listed(conn, double):
+    """M0 and Flex clusters refuse $listSearchIndexes but create search indexes: setup
+    creates them without listing first, reaches M0's limit with its one line, and on a
+    second run leaves the ones that exist; nothing is waited for that cannot be seen."""
+    double.refuse("$listSearchIndexes", *M0_REFUSAL)
+    double.max_search_indexes = 3
+    manager = IndexManager(conn, FakeEmbedder().signature)
+    with pytest.raises(StorageError, match="search-index limit was reached"):
+        await manager.setup(timeout=5, poll_interval=0.001)
+    assert len(double.index_states) == 3
+
+    double.max_search_indexes = None  # Flex: ten allowed, none listed
+    states = await manager.setup(timeout=5, poll_interval=0.001)
+    search = {s.name: s for s in states if s.kind in ("search", "vectorSearch")}
+    assert len(double.index_states) == 6
+    created = {name for name, s in search.items() if s.state == "created"}
+    kept = {name for name, s in search.items() if s.state == "unknown"}
+    assert len(created) == 3 and len(kept) == 3 and created | kept == SEARCH_INDEXES
+    assert all(search[name].detail.startswith("exists; the server refused") for name in kept)
+
+
 def _cli(args: list[str], env: dict[str, str]) -> Any:
     return CliRunner().invoke(app, args, env=env, catch_exceptions=False)
 
