@@ -289,7 +289,7 @@ class LongTermMemory:
         for document in recent:
             try:
                 stored = from_bson_vector(document.get(self.target.vector_path))
-            except InvalidInputError:
+            except (InvalidInputError, ValueError, TypeError):
                 continue  # no usable vector (written by hand): nothing to compare
             if stored.shape != vector.shape:
                 continue  # another embedder's vector: not comparable

@@ -111,3 +111,16 @@ def test_the_window_is_checked(seconds):
 
     with pytest.raises(InvalidInputError, match="recent_writes_s"):
         LongTermConfig(recent_writes_s=seconds)
+
+
+async def test_a_recent_memory_without_a_usable_vector_is_skipped(atlas, double):
+    """Documents written by hand (no vector, or a vector of words) do not break a store."""
+    memory = LongTermMemory(atlas, FakeEmbedder())
+    first = await memory.store(ALICE, "I like green tea")
+    memories = atlas.collection("memories")
+    for broken in ({"$unset": {"embedding": ""}}, {"$set": {"embedding": ["a", "b"]}}):
+        await memories.update_one({"_id": first.id}, broken)
+        result = await memory.store(ALICE, "I like black coffee")
+        assert result.action == "inserted"
+        await memories.delete_one({"_id": result.id})
+    await memory.aclose()
