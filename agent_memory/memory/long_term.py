@@ -232,7 +232,11 @@ class LongTermMemory:
         return document
 
     async def _candidates(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray
+        self,
+        tenant: Tenant,
+        item: NewMemory,
+        vector: np.ndarray,
+        recent: dict[str, list[dict[str, Any]]] | None = None,
     ) -> list[Candidate]:
         if item.key is not None:
             docs = await self.collection.find(
@@ -260,28 +264,39 @@ class LongTermMemory:
         ]
         if self.connection.tier != "atlas" or self.config.recent_writes_s <= 0:
             return candidates  # the plain tier searches what is stored now
-        return await self._with_recent(tenant, item, vector, candidates)
+        return await self._with_recent(tenant, item, vector, candidates, recent)
 
     async def _with_recent(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray, candidates: list[Candidate]
+        self,
+        tenant: Tenant,
+        item: NewMemory,
+        vector: np.ndarray,
+        candidates: list[Candidate],
+        cache: dict[str, list[dict[str, Any]]] | None,
     ) -> list[Candidate]:
         """``candidates`` joined by the tenant's memories of the type stored in the last
         ``recent_writes_s``, compared here. Atlas's search index catches up with writes
         asynchronously, so ``$vectorSearch`` does not see a memory stored a moment ago: the
         same fact told twice in a row would be stored twice, a contradiction not superseded.
-        One indexed read (``tenant_type_created``) of at most :data:`_RECENT_LIMIT` documents."""
-        since = datetime.now(UTC) - timedelta(seconds=self.config.recent_writes_s)
-        recent = await self.collection.find(
-            {
-                **tenant.filter(),
-                "memory_type": item.memory_type,
-                "status": "active",
-                "created_at": {"$gte": since},
-            },
-            {"content": 1, self.target.vector_path: 1},
-            sort=[("created_at", -1)],
-            limit=_RECENT_LIMIT,
-        ).to_list(None)
+        One indexed read (``tenant_type_created``) of at most :data:`_RECENT_LIMIT` documents,
+        once per memory type for a batch (``cache``, which the batch empties whenever it
+        writes anything but the memories it keeps waiting)."""
+        recent = None if cache is None else cache.get(item.memory_type)
+        if recent is None:
+            since = datetime.now(UTC) - timedelta(seconds=self.config.recent_writes_s)
+            recent = await self.collection.find(
+                {
+                    **tenant.filter(),
+                    "memory_type": item.memory_type,
+                    "status": "active",
+                    "created_at": {"$gte": since},
+                },
+                {"content": 1, self.target.vector_path: 1},
+                sort=[("created_at", -1)],
+                limit=_RECENT_LIMIT,
+            ).to_list(None)
+            if cache is not None:
+                cache[item.memory_type] = recent
         if not recent:
             return candidates
         norm = float(np.linalg.norm(vector)) or 1.0
@@ -395,8 +410,9 @@ class LongTermMemory:
         item: NewMemory,
         vector: np.ndarray,
         pending: Sequence[tuple[dict[str, Any], np.ndarray]] = (),
+        recent: dict[str, list[dict[str, Any]]] | None = None,
     ) -> Decision:
-        candidates = await self._candidates(tenant, item, vector)
+        candidates = await self._candidates(tenant, item, vector, recent)
         if pending:
             candidates = _with_pending(candidates, item, vector, pending)
         return await decide(
@@ -491,8 +507,10 @@ class LongTermMemory:
         # for a run of new memories instead of one each.
         results: list[StoreResult] = []
         pending: list[tuple[dict[str, Any], np.ndarray]] = []
+        # Atlas tier: the recent memories read for consolidation, per type, for the batch.
+        recent: dict[str, list[dict[str, Any]]] = {}
         for item, vector in zip(checked, vectors, strict=True):
-            decision = await self._decide(tenant, item, vector, pending)
+            decision = await self._decide(tenant, item, vector, pending, recent)
             if decision.action == "insert":
                 document = self._document(tenant, item, vector, utcnow())
                 pending.append((document, vector))
@@ -500,6 +518,7 @@ class LongTermMemory:
                 continue
             await self._insert_pending(tenant, pending)
             pending = []
+            recent.clear()  # reinforced, superseded or inserted: read again
             results.append(await self._consolidate(tenant, item, vector, decision))
         await self._insert_pending(tenant, pending)
         return results

@@ -124,3 +124,25 @@ async def test_a_recent_memory_without_a_usable_vector_is_skipped(atlas, double)
         assert result.action == "inserted"
         await memories.delete_one({"_id": result.id})
     await memory.aclose()
+
+
+async def test_a_batch_reads_the_recent_memories_once_per_type(atlas, double):
+    """store_many compares each item with the recent memories read once for the batch (the
+    items it keeps waiting are compared as they are), not once per item; a write of anything
+    else makes the next item read again."""
+    from agent_memory.memory.records import NewMemory
+
+    memory = LongTermMemory(atlas, FakeEmbedder())
+    await memory.store(ALICE, "I like green tea")  # the first write also reads the embedder record
+    before = len(double.commands)
+    facts = ["I live in Porto", "I work as a translator", "I play the cello", "I like cats"]
+    results = await memory.store_many(ALICE, [NewMemory(fact) for fact in facts])
+    assert [r.action for r in results] == ["inserted"] * 4
+    assert double.commands[before:].count("find") == 1
+    # A repeat in the middle of a batch reinforces (a write): the item after it reads again.
+    before = len(double.commands)
+    batch = ["I like green tea", "I have a garden", "I like green tea"]
+    results = await memory.store_many(ALICE, [NewMemory(text) for text in batch])
+    assert [r.action for r in results] == ["reinforced", "inserted", "reinforced"]
+    assert double.commands[before:].count("find") == 2
+    await memory.aclose()

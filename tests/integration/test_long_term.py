@@ -352,11 +352,11 @@ async def test_a_stale_decision_is_made_again(connection, transactional, monkeyp
     real = transactional._candidates
     calls = []
 
-    async def stale_then_fresh(tenant, item, vector):
+    async def stale_then_fresh(tenant, item, vector, *rest):
         calls.append(1)
         if len(calls) == 1:  # a decision based on what was true before Rome was stored
             return [Candidate(berlin.id, "Alice lives in Berlin")]
-        return await real(tenant, item, vector)
+        return await real(tenant, item, vector, *rest)
 
     monkeypatch.setattr(transactional, "_candidates", stale_then_fresh)
     oslo = await transactional.store(ALICE, "Alice lives in Oslo", key="home")
