@@ -119,6 +119,12 @@ _CANDIDATES = 3
 _RECENT_LIMIT = 200
 
 
+def _cosine(vector: np.ndarray, other: np.ndarray) -> float:
+    return float(np.dot(vector, other)) / (
+        (float(np.linalg.norm(vector)) or 1.0) * (float(np.linalg.norm(other)) or 1.0)
+    )
+
+
 def _with_pending(
     candidates: list[Candidate],
     item: NewMemory,
@@ -137,13 +143,8 @@ def _with_pending(
     same_type = [(doc, vec) for doc, vec in pending if doc["memory_type"] == item.memory_type]
     if not same_type:
         return candidates
-    norm = float(np.linalg.norm(vector)) or 1.0
     joined = candidates + [
-        Candidate(
-            document["_id"],
-            document["content"],
-            float(np.dot(vector, other)) / (norm * (float(np.linalg.norm(other)) or 1.0)),
-        )
+        Candidate(document["_id"], document["content"], _cosine(vector, other))
         for document, other in same_type
     ]
     joined.sort(key=lambda c: -(c.similarity if c.similarity is not None else math.inf))
@@ -299,7 +300,6 @@ class LongTermMemory:
                 cache[item.memory_type] = recent
         if not recent:
             return candidates
-        norm = float(np.linalg.norm(vector)) or 1.0
         by_id = {candidate.id: candidate for candidate in candidates}
         for document in recent:
             try:
@@ -308,8 +308,9 @@ class LongTermMemory:
                 continue  # no usable vector (written by hand): nothing to compare
             if stored.shape != vector.shape:
                 continue  # another embedder's vector: not comparable
-            cosine = float(np.dot(vector, stored)) / (norm * (float(np.linalg.norm(stored)) or 1.0))
-            by_id[document["_id"]] = Candidate(document["_id"], document.get("content", ""), cosine)
+            by_id[document["_id"]] = Candidate(
+                document["_id"], document.get("content", ""), _cosine(vector, stored)
+            )
         joined = sorted(by_id.values(), key=lambda c: -(c.similarity or 0.0))
         return joined[:_CANDIDATES]
 

@@ -18,7 +18,7 @@ from agent_memory.errors import (
     StorageUnavailableError,
 )
 
-__all__ = ["Refusal", "classify_refusal", "map_error", "translate_errors"]
+__all__ = ["Refusal", "classify_refusal", "first_line", "map_error", "translate_errors"]
 
 Refusal = Literal["forbidden", "transient", "unsupported"]
 
@@ -60,10 +60,10 @@ def map_error(exc: Exception, action: str) -> AgentMemoryError:
         return ConflictError(f"{action}: a document with the same key already exists")
     if isinstance(exc, pm.ServerSelectionTimeoutError | pm.AutoReconnect | pm.NetworkTimeout):
         return StorageUnavailableError(
-            f"{action}: the database cannot be reached ({_first_line(exc)})"
+            f"{action}: the database cannot be reached ({first_line(exc)})"
         )
     if isinstance(exc, pm.ConnectionFailure):
-        return StorageUnavailableError(f"{action}: the connection failed ({_first_line(exc)})")
+        return StorageUnavailableError(f"{action}: the connection failed ({first_line(exc)})")
     if isinstance(exc, pm.OperationFailure):
         # Some servers omit the code on a failed handshake; the message is stable.
         if (
@@ -73,26 +73,27 @@ def map_error(exc: Exception, action: str) -> AgentMemoryError:
         ):
             return AuthenticationError(
                 f"{action}: the server refused the credentials or the user lacks privileges "
-                f"({_first_line(exc)}); check the user and password in MONGODB_URI"
+                f"({first_line(exc)}); check the user and password in MONGODB_URI"
             )
         if classify_refusal(exc) == "transient":
             return StorageUnavailableError(
-                f"{action}: the server is briefly unavailable ({_first_line(exc)}); try again"
+                f"{action}: the server is briefly unavailable ({first_line(exc)}); try again"
             )
         if exc.code in _MISSING_INDEX_CODES or "text index" in str(exc).lower():
             return NotInitialisedError(
-                f"{action}: a required index is missing ({_first_line(exc)}); "
+                f"{action}: a required index is missing ({first_line(exc)}); "
                 "run `agent-memory indexes setup`"
             )
-        return StorageError(f"{action}: the server rejected the operation ({_first_line(exc)})")
+        return StorageError(f"{action}: the server rejected the operation ({first_line(exc)})")
     if isinstance(exc, pm.ConfigurationError | pm.InvalidURI):
-        return ConfigurationError(f"{action}: {_first_line(exc)}")
+        return ConfigurationError(f"{action}: {first_line(exc)}")
     if isinstance(exc, pm.PyMongoError):
-        return StorageError(f"{action}: {_first_line(exc)}")
-    return StorageError(f"{action}: {type(exc).__name__}: {_first_line(exc)}")
+        return StorageError(f"{action}: {first_line(exc)}")
+    return StorageError(f"{action}: {type(exc).__name__}: {first_line(exc)}")
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
+    """What a driver error says, without the full server reply pymongo appends."""
     # pymongo appends the full server reply or topology description; the first part says it.
     text = str(exc).split(", full error:", 1)[0].split(" (configured timeouts", 1)[0]
     line = text.strip().splitlines()[0] if text.strip() else type(exc).__name__

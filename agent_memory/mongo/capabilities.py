@@ -29,7 +29,7 @@ from agent_memory.errors import (
     StorageUnavailableError,
 )
 from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import Refusal, classify_refusal
+from agent_memory.mongo._errors import Refusal, classify_refusal, first_line
 
 __all__ = [
     "ATLAS_LOCAL",
@@ -95,10 +95,6 @@ class Capabilities:
 RETRY_DELAYS = (0.5, 1.0, 2.0)
 
 
-def _reason(exc: Exception) -> str:
-    return str(exc).split(", full error:", 1)[0][:200]
-
-
 async def _answer(run: Any) -> tuple[Refusal | None, str]:
     """Run a probe (``run()`` makes the awaitable), asking again after transient refusals;
     ``(None, "")`` when it worked, else how and why it was refused."""
@@ -106,7 +102,7 @@ async def _answer(run: Any) -> tuple[Refusal | None, str]:
         try:
             await run()
         except pm.PyMongoError as exc:
-            kind, reason = classify_refusal(exc), _reason(exc)
+            kind, reason = classify_refusal(exc), first_line(exc)
             if kind != "transient" or delay is None:
                 return kind, reason
             logger.debug("capability_probe_retried", reason=reason, delay_s=delay)
@@ -310,7 +306,7 @@ async def _probe_transactions(db: Any, collection: Any) -> tuple[bool, str | Non
             finally:
                 await session.abort_transaction()
     except (pm.OperationFailure, pm.ConfigurationError, pm.InvalidOperation) as exc:
-        return False, _reason(exc)
+        return False, first_line(exc)
     return True, None
 
 

@@ -26,8 +26,7 @@ from pymongo.operations import SearchIndexModel
 from agent_memory._log import get_logger
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, StorageError
 from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import _first_line as first_line
-from agent_memory.mongo._errors import classify_refusal, translate_errors
+from agent_memory.mongo._errors import classify_refusal, first_line, translate_errors
 from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
 from agent_memory.mongo.connection import META_COLLECTION, Connection, ensure_collection
 from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, embedding_drift

@@ -16,7 +16,7 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import classify_refusal, translate_errors
+from agent_memory.mongo._errors import classify_refusal, first_line, translate_errors
 from agent_memory.mongo.search import index_watch
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
 from agent_memory.mongo.search.types import (
@@ -232,7 +232,7 @@ class AtlasSearcher(Searcher):
         except pm.OperationFailure as exc:
             if classify_refusal(exc) != "unsupported":
                 raise
-            return None, str(exc).split(", full error:", 1)[0][:200]
+            return None, first_line(exc)
         hits = []
         for doc in docs:
             fused, sources = parse_score_details(

@@ -18,7 +18,7 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
-from agent_memory.mongo._errors import _first_line, classify_refusal
+from agent_memory.mongo._errors import classify_refusal, first_line
 from agent_memory.mongo.search.types import SearchTarget
 
 __all__ = ["IndexWatch", "first_use", "note_search_indexes_serving", "when_vector_search_is_empty"]
@@ -80,7 +80,7 @@ async def _listing(
     try:
         listed = await _driver.list_search_indexes(collection)
     except Exception as exc:  # a check must never fail a search
-        reason = _first_line(exc)
+        reason = first_line(exc)
         if isinstance(exc, pm.OperationFailure) and classify_refusal(exc) != "transient":
             _WATCH.unlistable[database] = reason
         logger.info(
@@ -145,7 +145,7 @@ async def when_vector_search_is_empty(
         found = await collection.find_one(searchable, {"_id": 1})
     except Exception as exc:  # a check must never fail a search
         logger.debug(
-            "search_index_check_failed", collection=target.collection, reason=_first_line(exc)
+            "search_index_check_failed", collection=target.collection, reason=first_line(exc)
         )
         return
     if found is None:
