@@ -158,7 +158,7 @@ async def test_setup_creates_regular_and_search_indexes(
     manager: IndexManager, first_setup: list[IndexState]
 ) -> None:
     """The first ``setup`` creates every regular index for the Atlas tier and every search
-    index, skips the plain-tier ``$text`` index, and returns only once all are queryable."""
+    index, and returns only once all are queryable; the catalog has no ``$text`` index."""
     created = {(s.collection, s.name) for s in first_setup if s.state == "created"}
     for spec in manager.catalog.collections.values():
         name = manager.connection.collection_name(spec.name)
@@ -174,7 +174,7 @@ async def test_setup_creates_regular_and_search_indexes(
     status = await manager.status()
     kinds = {"vectorSearch", "search"}
     assert {s.state for s in status if s.kind in kinds} == {"ok"}, status
-    assert {s.state for s in status if s.kind == "text"} == {"not used"}
+    assert not [s for s in status if s.kind == "text"]
     assert {s.state for s in status if s.kind in ("regular", "embedding")} == {"ok"}
     assert await manager.validate() == []
 
@@ -397,3 +397,31 @@ async def test_drop_removes_search_indexes(
         assert await conn.collection(COLLECTION).count_documents({"_id": "keep"}) == 1
     finally:
         await conn.close()
+
+
+@pytest.mark.parametrize("user", ["ada", "bob"])
+async def test_the_vector_layout_ranks_keywords_in_the_framework(
+    connection: Connection,
+    target: SearchTarget,
+    embedder: FakeEmbedder,
+    seeded: dict[str, dict[str, Any]],
+    user: str,
+) -> None:
+    """The vector layout (a free cluster's three search indexes): ``$vectorSearch`` on the
+    real index, BM25 in the framework, fused here; the same tenant and the same winners as
+    the full layout's hybrid search."""
+    from agent_memory.mongo.search import AtlasSearcher, PlainSearcher
+
+    searcher = AtlasSearcher(
+        connection.db,
+        rank_fusion=connection.capabilities.rank_fusion,
+        keywords=PlainSearcher(connection.db, dimensions=embedder.dimensions),
+    )
+    vector = await embedder.embed_query(BERLIN_QUERY)
+    hits = await searcher.search(
+        target, SearchQuery(tenant=tenant(user), text="Berlin", vector=vector)
+    )
+    own = {i for i, d in seeded.items() if d["user_id"] == user and d["agent_id"] == AGENT}
+    assert set(ids(hits)) == own
+    assert {h.id for h in hits if len(h.sources) == 2} == {f"{user}-home", f"{user}-winter"}
+    assert all(target.vector_path not in h.document for h in hits)
