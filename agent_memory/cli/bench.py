@@ -95,6 +95,11 @@ def fusion(
     embedder: str | None = typer.Option(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
     ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="A directory keeping the vectors embedded, so that a rerun skips the embedder.",
+    ),
 ) -> None:
     """Cross-validate the plain tier's fusion and what each ranking reads: leave one
     conversation out, tune on the rest (no database needed)."""
@@ -109,6 +114,10 @@ def fusion(
 
     async def main() -> None:
         chosen = make_embedder(load_settings(**({"embedder": embedder} if embedder else {})))
+        if cache is not None:
+            from agent_memory.bench.vector_cache import CachedEmbedder
+
+            chosen = CachedEmbedder(chosen, cache)
         try:
             result = await run_fusion(
                 chosen,
