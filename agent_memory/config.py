@@ -73,6 +73,13 @@ class Settings(BaseSettings):
         "plain; atlas: fail when the server has no Atlas Search; plain: exact vector "
         "similarity and BM25 in the framework on any server.",
     )
+    atlas_layout: Literal["auto", "full", "vector"] = Field(
+        default="auto",
+        description="Atlas search indexes: full (a vector and a text index per searched "
+        "collection, six in all); vector (the three vector indexes, keywords ranked in the "
+        "framework: fits a free M0 cluster's three); auto: what `agent-memory indexes setup` "
+        "recorded, which is vector when the cluster refused the text indexes for its limit.",
+    )
 
     # --- embedded server -------------------------------------------------------------------
     data_dir: Path = Field(

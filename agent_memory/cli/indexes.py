@@ -112,6 +112,11 @@ def setup(
                 wait=wait, timeout=timeout, update=update, on_progress=progress
             )
             console.print(_table(states, "indexes"))
+            if rt.connection.tier == "atlas":
+                console.print(
+                    f"Search layout {rt.connection.search_layout}: {rt.connection.layout_reason}.",
+                    highlight=False,
+                )
             if rt.connection.tier == "plain":
                 console.print(
                     "This server has no Atlas Search: search ranks by exact similarity and BM25 "

@@ -39,6 +39,7 @@ from agent_memory.mongo.capabilities import (
     tier_reason,
 )
 from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
+from agent_memory.mongo.search.layout import Layout, choose_layout, read_layout
 
 __all__ = ["META_COLLECTION", "Connection", "connect", "ensure_collection"]
 
@@ -67,11 +68,17 @@ class Connection:
         tier: SearchTier,
         client: Any | None = None,
         embedded: EmbeddedServer | None = None,
+        search_layout: Layout = "full",
+        layout_reason: str = "",
     ) -> None:
         self.db = db
         self.settings = settings
         self.capabilities = capabilities
         self.tier: SearchTier = tier
+        #: Atlas only: which search indexes to search (:mod:`~agent_memory.mongo.search.layout`),
+        #: and why.
+        self.search_layout: Layout = search_layout
+        self.layout_reason = layout_reason
         self._client = client
         self._embedded = embedded
         self._closed = False
@@ -82,8 +89,12 @@ class Connection:
 
     @property
     def tier_reason(self) -> str:
-        """One line: the search tier in use and why (the setting, or what the probe found)."""
-        return tier_reason(self.capabilities, self.settings.search_tier, self.tier)
+        """One line: the search tier in use and why (the setting, or what the probe found);
+        on Atlas, also which search indexes it uses."""
+        line = tier_reason(self.capabilities, self.settings.search_tier, self.tier)
+        if self.tier == "atlas" and self.layout_reason:
+            line += f"; search layout {self.search_layout}: {self.layout_reason}"
+        return line
 
     @property
     def client(self) -> Any:
@@ -284,10 +295,15 @@ async def connect(
                 embedded=is_embedded,
                 requested_tier=settings.search_tier,
             )
+            tier = choose_tier(capabilities, settings.search_tier)
+            layout: Layout = "full"
+            layout_reason = ""
+            if tier == "atlas":
+                recorded, why = await read_layout(db[meta])
+                layout, layout_reason = choose_layout(settings.atlas_layout, recorded, why)
         except pm.PyMongoError as exc:
             error = map_error(exc, f"connecting to {target}")
             raise error from exc
-        tier = choose_tier(capabilities, settings.search_tier)
     except (StorageError, ConfigurationError):
         if client is not None:
             await client.close()
@@ -295,18 +311,21 @@ async def connect(
             await embedded.astop()
         raise
 
-    logger.info(
-        "database_connected",
-        target=target,
-        tier=tier,
-        database=db.name,
-        reason=tier_reason(capabilities, settings.search_tier, tier),
-    )
-    return Connection(
+    connection = Connection(
         db=db,
         settings=settings,
         capabilities=capabilities,
         tier=tier,
         client=client,
         embedded=embedded,
+        search_layout=layout,
+        layout_reason=layout_reason,
     )
+    logger.info(
+        "database_connected",
+        target=target,
+        tier=tier,
+        database=db.name,
+        reason=connection.tier_reason,
+    )
+    return connection

@@ -31,6 +31,7 @@ from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, 
 from agent_memory.mongo.connection import META_COLLECTION, Connection, ensure_collection
 from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, embedding_drift
 from agent_memory.mongo.search.index_watch import note_search_indexes_serving
+from agent_memory.mongo.search.layout import Layout, choose_layout, record_layout
 from agent_memory.providers.embedders.base import EmbeddingSignature
 
 __all__ = ["IndexManager", "IndexState", "serving_state"]
@@ -54,6 +55,13 @@ State = Literal[
 _ALREADY_EXISTS = 68  # IndexAlreadyExists
 _TOO_MANY_SEARCH_INDEXES = 20  # IllegalOperation
 _TOO_MANY_WORDS = "maximum number of fts indexes"
+
+
+class _LimitReached(StorageError):
+    """The cluster refused a search index for its tier's limit (M0: 3)."""
+
+    #: The index refused, as ``collection.name``.
+    index: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,13 +339,32 @@ class IndexManager:
             )
             return [
                 IndexState(name, index.name, index.type, "unknown", reason)
+                if self._searched(index)
+                else self._unused(name, index)
                 for index in spec.search_indexes
             ]
         existing = {index["name"]: index for index in listed}
         return [
             self._search_state(name, index, existing.get(index.name))
+            if self._searched(index)
+            else self._unused(name, index)
             for index in spec.search_indexes
         ]
+
+    def _searched(self, index: SearchIndexSpec) -> bool:
+        """Whether the layout in use searches ``index``: the vector layout has no text
+        indexes (:mod:`~agent_memory.mongo.search.layout`)."""
+        return not (self.connection.search_layout == "vector" and index.type == "search")
+
+    @staticmethod
+    def _unused(collection: str, index: SearchIndexSpec) -> IndexState:
+        return IndexState(
+            collection,
+            index.name,
+            index.type,
+            "not used",
+            "vector layout: keywords are ranked in the framework",
+        )
 
     def _search_state(
         self, collection: str, spec: SearchIndexSpec, found: dict[str, Any] | None
@@ -373,7 +400,11 @@ class IndexManager:
     def _note_serving(self, spec: CollectionSpec, states: list[IndexState]) -> None:
         """Tell this process's searchers that ``spec``'s search indexes were just seen
         serving, so their first-use check need not list them again."""
-        if self.tier == "atlas" and states and all(state.state == "ok" for state in states):
+        if (
+            self.tier == "atlas"
+            and states
+            and all(state.state in ("ok", "not used") for state in states)
+        ):
             note_search_indexes_serving(
                 self.connection.db.name, self.connection.collection_name(spec.name)
             )
@@ -426,9 +457,13 @@ class IndexManager:
                     results.append(state)
                     notify(state)
                 if self.tier == "atlas":
-                    for state in await self._setup_search(spec, update=update):
+                    for state in await self._setup_search(spec, "vectorSearch", update=update):
                         results.append(state)
                         notify(state)
+            if self.tier == "atlas":
+                for state in await self._setup_text_indexes(update=update):
+                    results.append(state)
+                    notify(state)
             results.append(await self._record_embedding())
             if wait and self.tier == "atlas":
                 await self._wait_queryable(timeout=timeout, notify=notify, interval=poll_interval)
@@ -464,13 +499,63 @@ class IndexManager:
             states.append(IndexState(state.collection, index.name, state.kind, "created"))
         return states
 
-    async def _setup_search(self, spec: CollectionSpec, *, update: bool) -> list[IndexState]:
+    async def _setup_text_indexes(self, *, update: bool) -> list[IndexState]:
+        """The text indexes, after every vector index, and the layout they leave: on
+        ``auto``, a cluster that refuses one for its search-index limit (M0 takes three)
+        gets the vector layout; on ``full`` that refusal stops setup. The layout is recorded
+        for every process of the deployment (:mod:`~agent_memory.mongo.search.layout`)."""
+        setting = self.connection.settings.atlas_layout
+        layout: Layout = "full"
+        reason = ""
+        states: list[IndexState] = []
+        if setting == "vector":
+            layout, reason = "vector", "AGENT_MEMORY_ATLAS_LAYOUT=vector when setup ran"
+        else:
+            self.connection.search_layout = "full"
+            for spec in self.catalog.collections.values():
+                try:
+                    states += await self._setup_search(spec, "search", update=update)
+                except _LimitReached as exc:
+                    if setting == "full":
+                        raise
+                    layout = "vector"
+                    reason = (
+                        f"the cluster refused a text index for its search-index limit ({exc.index})"
+                    )
+                    logger.warning(
+                        "search_layout_vector",
+                        reason=reason,
+                        consequence="keywords are ranked in the framework (BM25 over each "
+                        "tenant's documents, kept in memory between searches)",
+                        remedy="on a cluster that takes six search indexes (Flex, M10+), "
+                        "run `agent-memory indexes setup` again",
+                    )
+                    break
+        await record_layout(self.connection.collection(META_COLLECTION), layout, reason)
+        self.connection.search_layout, self.connection.layout_reason = choose_layout(
+            setting, layout, reason
+        )
+        if layout == "vector":
+            states = [
+                self._unused(self.connection.collection_name(spec.name), index)
+                for spec in self.catalog.collections.values()
+                for index in spec.search_indexes
+                if index.type == "search"
+            ]
+        return states
+
+    async def _setup_search(
+        self, spec: CollectionSpec, kind: str, *, update: bool
+    ) -> list[IndexState]:
+        """Create or update ``spec``'s search indexes of type ``kind``."""
         collection = self.connection.collection(spec.name)
         states = []
         # M0 and Flex clusters refuse to list search indexes but create them: an index whose
         # state cannot be read ("unknown") is created, and one that exists already is left.
         for state in await self._search_states(spec, refused_is_unknown=True):
             index = next(index for index in spec.search_indexes if index.name == state.name)
+            if index.type != kind:
+                continue
             if state.state in ("missing", "unknown"):
                 try:
                     await collection.create_search_indexes(
@@ -482,7 +567,9 @@ class IndexManager:
                     )
                 except pm.OperationFailure as exc:
                     if exc.code == _TOO_MANY_SEARCH_INDEXES or _TOO_MANY_WORDS in str(exc).lower():
-                        raise StorageError(self._limit_reached(state)) from exc
+                        reached = _LimitReached(self._limit_reached(state))
+                        reached.index = f"{state.collection}.{index.name}"
+                        raise reached from exc
                     if state.state == "unknown" and (
                         exc.code == _ALREADY_EXISTS or "already exists" in str(exc).lower()
                     ):
@@ -509,12 +596,24 @@ class IndexManager:
 
     def _limit_reached(self, state: IndexState) -> str:
         """The one line setup stops with when the cluster takes no more search indexes."""
-        needed = sum(len(spec.search_indexes) for spec in self.catalog.collections.values())
+        indexes = [i for spec in self.catalog.collections.values() for i in spec.search_indexes]
+        vector = sum(1 for index in indexes if index.type == "vectorSearch")
+        if state.kind == "search":
+            remedy = (
+                f"the full layout needs {len(indexes)}; set AGENT_MEMORY_ATLAS_LAYOUT=auto "
+                f"or vector to search with the {vector} vector indexes and rank keywords in "
+                "the framework, or use a Flex or dedicated (M10+) cluster"
+            )
+        else:
+            remedy = (
+                f"agent_memory needs at least {vector} (the vector layout); free search "
+                "indexes other applications hold on this cluster, or use a Flex or dedicated "
+                "(M10+) cluster"
+            )
         return (
             f"Atlas refused to create search index {state.collection}.{state.name}: the "
             f"cluster's search-index limit was reached (M0 free clusters allow 3, Flex "
-            f"clusters 10; agent_memory needs {needed}); use a Flex or dedicated (M10+) "
-            "cluster, or atlas-local, then run `agent-memory indexes setup` again"
+            f"clusters 10); {remedy}, then run `agent-memory indexes setup` again"
         )
 
     async def _wait_queryable(

@@ -221,16 +221,34 @@ async def test_a_transient_listing_error_is_still_an_error(conn, double):
         await IndexManager(conn, FakeEmbedder().signature).status()
 
 
-async def test_setup_at_the_clusters_search_index_limit_stops_with_one_clear_line(conn, double):
+async def test_setup_at_the_clusters_search_index_limit_stops_with_one_clear_line(through, double):
+    """With the full layout asked for, M0's limit stops setup at the first text index (the
+    vector indexes come first), with one line naming the way out."""
     double.max_search_indexes = 3  # M0
+    async with await connect(through(atlas_layout="full")) as full:
+        with pytest.raises(StorageError) as raised:
+            await IndexManager(full, FakeEmbedder().signature).setup(timeout=5, poll_interval=0.001)
+        created = {name for _, name in double.index_states}
+        await full.client.drop_database(full.db.name)
+    message = str(raised.value)
+    assert "\n" not in message
+    # Collections in catalog order; the first text index is the one refused.
+    assert message.startswith("Atlas refused to create search index action_logs.action_logs_text: ")
+    assert "search-index limit was reached (M0 free clusters allow 3, Flex clusters 10)" in message
+    assert "the full layout needs 6; set AGENT_MEMORY_ATLAS_LAYOUT=auto or vector" in message
+    assert "use a Flex or dedicated (M10+) cluster" in message
+    assert created == VECTOR_INDEXES
+
+
+async def test_a_cluster_that_refuses_even_the_vector_indexes_says_so(conn, double):
+    """Other applications hold two of M0's three: the vector layout does not fit either."""
+    double.max_search_indexes = 1
     with pytest.raises(StorageError) as raised:
         await IndexManager(conn, FakeEmbedder().signature).setup(timeout=5, poll_interval=0.001)
     message = str(raised.value)
     assert "\n" not in message
     assert "search-index limit was reached" in message
-    assert "M0 free clusters allow 3, Flex clusters 10; agent_memory needs 6" in message
-    assert "use a Flex or dedicated (M10+) cluster" in message
-    assert len(double.index_states) == 3
+    assert "agent_memory needs at least 3 (the vector layout)" in message
 
 
 async def test_setup_where_search_indexes_cannot_be_listed(conn, double):
@@ -240,9 +258,14 @@ async def test_setup_where_search_indexes_cannot_be_listed(conn, double):
     double.refuse("$listSearchIndexes", *M0_REFUSAL)
     double.max_search_indexes = 3
     manager = IndexManager(conn, FakeEmbedder().signature)
-    with pytest.raises(StorageError, match="search-index limit was reached"):
-        await manager.setup(timeout=5, poll_interval=0.001)
-    assert len(double.index_states) == 3
+    states = await manager.setup(timeout=5, poll_interval=0.001)  # M0: the vector layout
+    search = {s.name: s for s in states if s.kind in ("search", "vectorSearch")}
+    assert {name for _, name in double.index_states} == VECTOR_INDEXES
+    assert {name for name, s in search.items() if s.state == "created"} == VECTOR_INDEXES
+    assert {name for name, s in search.items() if s.state == "not used"} == (
+        SEARCH_INDEXES - VECTOR_INDEXES
+    )
+    assert conn.search_layout == "vector"
 
     double.max_search_indexes = None  # Flex: ten allowed, none listed
     states = await manager.setup(timeout=5, poll_interval=0.001)
@@ -250,8 +273,9 @@ async def test_setup_where_search_indexes_cannot_be_listed(conn, double):
     assert len(double.index_states) == 6
     created = {name for name, s in search.items() if s.state == "created"}
     kept = {name for name, s in search.items() if s.state == "unknown"}
-    assert len(created) == 3 and len(kept) == 3 and created | kept == SEARCH_INDEXES
+    assert created == SEARCH_INDEXES - VECTOR_INDEXES and kept == VECTOR_INDEXES
     assert all(search[name].detail.startswith("exists; the server refused") for name in kept)
+    assert conn.search_layout == "full"  # the bigger cluster takes the full layout
 
 
 def _cli(args: list[str], env: dict[str, str]) -> Any:
@@ -273,11 +297,25 @@ async def test_the_command_line_on_a_free_cluster(double, settings):
     }
     double.max_search_indexes = 3
     try:
-        result = await asyncio.to_thread(_cli, ["indexes", "setup", "--timeout", "5"], env)
+        full = {**env, "AGENT_MEMORY_ATLAS_LAYOUT": "full"}
+        result = await asyncio.to_thread(_cli, ["indexes", "setup", "--timeout", "5"], full)
         assert result.exit_code == 1, result.output
         [line] = _error_lines(result.output)
         assert line.startswith("error: Atlas refused to create search index ")
-        assert "search-index limit was reached" in line and "agent_memory needs 6" in line
+        assert "search-index limit was reached" in line and "the full layout needs 6" in line
+
+        # On auto (the default) the same cluster gets the vector layout, and says so.
+        double.auto_advance = True
+        result = await asyncio.to_thread(_cli, ["indexes", "setup", "--timeout", "5"], env)
+        double.auto_advance = False
+        assert result.exit_code == 0, result.output
+        assert "Search layout vector: vector search indexes only; keywords ranked in the " in (
+            " ".join(result.output.split())
+        )
+        assert "│ not used" in result.output
+        result = await asyncio.to_thread(_cli, ["indexes", "status"], env)
+        assert result.exit_code == 0, result.output
+        assert "search layout vector" in " ".join(result.output.split())
 
         # A bigger cluster takes them all; then listing is refused (as M0 and Flex do).
         double.max_search_indexes = None

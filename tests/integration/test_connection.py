@@ -299,7 +299,9 @@ async def test_a_free_cluster_that_refuses_to_list_search_indexes_gets_the_atlas
         assert conn.capabilities.rank_fusion is False
         assert conn.tier_reason == (
             "atlas tier: $vectorSearch and $search answered; fused in the framework "
-            "($rankFusion Unrecognized pipeline stage name: '$rankFusion')"
+            "($rankFusion Unrecognized pipeline stage name: '$rankFusion'); search layout "
+            "full: vector and text search indexes (no layout recorded by `agent-memory "
+            "indexes setup` yet)"
         )
         [connected] = [e for e in logs if e["event"] == "database_connected"]
         assert connected["reason"] == conn.tier_reason

@@ -2,6 +2,8 @@
 
 ``make_searcher(connection, dimensions)`` picks the tier the connection chose: Atlas pipelines
 where the server has Atlas Search, exact similarity and BM25 in the framework everywhere else.
+On Atlas with vector indexes only (:mod:`.layout`), ``$vectorSearch`` ranks by similarity and
+the framework's BM25 ranks the keywords.
 """
 
 from __future__ import annotations
@@ -43,11 +45,16 @@ def make_searcher(
 ) -> Searcher:
     """The searcher for the tier ``connection`` uses. ``similarity`` is the embedder's (the
     vector indexes' on Atlas); either tier reports vector scores as cosines."""
+    snapshots = Snapshots(connection.collection(GENERATIONS), dimensions=dimensions)
     if connection.tier == "atlas":
+        keywords = None
+        if connection.search_layout == "vector":
+            # Vector indexes only (search/layout.py): the plain tier ranks the keywords.
+            keywords = PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots)
         return AtlasSearcher(
             connection.db,
             rank_fusion=connection.capabilities.rank_fusion,
             similarity=similarity,
+            keywords=keywords,
         )
-    snapshots = Snapshots(connection.collection(GENERATIONS), dimensions=dimensions)
     return PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots)

@@ -8,6 +8,7 @@ checks them against the index definitions in ``atlas_indexes/``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -209,16 +210,35 @@ class AtlasSearcher(Searcher):
 
     tier: ClassVar[str] = "atlas"
 
-    def __init__(self, db: Any, *, rank_fusion: bool, similarity: str = "cosine") -> None:
+    def __init__(
+        self,
+        db: Any,
+        *,
+        rank_fusion: bool,
+        similarity: str = "cosine",
+        keywords: Searcher | None = None,
+    ) -> None:
         cosine_from_vector_score(1.0, similarity)  # refuses a similarity it cannot convert
         self._db = db
-        self._rank_fusion = rank_fusion
         self._similarity = similarity
+        self._keywords = keywords
+        # With keywords ranked here there is no $search input for $rankFusion.
+        self._rank_fusion = rank_fusion and keywords is None
 
     @property
     def rank_fusion(self) -> bool:
         """Whether hybrid searches are fused by the server's ``$rankFusion``."""
         return self._rank_fusion
+
+    @property
+    def keywords(self) -> Searcher | None:
+        """The searcher that ranks keywords instead of ``$search`` (the vector layout), if any."""
+        return self._keywords
+
+    @property
+    def snapshots(self) -> Any:
+        """The keyword searcher's kept corpora (writers announce their writes to them)."""
+        return getattr(self._keywords, "snapshots", None)
 
     async def _fused_by_server(
         self, collection: Any, target: SearchTarget, query: SearchQuery
@@ -266,7 +286,9 @@ class AtlasSearcher(Searcher):
                         reason=refused,
                         fallback="reciprocal rank fusion in the framework",
                     )
-        await index_watch.first_use(self._db, collection, target)
+        await index_watch.first_use(
+            self._db, collection, target, vector_only=self._keywords is not None
+        )
         if query.vector is not None and vector_empty:
             await index_watch.when_vector_search_is_empty(
                 self._db, collection, target, _vector_filter(target, query)
@@ -286,7 +308,11 @@ class AtlasSearcher(Searcher):
         if query.vector is not None:
             runs["vector"] = _driver.aggregate(collection, vector_search_pipeline(target, query))
         if query.text is not None:
-            runs["text"] = _driver.aggregate(collection, text_search_pipeline(target, query))
+            runs["text"] = (
+                self._keyword_ranking(target, query)
+                if self._keywords is not None
+                else _driver.aggregate(collection, text_search_pipeline(target, query))
+            )
         results = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
 
         documents: dict[Any, dict[str, Any]] = {}
@@ -309,6 +335,26 @@ class AtlasSearcher(Searcher):
             for doc_id, score, sources in fused[: query.limit]
         ]
         return hits, not results.get("vector")
+
+    async def _keyword_ranking(
+        self, target: SearchTarget, query: SearchQuery
+    ) -> list[dict[str, Any]]:
+        """The keyword ranking of the vector layout: the framework's BM25 over the tenant's
+        documents (filters applied before ranking), as documents carrying their score like
+        ``$search``'s, so both layouts are fused alike."""
+        assert self._keywords is not None
+        text_only = dataclasses.replace(
+            query, vector=None, limit=query.depth, weights={"text": 1.0}, keyword_trust=None
+        )
+        hits = await self._keywords.search(target, text_only)
+        ranked = []
+        for hit in hits:
+            document = dict(hit.document)
+            document.pop(target.vector_path, None)
+            text = hit.sources.get("text")
+            document[TEXT_SCORE] = text.score if text is not None else hit.score
+            ranked.append(document)
+        return ranked
 
 
 # --- what the documents say now (mongot's pre-filter reads its own, lagging copy) ----------------

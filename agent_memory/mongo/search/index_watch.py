@@ -94,9 +94,12 @@ async def _listing(
     return {str(index.get("name")): index for index in listed}, ""
 
 
-async def first_use(db: Any, collection: Any, target: SearchTarget) -> None:
-    """At the first search of a collection in this process: are its search indexes there and
-    serving their latest definition? One ``search_indexes_not_ready`` warning if not."""
+async def first_use(
+    db: Any, collection: Any, target: SearchTarget, *, vector_only: bool = False
+) -> None:
+    """At the first search of a collection in this process: are its search indexes (only the
+    vector index, with ``vector_only``) there and serving their latest definition? One
+    ``search_indexes_not_ready`` warning if not."""
     key = (_database_name(db), target.collection)
     if key in _WATCH.started:
         return
@@ -107,7 +110,7 @@ async def first_use(db: Any, collection: Any, target: SearchTarget) -> None:
     from agent_memory.mongo.indexes import serving_state  # lazily: indexes imports this module
 
     not_ready = []
-    for name in (target.vector_index, target.text_index):
+    for name in (target.vector_index,) if vector_only else (target.vector_index, target.text_index):
         state, detail = serving_state(listed.get(name))
         if state != "ok":
             not_ready.append(f"{name} ({state}{': ' + detail if detail else ''})")
