@@ -58,7 +58,7 @@ async def test_a_broken_file_is_an_error_not_an_empty_cache(tmp_path):
     await cached.embed_documents(["x"])
     await cached.aclose()
     cached.path.write_bytes(b"not a numpy file")
-    with pytest.raises(ValueError, match="is not a vector cache .*; delete it to embed again"):
+    with pytest.raises(ValueError, match=r"is not a vector cache .*; delete it to embed again"):
         CachedEmbedder(FakeEmbedder(), tmp_path)
 
 
