@@ -14,9 +14,10 @@ import os
 import platform
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pymongo import MongoClient, monitoring, uri_parser
@@ -184,3 +185,23 @@ async def counted(settings: Settings) -> AsyncIterator[tuple[Connection, Command
     finally:
         await conn.client.drop_database(settings.database)
         await conn.close()
+
+
+@pytest.fixture
+def through(double, settings: Settings) -> Callable[..., Settings]:
+    """Settings that reach the test's database through the Atlas double of the test's module
+    (its ``double`` fixture), on the Atlas tier with the fake embedder; keyword arguments
+    override any setting (``search_tier="auto"`` to let the probe decide)."""
+
+    def make(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "mongodb_uri": double.uri,
+            "database": settings.database,
+            "embedder": "fake",
+            "search_tier": "atlas",
+            "connect_timeout_ms": 5_000,
+        }
+        values.update(overrides)
+        return load_settings(**values)
+
+    return make

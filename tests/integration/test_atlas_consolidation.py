@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from agent_memory.config import load_settings
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import LongTermConfig
@@ -35,16 +34,9 @@ async def double(embedded_server):
 
 
 @pytest.fixture
-async def atlas(double, settings):
+async def atlas(through):
     """A connection on the Atlas tier through the double, with the catalog's indexes READY."""
-    configured = load_settings(
-        mongodb_uri=double.uri,
-        database=settings.database,
-        embedder="fake",
-        search_tier="atlas",
-        connect_timeout_ms=5_000,
-    )
-    async with await connect(configured) as conn:
+    async with await connect(through()) as conn:
         try:
             await IndexManager(conn, FakeEmbedder().signature).setup(
                 timeout=10, poll_interval=0.001

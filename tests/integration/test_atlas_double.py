@@ -32,7 +32,6 @@ from pymongo import AsyncMongoClient
 from pymongo.errors import OperationFailure
 from pymongo.operations import SearchIndexModel
 
-from agent_memory.config import load_settings
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo.connection import connect
@@ -634,24 +633,8 @@ async def test_a_refusal_limited_in_number_then_normal_answers(double, db):
 # --- through the framework ------------------------------------------------------------------------
 
 
-@pytest.fixture
-def through(double, settings):
-    """Settings for the framework, connecting through the double to the test's database."""
-
-    def make(**overrides: Any):
-        return load_settings(
-            mongodb_uri=double.uri,
-            database=settings.database,
-            embedder="fake",
-            connect_timeout_ms=5_000,
-            **overrides,
-        )
-
-    return make
-
-
 async def test_the_framework_finds_atlas_search_behind_the_double(double, through):
-    async with await connect(through()) as conn:
+    async with await connect(through(search_tier="auto")) as conn:
         assert conn.tier == "atlas"
         assert conn.capabilities.atlas_search
         assert conn.capabilities.rank_fusion
@@ -666,7 +649,7 @@ async def test_indexes_memories_store_and_retrieve_end_to_end(double, through):
     caught up, and not before."""
     double.auto_advance = True
     embedder = FakeEmbedder()
-    async with await connect(through(search_tier="atlas")) as conn:
+    async with await connect(through()) as conn:
         try:
             states = await IndexManager(conn, embedder.signature).setup(
                 timeout=10, poll_interval=0.001

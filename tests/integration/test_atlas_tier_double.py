@@ -31,7 +31,6 @@ from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
 from agent_memory.cli import app
-from agent_memory.config import load_settings
 from agent_memory.errors import StorageError, StorageUnavailableError
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
@@ -73,21 +72,6 @@ async def double(embedded_server, clock) -> AsyncIterator[AtlasDouble]:
     info = embedded_server.info
     async with AtlasDouble(info.host, info.port, info.secret) as running:
         yield running
-
-
-@pytest.fixture
-def through(double, settings):
-    def make(**overrides: Any):
-        return load_settings(
-            mongodb_uri=double.uri,
-            database=settings.database,
-            embedder="fake",
-            search_tier="atlas",
-            connect_timeout_ms=5_000,
-            **overrides,
-        )
-
-    return make
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def clock(monkeypatch) -> ManualClock:
 
 
 @pytest.fixture
-async def m0(embedded_server) -> AsyncIterator[AtlasDouble]:
+async def double(embedded_server) -> AsyncIterator[AtlasDouble]:
     """A free cluster: three search indexes, no listing, builds that finish as polled."""
     info = embedded_server.info
     async with AtlasDouble(info.host, info.port, info.secret) as running:
@@ -55,22 +55,7 @@ async def m0(embedded_server) -> AsyncIterator[AtlasDouble]:
 
 
 @pytest.fixture
-def through(m0, settings):
-    def make(**overrides: Any):
-        return load_settings(
-            mongodb_uri=m0.uri,
-            database=settings.database,
-            embedder="fake",
-            search_tier="atlas",
-            connect_timeout_ms=5_000,
-            **overrides,
-        )
-
-    return make
-
-
-@pytest.fixture
-async def set_up(through, m0) -> AsyncIterator[Any]:
+async def set_up(through, double) -> AsyncIterator[Any]:
     """``indexes setup`` run once on auto (the default); the database dropped afterwards."""
     async with await connect(through()) as conn:
         try:
@@ -78,15 +63,15 @@ async def set_up(through, m0) -> AsyncIterator[Any]:
                 states = await IndexManager(conn, FakeEmbedder().signature).setup(
                     timeout=10, poll_interval=0.001
                 )
-            m0.ready()  # M0 lists nothing, so setup cannot wait: the builds finish later
+            double.ready()  # M0 lists nothing, so setup cannot wait: the builds finish later
             yield conn, states, logs
         finally:
             await conn.client.drop_database(conn.db.name)
 
 
-async def test_setup_on_a_free_cluster_chooses_and_records_the_vector_layout(set_up, m0):
+async def test_setup_on_a_free_cluster_chooses_and_records_the_vector_layout(set_up, double):
     conn, states, logs = set_up
-    assert {name for _, name in m0.index_states} == VECTOR_INDEXES
+    assert {name for _, name in double.index_states} == VECTOR_INDEXES
     search = {s.name: s.state for s in states if s.kind in ("search", "vectorSearch")}
     assert {name for name, state in search.items() if state == "created"} == VECTOR_INDEXES
     assert {name for name, state in search.items() if state == "not used"} == {
@@ -105,7 +90,7 @@ async def test_setup_on_a_free_cluster_chooses_and_records_the_vector_layout(set
 
 
 async def test_a_later_connection_reads_the_layout_and_searches_keywords_itself(
-    set_up, through, m0
+    set_up, through, double
 ):
     async with await connect(through()) as conn:
         assert conn.search_layout == "vector"
@@ -121,17 +106,17 @@ async def test_a_later_connection_reads_the_layout_and_searches_keywords_itself(
         ):
             await memory.store(ALICE, text)
         await memory.store(BOB, "Ingrid from Trondheim is my landlady")
-        await m0.sync()  # the vector index catches up with those
+        await double.sync()  # the vector index catches up with those
         await memory.store(ALICE, "The zeppelin museum opens at nine")  # not yet indexed
 
-        before = len(m0.answered)
+        before = len(double.answered)
         hits = await memory.retrieve(ALICE, "where does Ingrid live?", k=3)
         assert hits[0].memory.content == "My sister Ingrid lives in Trondheim"
         assert hits[0].sources["text"].rank == 1 and "vector" in hits[0].sources
         # Bob's memory shares the keywords; it is Bob's.
         assert all(hit.memory.user_id == "alice" for hit in hits)
         # Similarity from $vectorSearch, keywords from the framework: no $search, no fusion stage.
-        assert m0.answered[before:] == ["$vectorSearch"]
+        assert double.answered[before:] == ["$vectorSearch"]
 
         # The keyword ranking reads the collection, so a memory the search index has not
         # caught up with is found by its words.
@@ -141,15 +126,15 @@ async def test_a_later_connection_reads_the_layout_and_searches_keywords_itself(
         await memory.aclose()
 
 
-async def test_the_first_search_checks_only_the_vector_index(set_up, through, m0):
+async def test_the_first_search_checks_only_the_vector_index(set_up, through, double):
     """The text indexes are not used: their absence is no warning. (Listing is allowed here,
     as on a dedicated cluster, so the check runs.)"""
-    m0.allow("$listSearchIndexes")
-    m0.ready()
+    double.allow("$listSearchIndexes")
+    double.ready()
     async with await connect(through()) as conn:
         memory = LongTermMemory(conn, FakeEmbedder())
         await memory.store(ALICE, "I am allergic to walnuts")
-        await m0.sync()
+        await double.sync()
         with capture_logs() as logs:
             await memory.retrieve(ALICE, "what am I allergic to?", k=1)
         assert not [e for e in logs if e["event"] == "search_indexes_not_ready"]
@@ -167,8 +152,8 @@ async def test_the_first_search_checks_only_the_vector_index(set_up, through, m0
             await memory.aclose()
 
 
-async def test_the_vector_setting_creates_only_the_vector_indexes(through, m0):
-    m0.max_search_indexes = None  # a cluster that would take all six
+async def test_the_vector_setting_creates_only_the_vector_indexes(through, double):
+    double.max_search_indexes = None  # a cluster that would take all six
     async with await connect(through(atlas_layout="vector")) as conn:
         try:
             assert conn.search_layout == "vector"
@@ -176,14 +161,14 @@ async def test_the_vector_setting_creates_only_the_vector_indexes(through, m0):
             await IndexManager(conn, FakeEmbedder().signature).setup(
                 timeout=10, poll_interval=0.001
             )
-            assert {name for _, name in m0.index_states} == VECTOR_INDEXES
+            assert {name for _, name in double.index_states} == VECTOR_INDEXES
             record = await conn.collection(META_COLLECTION).find_one({"_id": LAYOUT_META_ID})
             assert record["layout"] == "vector"
         finally:
             await conn.client.drop_database(conn.db.name)
 
 
-async def test_a_connection_without_a_recorded_layout_uses_the_full_one(through, m0):
+async def test_a_connection_without_a_recorded_layout_uses_the_full_one(through, double):
     async with await connect(through()) as conn:
         try:
             assert conn.search_layout == "full"
@@ -194,7 +179,7 @@ async def test_a_connection_without_a_recorded_layout_uses_the_full_one(through,
             await conn.client.drop_database(conn.db.name)
 
 
-async def test_an_unknown_recorded_layout_is_not_trusted(through, m0):
+async def test_an_unknown_recorded_layout_is_not_trusted(through, double):
     """A record this version does not know (written by hand, or by a later version) reads
     as none: the full layout, and ``indexes setup`` writes a valid one."""
     async with await connect(through()) as conn:
