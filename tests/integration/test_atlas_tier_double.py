@@ -416,6 +416,31 @@ async def test_a_refused_listing_is_said_once_and_never_fails_a_search(
         await memory.aclose()
 
 
+async def test_a_listing_that_failed_for_a_moment_is_tried_again_at_the_next_search(
+    conn, double, clock
+):
+    """A transient failure is no answer: the next search of the collection lists again, and
+    a missing index found then is said."""
+    await ready_indexes(conn, double)
+    await conn.collection("memories").drop_search_index("memories_text")
+    forget_first_use()
+    double.refuse(
+        "$listSearchIndexes", 50, "MaxTimeMSExpired", "operation exceeded time limit", times=1
+    )
+    embedder = FakeEmbedder()
+    searcher = make_searcher(conn, dimensions=embedder.dimensions)
+    target = IndexCatalog.load(dimensions=embedder.dimensions).target("memories")
+    query = SearchQuery(tenant=ALICE.filter(), text="Paris")
+    with capture_logs() as logs:
+        await searcher.search(target, query)  # the listing fails for a moment
+        assert not events(logs, "search_indexes_not_ready")
+        await searcher.search(target, query)
+        [warning] = events(logs, "search_indexes_not_ready")
+        await searcher.search(target, query)  # said once
+    assert "memories_text (missing)" in warning["indexes"]
+    assert len(events(logs, "search_indexes_not_ready")) == 1
+
+
 # --- 4b: an empty $vectorSearch of a tenant that has documents ---------------------------------
 
 
@@ -630,6 +655,42 @@ async def test_a_memory_superseded_inside_the_lag_is_not_returned(
             history = await memory.retrieve(ALICE, question, include_history=True)
             assert {hit.memory.id for hit in history} == {paris.id, tea.id}
             await memory.aclose()
+        finally:
+            await conn.client.drop_database(conn.db.name)
+
+
+@pytest.mark.parametrize("rank_fusion", ["accept", "refuse"])
+async def test_hits_dropped_as_stale_do_not_shorten_the_answer(double, through, clock, rank_fusion):
+    """Asked for k, a search returns k when k still match, though mongot's lagging copy put
+    superseded memories among the best: ``$rankFusion`` returns a margin beyond k, and each
+    source of the framework's fusion its whole depth."""
+    double.rank_fusion = rank_fusion
+    embedder = FakeEmbedder()
+    async with await connect(through()) as conn:
+        try:
+            await ready_indexes(conn, double)
+            memory = LongTermMemory(conn, embedder)
+            for n in range(8):
+                await memory.store(ALICE, f"Alice visited museum number {n} in Paris")
+            await memory.aclose()
+            await double.sync()
+            question = "which museum in Paris did Alice visit?"
+            searcher = make_searcher(conn, dimensions=embedder.dimensions)
+            target = IndexCatalog.load(dimensions=embedder.dimensions).target("memories")
+            query = SearchQuery(
+                tenant=ALICE.filter(),
+                text=question,
+                vector=await embedder.embed_query(question),
+                exclude={"status": "superseded"},
+                limit=4,
+            )
+            before = [hit.id for hit in await searcher.search(target, query)]
+            assert len(before) == 4
+            await conn.collection("memories").update_many(
+                {"_id": {"$in": before[:3]}}, {"$set": {"status": "superseded"}}
+            )  # no sync: mongot's copy still says active
+            after = [hit.id for hit in await searcher.search(target, query)]
+            assert len(after) == 4 and not set(after) & set(before[:3])
         finally:
             await conn.client.drop_database(conn.db.name)
 

@@ -40,6 +40,11 @@ __all__ = [
 
 logger = get_logger(__name__)
 
+#: Extra documents ``$rankFusion`` returns beyond ``limit``: hits that passed mongot's lagging
+#: pre-filter but no longer match are dropped afterwards (:func:`_still_matches`), and the
+#: search should still return ``limit`` when that many match.
+STALE_MARGIN = 10
+
 VECTOR_SCORE = "_vector_score"
 TEXT_SCORE = "_text_score"
 SCORE_DETAILS = "_score_details"
@@ -131,7 +136,7 @@ def rank_fusion_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[
                 "scoreDetails": True,
             }
         },
-        {"$limit": query.limit},
+        {"$limit": query.limit + STALE_MARGIN},
         {"$set": {SCORE_DETAILS: {"$meta": "scoreDetails"}}},
         {"$unset": target.vector_path},
     ]
@@ -273,6 +278,7 @@ class AtlasSearcher(Searcher):
                 # $rankFusion gives no separate rankings: only an empty answer is suspect.
                 vector_empty = not hits
                 hits = [hit for hit in hits if _still_matches(hit.document, resolved)]
+                hits = hits[: query.limit]
             else:
                 hits, vector_empty = await self._fused_here(collection, target, query, resolved)
                 if refused and self._rank_fusion:

@@ -106,6 +106,9 @@ async def first_use(
     _WATCH.started.add(key)
     listed, _ = await _listing(db, collection, target)
     if listed is None:
+        if key[0] not in _WATCH.unlistable:
+            # A transient failure (a refusal is remembered): the next search looks again.
+            _WATCH.started.discard(key)
         return
     from agent_memory.mongo.indexes import serving_state  # lazily: indexes imports this module
 
