@@ -443,6 +443,7 @@ class IndexManager:
                 raise InvalidInputError(f"{name} must be a finite number of seconds, got {value!r}")
         notify = on_progress or (lambda state: None)
         started = time.monotonic()
+        waiting = (started + timeout, poll_interval)
         results: list[IndexState] = []
         with translate_errors("setting up indexes"):
             await self.check_embedding()
@@ -457,11 +458,13 @@ class IndexManager:
                     results.append(state)
                     notify(state)
                 if self.tier == "atlas":
-                    for state in await self._setup_search(spec, "vectorSearch", update=update):
+                    for state in await self._setup_search(
+                        spec, "vectorSearch", update=update, waiting=waiting
+                    ):
                         results.append(state)
                         notify(state)
             if self.tier == "atlas":
-                for state in await self._setup_text_indexes(update=update):
+                for state in await self._setup_text_indexes(update=update, waiting=waiting):
                     results.append(state)
                     notify(state)
             results.append(await self._record_embedding())
@@ -499,7 +502,9 @@ class IndexManager:
             states.append(IndexState(state.collection, index.name, state.kind, "created"))
         return states
 
-    async def _setup_text_indexes(self, *, update: bool) -> list[IndexState]:
+    async def _setup_text_indexes(
+        self, *, update: bool, waiting: tuple[float, float]
+    ) -> list[IndexState]:
         """The text indexes, after every vector index, and the layout they leave: on
         ``auto``, a cluster that refuses one for its search-index limit (M0 takes three)
         gets the vector layout; on ``full`` that refusal stops setup. The layout is recorded
@@ -514,7 +519,9 @@ class IndexManager:
             self.connection.search_layout = "full"
             for spec in self.catalog.collections.values():
                 try:
-                    states += await self._setup_search(spec, "search", update=update)
+                    states += await self._setup_search(
+                        spec, "search", update=update, waiting=waiting
+                    )
                 except _LimitReached as exc:
                     if setting == "full":
                         raise
@@ -545,9 +552,10 @@ class IndexManager:
         return states
 
     async def _setup_search(
-        self, spec: CollectionSpec, kind: str, *, update: bool
+        self, spec: CollectionSpec, kind: str, *, update: bool, waiting: tuple[float, float]
     ) -> list[IndexState]:
-        """Create or update ``spec``'s search indexes of type ``kind``."""
+        """Create or update ``spec``'s search indexes of type ``kind``. ``waiting`` is (the
+        monotonic deadline, the poll interval) for indexes an earlier drop is still deleting."""
         collection = self.connection.collection(spec.name)
         states = []
         # M0 and Flex clusters refuse to list search indexes but create them: an index whose
@@ -556,6 +564,9 @@ class IndexManager:
             index = next(index for index in spec.search_indexes if index.name == state.name)
             if index.type != kind:
                 continue
+            if state.state == "missing" and state.detail == "deleting":
+                # Atlas deletes asynchronously and the name stays taken meanwhile.
+                state = await self._until_deleted(spec, index, *waiting)
             if state.state in ("missing", "unknown"):
                 try:
                     await collection.create_search_indexes(
@@ -593,6 +604,29 @@ class IndexManager:
             else:
                 states.append(state)
         return states
+
+    async def _until_deleted(
+        self, spec: CollectionSpec, index: SearchIndexSpec, deadline: float, interval: float
+    ) -> IndexState:
+        """The state of ``index`` once a deletion under way has ended (polled every
+        ``interval`` seconds, backing off to 10); :class:`StorageError` at ``deadline``."""
+        delay = interval
+        while True:
+            await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 1.5, 10.0)
+            state = next(
+                found
+                for found in await self._search_states(spec, refused_is_unknown=True)
+                if found.name == index.name
+            )
+            if not (state.state == "missing" and state.detail == "deleting"):
+                return state
+            if time.monotonic() >= deadline:
+                raise StorageError(
+                    f"search index {state.collection}.{index.name} is still being deleted "
+                    "by an earlier drop; run `agent-memory indexes setup` again once "
+                    "`agent-memory indexes status` shows it missing"
+                )
 
     def _limit_reached(self, state: IndexState) -> str:
         """The one line setup stops with when the cluster takes no more search indexes."""

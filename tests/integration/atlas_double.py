@@ -171,6 +171,8 @@ class SearchIndex:
     phase: Phase = "PENDING"
     #: The message of a failed build (the build of ``building``), or ``None``.
     failed: str | None = None
+    #: Dropped: how many more listings show it DELETING (``AtlasDouble.slow_drops``); 0: live.
+    deleting: int = 0
 
     @property
     def collection(self) -> str:
@@ -182,10 +184,12 @@ class SearchIndex:
 
     @property
     def queryable(self) -> bool:
-        return self.serving is not None
+        return self.serving is not None and self.deleting == 0
 
     @property
     def status(self) -> str:
+        if self.deleting:
+            return "DELETING"
         if self.failed is not None:
             return "FAILED"
         if self.building is None:
@@ -326,6 +330,9 @@ class AtlasDouble(FaultProxy):
         self.rank_fusion: RankFusionMode = rank_fusion
         self.rank_fusion_refusal: dict[str, Any] = dict(RANK_FUSION_REFUSAL)
         self.listing: ListingStyle = listing
+        #: How many listings show a dropped index as DELETING (its name still taken) before it
+        #: is gone, as Atlas deletes asynchronously; 0: gone at once.
+        self.slow_drops = 0
         #: Every reply the double wrote itself, by command name or first stage.
         self.answered: list[str] = []
         #: The refusals it answered: (command or stage, code).
@@ -584,7 +591,10 @@ class AtlasDouble(FaultProxy):
 
     async def _drop(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         index = self._named(namespace, body)
-        del self.indexes[namespace][index.name]  # at once: DELETING is not modelled
+        if self.slow_drops:
+            index.deleting = self.slow_drops  # listed as DELETING that many times, then gone
+        else:
+            del self.indexes[namespace][index.name]
         return {"ok": 1.0}
 
     async def _list(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -597,6 +607,11 @@ class AtlasDouble(FaultProxy):
             and ("id" not in spec or index.id == spec["id"])
         ]
         rows = [_Row(index.listing(), {}) for index in listed]
+        for index in listed:
+            if index.deleting:
+                index.deleting -= 1
+                if index.deleting == 0:  # the deletion has ended
+                    del self.indexes[namespace][index.name]
         if self.listing == "empty":
             rows = []
         elif self.listing == "on_prem":

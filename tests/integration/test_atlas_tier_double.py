@@ -205,6 +205,36 @@ async def test_a_transient_listing_error_is_still_an_error(conn, double):
         await IndexManager(conn, FakeEmbedder().signature).status()
 
 
+async def test_setup_right_after_a_drop_waits_for_the_deletion(conn, double):
+    """Atlas deletes a search index asynchronously and its name stays taken meanwhile:
+    setup right after ``indexes drop`` waits until the listing no longer shows it DELETING,
+    then creates it (before, the create failed with "already exists")."""
+    manager = IndexManager(conn, FakeEmbedder().signature)
+    await ready_indexes(conn, double)
+    double.slow_drops = 3
+    await manager.drop()
+    assert set(double.index_states.values()) == {"DELETING"}
+    double.auto_advance = True
+    states = await manager.setup(timeout=10, poll_interval=0.001)
+    search = {s.name: s.state for s in states if s.kind in ("search", "vectorSearch")}
+    assert search == dict.fromkeys(SEARCH_INDEXES, "created")
+    assert set(double.index_states.values()) == {"READY"}
+
+
+async def test_setup_says_when_a_deletion_outlasts_its_timeout(conn, double):
+    manager = IndexManager(conn, FakeEmbedder().signature)
+    await ready_indexes(conn, double)
+    double.slow_drops = 1_000
+    await manager.drop()
+    with pytest.raises(StorageError) as raised:
+        await manager.setup(timeout=0.05, poll_interval=0.001)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert " is still being deleted by an earlier drop; run `agent-memory indexes setup` " in (
+        message
+    )
+
+
 async def test_setup_at_the_clusters_search_index_limit_stops_with_one_clear_line(through, double):
     """With the full layout asked for, M0's limit stops setup at the first text index (the
     vector indexes come first), with one line naming the way out."""
