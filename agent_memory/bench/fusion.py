@@ -5,15 +5,17 @@ cross-validation: tune on some conversations, score on the others.
 
     agent-memory bench fusion --dataset locomo10.json --dataset datasets/dialogues/dialogues.json
 
-For every conversation of every dataset, each turn is a memory (``[date] Speaker: text``, its
-neighbouring turns of the same session as context, as ``bench retrieval`` stores them) and each
+For every conversation of every dataset, each turn is a memory (``Speaker: text``, with the
+session's date and its neighbouring turns of the same session as context, as ``bench
+retrieval`` stores them) and each
 question a query. The framework's own pieces score them: the configured embedder (memory
 vectors from the content alone, from content and context, or the mean of both) and the plain
 tier's BM25 (:mod:`agent_memory.mongo.search.keywords`, over the content alone or with the
 context). Every configuration of the grid (:data:`GRID`: what each source reads, z-score
-fusion or reciprocal rank fusion, the vector's weight) is then scored by leave one
-conversation out: for each conversation, the configuration with the best R@5 + R@10 on all the
-*other* conversations is chosen and scored on this one. The pooled held-out recall is what to
+fusion or reciprocal rank fusion, the vector's weight, the per-user keyword trust) is then
+scored by leave one conversation out: for each conversation, a configuration is chosen on all
+the *other* conversations (:data:`PROTOCOL`: the best R@5 + R@10 among those at or above every
+baseline in each of them) and scored on this one. The pooled held-out recall is what to
 expect on conversations nobody tuned on; the configuration chosen most often is the default
 (``LongTermConfig.search_weights``, ``NewMemory.vector_text``), and the report says whether
 every fold chose it.
@@ -45,6 +47,16 @@ VECTOR_TEXTS = ("content", "context", "mean")
 _BASELINES = ("vector:context", "vector:content", "bm25s:context")
 KEYWORD_TEXTS = ("content", "context")
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+#: How a fold chooses, fixed before the run that reports it. The issue this bench answers asks
+#: for a ranking at or above its baselines in every conversation, so that is a constraint of
+#: the choice, judged on the conversations the fold tunes on, and recall is what it maximises.
+PROTOCOL = (
+    "leave one conversation out: among the configurations at or above every baseline at R@5 "
+    "and R@10 in each of the other conversations (all of them if none is), the one with the "
+    "best pooled R@5 + R@10 over the other conversations is scored on the one left out"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +95,20 @@ GRID = tuple(
 #: The per-user keyword trust (:mod:`agent_memory.mongo.search.trust`) on top of z fusion
 #: with coverage: one vector per memory, of its content, as the framework stores it.
 TRUST_GRID = tuple(
-    Config("content", keyword, "z", weight, 1.0, KeywordTrust(low, high, prior, prior_weight))
+    Config(
+        "content",
+        keyword,
+        "z",
+        weight,
+        1.0,
+        KeywordTrust(low, high, prior, prior_weight, caution=caution),
+    )
     for keyword in KEYWORD_TEXTS
     for weight in (0.2, 0.3, 0.4, 0.5)
     for low, high in ((0.3, 0.5), (0.35, 0.55), (0.4, 0.6), (0.3, 0.6), (0.4, 0.7))
     for prior in (0.3, 0.5)
     for prior_weight in (1.0, 3.0)
+    for caution in (0.0, 1.0, 2.0)
 )
 #: The Atlas tier, simulated: ``$rankFusion`` (reciprocal ranks, k = 60) over a keyword ranking
 #: without stemming (Atlas Search's ``lucene.standard`` analyzer; bm25s stands in for it) and
@@ -139,6 +159,15 @@ def fuse(scored: Scored, config: Config) -> np.ndarray:
             weights["vector"] * standardise(v, valid) + weights["text"] * standardise(k, valid)
         )
     return np.stack(rows)
+
+
+def _at_or_above(rows: np.ndarray, baselines: Sequence[np.ndarray]) -> bool:
+    """Whether hits ``rows`` find at least as many questions as each baseline at R@5 and R@10."""
+    return all(
+        int(rows[:, KS.index(k)].sum()) >= int(baseline[:, KS.index(k)].sum())
+        for baseline in baselines
+        for k in (5, 10)
+    )
 
 
 def hits(scores: np.ndarray, evidence: Sequence[tuple[int, ...]]) -> np.ndarray:
@@ -214,8 +243,7 @@ class FusionRun:
             "datasets": self.datasets,
             "embedder": self.embedder,
             "conversations": len(self.conversations),
-            "protocol": "leave one conversation out: the configuration best on R@5 + R@10 over "
-            "all other conversations is scored on the one left out",
+            "protocol": PROTOCOL,
             **one_vector,
             "fixed_weights": {key: fixed[key] for key in summary},
             "atlas_simulated": {key: atlas[key] for key in summary},
@@ -223,22 +251,43 @@ class FusionRun:
             "seconds": round(self.seconds, 1),
         }
 
+    def _baseline_hits(self) -> list[list[np.ndarray]]:
+        """Per conversation, the hits of each baseline (:data:`_BASELINES`)."""
+        return [
+            [hits(conversation.sources[name], conversation.evidence) for name in _BASELINES]
+            for conversation in self.conversations
+        ]
+
     def cross_validate(self, grid: Sequence[Config]) -> dict[str, Any]:
         for config in grid:
             if config not in self._hits:
                 self._hits[config] = [hits(fuse(c, config), c.evidence) for c in self.conversations]
         table = {config: self._hits[config] for config in grid}
         n = len(self.conversations)
+        at_baselines = {
+            config: [
+                _at_or_above(rows, baseline)
+                for rows, baseline in zip(table[config], self._baseline_hits(), strict=True)
+            ]
+            for config in grid
+        }
 
         def objective(config: Config, chosen: list[int]) -> float:
             rows = np.concatenate([table[config][i] for i in chosen])
             return float(rows[:, KS.index(5)].mean() + rows[:, KS.index(10)].mean())
 
+        def choose(others: list[int]) -> Config:
+            """The selection rule (:data:`PROTOCOL`): the best pooled R@5 + R@10 over
+            ``others`` among the configurations at or above every baseline in each of them;
+            the best of all when none is."""
+            feasible = [c for c in grid if all(at_baselines[c][j] for j in others)]
+            return max(feasible or grid, key=lambda config: objective(config, others))
+
         folds = []
         held: list[np.ndarray] = []
         for i, conversation in enumerate(self.conversations):
             others = [j for j in range(n) if j != i]
-            best = max(grid, key=lambda config: objective(config, others))
+            best = choose(others)
             held.append(table[best][i])
             folds.append(
                 {
@@ -262,7 +311,8 @@ class FusionRun:
                     },
                 }
             )
-        ranking = sorted(grid, key=lambda config: -objective(config, list(range(n))))
+        everyone = list(range(n))
+        ranking = sorted(grid, key=lambda config: -objective(config, everyone))
         by_dataset: dict[str, list[np.ndarray]] = {}
         for fold, rows in zip(folds, held, strict=True):
             by_dataset.setdefault(fold["dataset"], []).append(rows)

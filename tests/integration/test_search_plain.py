@@ -124,6 +124,40 @@ async def test_text_only_and_vector_only(memories, embedder):
     assert vector_hits[0].document["content"].startswith("Alice prefers green tea")
 
 
+async def test_a_search_by_keywords_alone_does_not_read_the_vectors(memories, embedder, settings):
+    """Targets not kept in memory are read at each search: by keywords alone, without the
+    vectors (the largest part of each document). What the vector ranking reads is whole."""
+    from dataclasses import replace
+
+    from pymongo import monitoring
+
+    from agent_memory.mongo.connection import connect
+
+    finds: list[dict] = []
+
+    class Finds(monitoring.CommandListener):
+        def started(self, event):
+            if event.command_name == "find":
+                finds.append(dict(event.command))
+
+        def succeeded(self, event):
+            pass
+
+        def failed(self, event):
+            pass
+
+    _, target = memories
+    target = replace(target, snapshot=False)
+    async with await connect(settings, client_options={"event_listeners": [Finds()]}) as watched:
+        searcher = make_searcher(watched, dimensions=embedder.dimensions)
+        [hit] = await searcher.search(target, SearchQuery(tenant=alice(), text="nurse", limit=5))
+        assert hit.document["content"] == "Alice works as a nurse"
+        assert finds[-1]["projection"] == {"embedding": 0}
+        vector = await embedder.embed_query("green tea")
+        hits = await searcher.search(target, SearchQuery(tenant=alice(), text="tea", vector=vector))
+        assert "projection" not in finds[-1] and "vector" in hits[0].sources
+
+
 @pytest.mark.parametrize(
     "text",
     ['"Berlin"', "-Berlin", "Berlin -nurse", '"unterminated', "$where", "{'$ne': null}", "?!"],
@@ -266,6 +300,9 @@ PARAPHRASES = (
     "what creature greets me at the door like a cat would",
 )
 WEIGHTS = {"vector": 0.4, "text": 0.6}
+#: The trust read at its mean (no caution), its prior counted as one question: what these
+#: tests check is how the searcher keeps and teaches each user's ledger.
+TRUSTING = KeywordTrust(prior_weight=1.0, caution=0.0)
 
 
 async def test_keyword_trust_follows_each_users_questions(trust_users):
@@ -282,7 +319,7 @@ async def test_keyword_trust_follows_each_users_questions(trust_users):
     )
     assert vector_only[0] == TRUST_MEMORIES[0] and fixed[0] == TRUST_MEMORIES[1]
 
-    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": TRUSTING}
     for paraphrase in PARAPHRASES:
         await _order(searcher, target, "carol", paraphrase, nurse_vector, **learned)
     for greeting in ("hi", "thanks!"):  # nothing matched: not counted either way
@@ -310,14 +347,14 @@ async def test_searches_without_keyword_trust_teach_nothing(trust_users):
         nurse_vector,
         weights=WEIGHTS,
         coverage_power=1.0,
-        keyword_trust=KeywordTrust(),
+        keyword_trust=TRUSTING,
     )
     assert learned == fixed
 
 
 async def test_queries_that_do_not_learn_are_ranked_by_the_trust_but_leave_it_alone(trust_users):
     searcher, target, nurse_vector = trust_users
-    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": TRUSTING}
     for paraphrase in PARAPHRASES:  # as statements: they teach nothing
         await _order(searcher, target, "carol", paraphrase, nurse_vector, learns=False, **learned)
     fixed = await _order(
@@ -328,11 +365,34 @@ async def test_queries_that_do_not_learn_are_ranked_by_the_trust_but_leave_it_al
         SearchQuery(tenant=alice(), text="x", learns="no")
 
 
+async def test_by_default_keyword_trust_is_earned_by_questions_that_agree(trust_users):
+    """The default trust is read below its mean while the questions are few: a new user's
+    first question ranks by the vector even when it repeats a memory's words; after several
+    questions that repeat their memories' words, the keyword ranking is earned."""
+    searcher, target, nurse_vector = trust_users
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    question = "green tea"
+    vector_only = await _order(
+        searcher, target, "dave", question, nurse_vector, weights={"vector": 1.0, "text": 0.0}
+    )
+    fixed = await _order(
+        searcher, target, "dave", question, nurse_vector, weights=WEIGHTS, coverage_power=1.0
+    )
+    assert vector_only != fixed
+    assert await _order(searcher, target, "dave", question, nurse_vector, **learned) == (
+        vector_only
+    )
+    for _ in range(12):  # questions in the memories' own words
+        await _order(searcher, target, "dave", "owns a cat", nurse_vector, **learned)
+        await _order(searcher, target, "dave", "night shifts nurse", nurse_vector, **learned)
+    assert await _order(searcher, target, "dave", question, nurse_vector, **learned) == fixed
+
+
 @pytest.mark.parametrize(("learn_above", "taught"), [(0.9, False), (-1.0, True)])
 async def test_questions_no_memory_answers_do_not_teach(trust_users, learn_above, taught):
     """With ``learn_above``, a query counts only when some memory's cosine reaches it."""
     searcher, target, nurse_vector = trust_users
-    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": KeywordTrust()}
+    learned = {"weights": WEIGHTS, "coverage_power": 1.0, "keyword_trust": TRUSTING}
     # A query vector near none of the memories (the fake embedder's vectors are sparse hashes).
     elsewhere = np.ones_like(nurse_vector) / np.sqrt(nurse_vector.size)
     memories = np.stack([await searcher_vector(text) for text in TRUST_MEMORIES])

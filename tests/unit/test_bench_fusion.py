@@ -84,7 +84,10 @@ def test_keyword_trust_is_learned_question_by_question_in_order():
         {"context": np.array([0.1, 0.1, np.nan, 1.0])},  # NaN: nothing matched, not counted
     )
     fixed = Config("content", "context", "z", 0.3, 1.0)
-    trusted = Config("content", "context", "z", 0.3, 1.0, KeywordTrust())
+    # The mean itself (no caution), its prior counted as one question.
+    trusted = Config(
+        "content", "context", "z", 0.3, 1.0, KeywordTrust(prior_weight=1.0, caution=0.0)
+    )
     assert int(fuse(scored, fixed)[3].argmax()) == 1
     # Mean after the fourth: (0.3 + 0.1 + 0.1 + 1.0) / 4 = 0.375, a share of 0.125.
     assert int(fuse(scored, trusted)[3].argmax()) == 0

@@ -10,12 +10,15 @@ the two apart; its mean over many questions can: 0.62 to 0.75 in every LoCoMo co
 0.11 to 0.40 in every dialogue (docs/benchmarks.md).
 
 So the plain tier keeps, per tenant, a running mean of that coverage over the tenant's
-retrieves where some keyword matched (:class:`TrustLedger`), starting from a prior that counts as ``prior_weight``
-questions and following the last ``horizon`` questions once it has seen that many. The keyword
-ranking gets the share of its weight the mean earns (:meth:`KeywordTrust.share`): none below
-``low``, all of it from ``high``, linear in between; the vector ranking gets the rest. No label
-is used: the ledger learns how a user's questions relate to their memories, never which memory
-answered.
+retrieves where some keyword matched (:class:`TrustLedger`), starting from a prior that counts
+as ``prior_weight`` questions and following the last ``horizon`` questions once it has seen
+that many, and the spread of the questions around it. The keyword ranking gets the share of its
+weight that the mean less ``caution`` standard errors earns (:meth:`KeywordTrust.share`): none
+below ``low``, all of it from ``high``, linear in between; the vector ranking gets the rest.
+Reading the mean less its uncertainty means trust is earned: a user whose first few questions
+happened to repeat their memories' words gets the keyword ranking only once more questions
+agree. No label is used: the ledger learns how a user's questions relate to their memories,
+never which memory answered.
 
 The ledger is state of one process (a bounded table; the tenant used least recently is
 forgotten first): two processes serving one user each learn on their own, and a restarted
@@ -33,6 +36,10 @@ from dataclasses import dataclass
 from agent_memory.errors import InvalidInputError
 
 __all__ = ["KeywordTrust", "TrustLedger", "asks"]
+
+#: The spread assumed before any question: coverage lies in 0..1, so its standard deviation is
+#: at most 0.5; a tenant starts as uncertain as that.
+_PRIOR_VARIANCE = 0.25
 
 
 def asks(text: str) -> bool:
@@ -65,10 +72,15 @@ class KeywordTrust:
     #: The mean a tenant starts from ...
     prior: float = 0.3
     #: ... counted as this many questions.
-    prior_weight: float = 1.0
+    prior_weight: float = 3.0
     #: Once a tenant has asked this many questions, the mean follows the most recent ones
     #: (each new question counts 1/horizon), so a change of style is followed.
     horizon: int = 50
+    #: How many standard errors below its mean the share is read at: trust is earned by
+    #: evidence, so a tenant whose first few questions happened to repeat their memories'
+    #: words does not get the keyword ranking before its questions agree (the spread starts
+    #: at the widest coverage can have, 0.5). 0: the mean itself.
+    caution: float = 1.0
 
     def __post_init__(self) -> None:
         low = _number(self.low, "keyword trust low", 0.0, 1.0)
@@ -79,13 +91,17 @@ class KeywordTrust:
         _number(self.prior_weight, "keyword trust prior_weight", 0.0, 1000.0)
         if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
             raise InvalidInputError("keyword trust horizon must be a positive int")
+        _number(self.caution, "keyword trust caution", 0.0, 10.0)
 
     def share(self, mean: float) -> float:
         """The share (0 to 1) of the keyword ranking's weight a mean coverage earns."""
         return min(1.0, max(0.0, (mean - self.low) / (self.high - self.low)))
 
     def describe(self) -> str:
-        return f"trust {self.low:g}-{self.high:g} prior {self.prior:g}x{self.prior_weight:g}"
+        caution = f" caution {self.caution:g}" if self.caution else ""
+        return (
+            f"trust {self.low:g}-{self.high:g} prior {self.prior:g}x{self.prior_weight:g}{caution}"
+        )
 
 
 class TrustLedger:
@@ -95,7 +111,9 @@ class TrustLedger:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
             raise InvalidInputError("capacity must be a positive int")
         self._capacity = capacity
-        self._means: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
+        #: Per tenant: the mean coverage, how many questions it counts (the prior's weight
+        #: included), and the variance of the questions' coverage around it.
+        self._means: OrderedDict[Hashable, tuple[float, float, float]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._means)
@@ -104,6 +122,17 @@ class TrustLedger:
         """The tenant's current mean (the prior for a tenant not seen yet)."""
         found = self._means.get(key)
         return trust.prior if found is None else found[0]
+
+    def earned(self, key: Hashable, trust: KeywordTrust) -> float:
+        """The coverage the tenant's questions have earned: the mean, less ``trust.caution``
+        standard errors of it (questions' spread over the questions counted)."""
+        mean, seen, variance = self._means.get(
+            key, (trust.prior, trust.prior_weight, _PRIOR_VARIANCE)
+        )
+        if not trust.caution:
+            return mean
+        counted = max(1.0, min(seen, float(trust.horizon)))
+        return mean - trust.caution * math.sqrt(variance / counted)
 
     def observe(
         self, key: Hashable, coverage: float | None, trust: KeywordTrust, *, learn: bool = True
@@ -114,12 +143,18 @@ class TrustLedger:
         keyword matches and is not counted; nor is anything with ``learn`` false (a message
         that asks nothing, see :func:`asks`), which gets the share the mean has earned so far."""
         if coverage is None or not learn:
-            return trust.share(self.mean(key, trust))
+            return trust.share(self.earned(key, trust))
         coverage = min(1.0, max(0.0, float(coverage)))
-        mean, seen = self._means.pop(key, (trust.prior, trust.prior_weight))
+        mean, seen, variance = self._means.pop(
+            key, (trust.prior, trust.prior_weight, _PRIOR_VARIANCE)
+        )
         seen += 1.0
-        mean += (coverage - mean) / min(seen, float(trust.horizon))
-        self._means[key] = (mean, seen)
+        step = 1.0 / min(seen, float(trust.horizon))
+        delta = coverage - mean
+        mean += step * delta
+        # The same weighting for the spread (exponentially weighted once past the horizon).
+        variance = (1.0 - step) * (variance + step * delta * delta)
+        self._means[key] = (mean, seen, variance)
         while len(self._means) > self._capacity:
             self._means.popitem(last=False)
-        return trust.share(mean)
+        return trust.share(self.earned(key, trust))
