@@ -193,7 +193,8 @@ class LongTermMemory:
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
         )
-        # The plain tier's kept corpora (None on Atlas, which searches inside the server).
+        # The kept corpora of the plain tier (and of the Atlas tier's keyword ranking in the
+        # vector layout): every write is announced to them.
         self._snapshots: Snapshots | None = getattr(self._searcher, "snapshots", None)
         self._generations = connection.collection(GENERATIONS)
         self._background = BackgroundWrites(connection)

@@ -39,7 +39,7 @@ from agent_memory.mongo.capabilities import (
     tier_reason,
 )
 from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
-from agent_memory.mongo.search.layout import Layout, choose_layout, read_layout
+from agent_memory.mongo.search.layout import Layout, LayoutWatch, choose_layout, read_layout
 
 __all__ = ["META_COLLECTION", "Connection", "connect", "ensure_collection"]
 
@@ -76,9 +76,13 @@ class Connection:
         self.capabilities = capabilities
         self.tier: SearchTier = tier
         #: Atlas only: which search indexes to search (:mod:`~agent_memory.mongo.search.layout`),
-        #: and why.
-        self.search_layout: Layout = search_layout
-        self.layout_reason = layout_reason
+        #: followed while the process runs.
+        self.layout_watch = LayoutWatch(
+            db[settings.collection_prefix + META_COLLECTION],
+            settings.atlas_layout,
+            search_layout,
+            layout_reason,
+        )
         self._client = client
         self._embedded = embedded
         self._closed = False
@@ -86,6 +90,15 @@ class Connection:
         # activity, ...): finished before it closes. Weak, so a memory object that is gone
         # is not kept alive by its connection.
         self._background: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    @property
+    def search_layout(self) -> Layout:
+        """The Atlas search layout this process searches with (as last read)."""
+        return self.layout_watch.layout
+
+    @property
+    def layout_reason(self) -> str:
+        return self.layout_watch.reason
 
     @property
     def tier_reason(self) -> str:
@@ -299,7 +312,9 @@ async def connect(
             layout: Layout = "full"
             layout_reason = ""
             if tier == "atlas":
-                recorded, why = await read_layout(db[meta])
+                recorded, why = None, ""
+                if settings.atlas_layout == "auto":  # a layout set explicitly reads nothing
+                    recorded, why = await read_layout(db[meta])
                 layout, layout_reason = choose_layout(settings.atlas_layout, recorded, why)
         except pm.PyMongoError as exc:
             error = map_error(exc, f"connecting to {target}")

@@ -53,7 +53,6 @@ State = Literal[
 
 #: Atlas's answer when a cluster holds as many search indexes as its tier allows.
 _ALREADY_EXISTS = 68  # IndexAlreadyExists
-_TOO_MANY_SEARCH_INDEXES = 20  # IllegalOperation
 _TOO_MANY_WORDS = "maximum number of fts indexes"
 
 
@@ -234,6 +233,8 @@ class IndexManager:
     ) -> None:
         self.connection = connection
         self.signature = signature
+        #: The layout ``setup`` is putting in place while it runs.
+        self._setting_up: Layout | None = None
         self.catalog = catalog or IndexCatalog.load(
             dimensions=signature.dimensions,
             similarity=signature.similarity,
@@ -347,24 +348,32 @@ class IndexManager:
         return [
             self._search_state(name, index, existing.get(index.name))
             if self._searched(index)
-            else self._unused(name, index)
+            else self._unused(name, index, exists=index.name in existing)
             for index in spec.search_indexes
         ]
 
+    @property
+    def layout(self) -> Layout:
+        """The layout whose indexes are judged: the one setup is putting in place while it
+        runs, else the one this process searches with."""
+        return self._setting_up or self.connection.search_layout
+
     def _searched(self, index: SearchIndexSpec) -> bool:
-        """Whether the layout in use searches ``index``: the vector layout has no text
-        indexes (:mod:`~agent_memory.mongo.search.layout`)."""
-        return not (self.connection.search_layout == "vector" and index.type == "search")
+        """Whether the layout searches ``index``: the vector layout has no text indexes
+        (:mod:`~agent_memory.mongo.search.layout`)."""
+        return not (self.layout == "vector" and index.type == "search")
 
     @staticmethod
-    def _unused(collection: str, index: SearchIndexSpec) -> IndexState:
-        return IndexState(
-            collection,
-            index.name,
-            index.type,
-            "not used",
-            "vector layout: keywords are ranked in the framework",
+    def _unused(
+        collection: str, index: SearchIndexSpec, *, exists: bool = False, detail: str = ""
+    ) -> IndexState:
+        detail = detail or (
+            "exists, but the vector layout does not search it (`agent-memory indexes drop` "
+            "removes it with the others)"
+            if exists
+            else "vector layout: keywords are ranked in the framework"
         )
+        return IndexState(collection, index.name, index.type, "not used", detail)
 
     def _search_state(
         self, collection: str, spec: SearchIndexSpec, found: dict[str, Any] | None
@@ -463,13 +472,26 @@ class IndexManager:
                     ):
                         results.append(state)
                         notify(state)
+            layout: Layout = "full"
+            reason = ""
             if self.tier == "atlas":
-                for state in await self._setup_text_indexes(update=update, waiting=waiting):
+                states, layout, reason = await self._setup_text_indexes(
+                    update=update, waiting=waiting
+                )
+                for state in states:
                     results.append(state)
                     notify(state)
             results.append(await self._record_embedding())
-            if wait and self.tier == "atlas":
-                await self._wait_queryable(timeout=timeout, notify=notify, interval=poll_interval)
+            if self.tier == "atlas":
+                self._setting_up = layout
+                try:
+                    if wait:
+                        await self._wait_queryable(
+                            timeout=timeout, notify=notify, interval=poll_interval
+                        )
+                    await self._record_layout(layout, reason, waited=wait)
+                finally:
+                    self._setting_up = None
         created = sum(1 for state in results if state.state in ("created", "updated"))
         logger.info(
             "indexes_setup_completed",
@@ -504,52 +526,103 @@ class IndexManager:
 
     async def _setup_text_indexes(
         self, *, update: bool, waiting: tuple[float, float]
-    ) -> list[IndexState]:
-        """The text indexes, after every vector index, and the layout they leave: on
-        ``auto``, a cluster that refuses one for its search-index limit (M0 takes three)
-        gets the vector layout; on ``full`` that refusal stops setup. The layout is recorded
-        for every process of the deployment (:mod:`~agent_memory.mongo.search.layout`)."""
+    ) -> tuple[list[IndexState], Layout, str]:
+        """The text indexes, after every vector index, and the layout they leave (with why):
+        on ``auto``, a cluster that refuses one for its search-index limit (M0 takes three)
+        gets the vector layout, and the text indexes this run created are dropped again (they
+        hold slots the layout exists to save); on ``full`` that refusal stops setup."""
         setting = self.connection.settings.atlas_layout
-        layout: Layout = "full"
-        reason = ""
-        states: list[IndexState] = []
         if setting == "vector":
-            layout, reason = "vector", "AGENT_MEMORY_ATLAS_LAYOUT=vector when setup ran"
-        else:
-            self.connection.search_layout = "full"
+            return (
+                self._all_unused(),
+                "vector",
+                "AGENT_MEMORY_ATLAS_LAYOUT=vector when setup ran",
+            )
+        states: list[IndexState] = []
+        self._setting_up = "full"
+        try:
             for spec in self.catalog.collections.values():
-                try:
-                    states += await self._setup_search(
-                        spec, "search", update=update, waiting=waiting
-                    )
-                except _LimitReached as exc:
-                    if setting == "full":
-                        raise
-                    layout = "vector"
-                    reason = (
-                        f"the cluster refused a text index for its search-index limit ({exc.index})"
-                    )
-                    logger.warning(
-                        "search_layout_vector",
-                        reason=reason,
-                        consequence="keywords are ranked in the framework (BM25 over each "
-                        "tenant's documents, kept in memory between searches)",
-                        remedy="on a cluster that takes six search indexes (Flex, M10+), "
-                        "run `agent-memory indexes setup` again",
-                    )
-                    break
-        await record_layout(self.connection.collection(META_COLLECTION), layout, reason)
-        self.connection.search_layout, self.connection.layout_reason = choose_layout(
-            setting, layout, reason
-        )
-        if layout == "vector":
+                states += await self._setup_search(spec, "search", update=update, waiting=waiting)
+        except _LimitReached as exc:
+            if setting == "full":
+                raise
+            reason = f"the cluster refused a text index for its search-index limit ({exc.index})"
+            dropped = await self._drop_created(states)
+            logger.warning(
+                "search_layout_vector",
+                reason=reason,
+                consequence="keywords are ranked in the framework (BM25 over each tenant's "
+                "documents)",
+                remedy="on a cluster that takes six search indexes (Flex, M10+), run "
+                "`agent-memory indexes setup` again",
+                dropped=dropped,
+            )
+            return self._all_unused(dropped), "vector", reason
+        finally:
+            self._setting_up = None
+        return states, "full", ""
+
+    def _all_unused(self, dropped: list[str] | None = None) -> list[IndexState]:
+        return [
+            self._unused(
+                self.connection.collection_name(spec.name),
+                index,
+                detail="created, then dropped again: the cluster has no room for the others"
+                if index.name in (dropped or [])
+                else "",
+            )
+            for spec in self.catalog.collections.values()
+            for index in spec.search_indexes
+            if index.type == "search"
+        ]
+
+    async def _drop_created(self, states: list[IndexState]) -> list[str]:
+        """Drop the text indexes this run created before the limit stopped it (best effort:
+        one that cannot be dropped stays, and `indexes status` shows it)."""
+        dropped = []
+        by_name = {
+            self.connection.collection_name(spec.name): spec
+            for spec in self.catalog.collections.values()
+        }
+        for state in states:
+            if state.state != "created":
+                continue
+            spec = by_name[state.collection]
+            try:
+                await self.connection.collection(spec.name).drop_search_index(state.name)
+            except pm.PyMongoError as exc:
+                logger.warning(
+                    "search_index_not_dropped",
+                    collection=state.collection,
+                    index=state.name,
+                    reason=first_line(exc),
+                )
+                continue
+            dropped.append(state.name)
+        return dropped
+
+    async def _record_layout(self, layout: Layout, reason: str, *, waited: bool) -> None:
+        """Record the layout for every process of the deployment. The vector layout at once;
+        the full one only once its text indexes serve (a process that switched to them
+        before would find nothing): after the wait, or, without one, when the listing shows
+        them serving already (else the next setup records it)."""
+        if layout == "full" and not waited:
             states = [
-                self._unused(self.connection.collection_name(spec.name), index)
+                state
                 for spec in self.catalog.collections.values()
-                for index in spec.search_indexes
-                if index.type == "search"
+                for state in await self._search_states(spec, refused_is_unknown=True)
+                if state.kind == "search"
             ]
-        return states
+            if any(state.state in ("building", "missing", "failed") for state in states):
+                logger.info(
+                    "search_layout_not_recorded",
+                    reason="the text indexes are not serving yet",
+                    remedy="run `agent-memory indexes setup` again once they are",
+                )
+                return
+        await record_layout(self.connection.collection(META_COLLECTION), layout, reason)
+        setting = self.connection.settings.atlas_layout
+        self.connection.layout_watch.set(*choose_layout(setting, layout, reason))
 
     async def _setup_search(
         self, spec: CollectionSpec, kind: str, *, update: bool, waiting: tuple[float, float]
@@ -577,7 +650,8 @@ class IndexManager:
                         ]
                     )
                 except pm.OperationFailure as exc:
-                    if exc.code == _TOO_MANY_SEARCH_INDEXES or _TOO_MANY_WORDS in str(exc).lower():
+                    # Code 20 (IllegalOperation) alone says too little: the message decides.
+                    if _TOO_MANY_WORDS in str(exc).lower():
                         reached = _LimitReached(self._limit_reached(state))
                         reached.index = f"{state.collection}.{index.name}"
                         raise reached from exc

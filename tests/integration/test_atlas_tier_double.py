@@ -331,10 +331,17 @@ async def test_the_command_line_on_a_free_cluster(double, settings):
         assert result.exit_code == 0, result.output
         assert "search layout vector" in " ".join(result.output.split())
 
-        # A bigger cluster takes them all; then listing is refused (as M0 and Flex do).
+        # A bigger cluster takes them all (the full layout is recorded once its text indexes
+        # serve); then listing is refused (as M0 and Flex do).
         double.max_search_indexes = None
         result = await asyncio.to_thread(_cli, ["indexes", "setup", "--no-wait"], env)
         assert result.exit_code == 0, result.output
+        assert "Search layout vector" in result.output  # building: not switched yet
+        double.auto_advance = True
+        result = await asyncio.to_thread(_cli, ["indexes", "setup", "--timeout", "5"], env)
+        double.auto_advance = False
+        assert result.exit_code == 0, result.output
+        assert "Search layout full" in result.output
         double.refuse("$listSearchIndexes", *M0_REFUSAL)
         result = await asyncio.to_thread(_cli, ["indexes", "status"], env)
         assert result.exit_code == 0, result.output

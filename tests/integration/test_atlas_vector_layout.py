@@ -20,6 +20,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent_memory.config import load_settings
+from agent_memory.errors import StorageError
 from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo.connection import META_COLLECTION, connect
@@ -97,7 +98,7 @@ async def test_a_later_connection_reads_the_layout_and_searches_keywords_itself(
         assert "recorded by `agent-memory indexes setup`" in conn.layout_reason
         searcher = make_searcher(conn, dimensions=FakeEmbedder().dimensions)
         assert isinstance(searcher, AtlasSearcher)
-        assert searcher.keywords is not None and not searcher.rank_fusion
+        assert await searcher.ranks_keywords_here()
         memory = LongTermMemory(conn, FakeEmbedder())
         for text in (
             "My sister Ingrid lives in Trondheim",
@@ -174,7 +175,8 @@ async def test_a_connection_without_a_recorded_layout_uses_the_full_one(through,
             assert conn.search_layout == "full"
             assert "no layout recorded" in conn.layout_reason
             searcher = make_searcher(conn, dimensions=FakeEmbedder().dimensions)
-            assert isinstance(searcher, AtlasSearcher) and searcher.keywords is None
+            assert isinstance(searcher, AtlasSearcher)
+            assert not await searcher.ranks_keywords_here()
         finally:
             await conn.client.drop_database(conn.db.name)
 
@@ -198,3 +200,97 @@ async def test_the_layout_setting_is_checked():
 
     with pytest.raises(ConfigurationError, match="atlas_layout: Input should be 'auto', "):
         load_settings(embedder="fake", atlas_layout="compact")
+
+
+async def test_a_process_connected_before_setup_follows_the_recorded_layout(through, double):
+    """A process that connected before ``indexes setup`` chose the vector layout searches
+    the full layout's text indexes (which do not exist, so keywords find nothing); it reads
+    the record again within a minute and ranks keywords itself from then on."""
+    async with await connect(through()) as early:
+        try:
+            assert early.search_layout == "full"
+            clock = ManualClock()
+            early.layout_watch.clock = clock
+            early.layout_watch.set(early.search_layout, early.layout_reason)
+            memory = LongTermMemory(early, FakeEmbedder())
+            async with await connect(through()) as operator:
+                await IndexManager(operator, FakeEmbedder().signature).setup(
+                    timeout=10, poll_interval=0.001
+                )
+            double.ready()
+            await memory.store(ALICE, "The zeppelin museum opens at nine")
+            await double.sync()
+
+            before = len(double.answered)
+            await memory.retrieve(ALICE, "zeppelin museum", k=1)
+            # Not due yet: still the full layout, whose text index does not exist.
+            assert set(double.answered[before:]) & {"$search", "$rankFusion"}
+
+            clock.now += 61
+            before = len(double.answered)
+            with capture_logs() as logs:
+                [hit] = await memory.retrieve(ALICE, "zeppelin museum", k=1)
+            assert double.answered[before:] == ["$vectorSearch"]
+            assert "text" in hit.sources
+            [changed] = [e for e in logs if e["event"] == "search_layout_changed"]
+            assert changed["layout"] == "vector"
+            assert early.search_layout == "vector"
+            await memory.aclose()
+        finally:
+            await early.client.drop_database(early.db.name)
+
+
+async def test_the_full_layout_is_recorded_only_once_its_text_indexes_serve(
+    set_up, through, double
+):
+    conn, _, _ = set_up
+    assert conn.search_layout == "vector"
+    double.max_search_indexes = None  # moved to a cluster that takes all six
+    double.allow("$listSearchIndexes")
+    manager = IndexManager(conn, FakeEmbedder().signature)
+    with capture_logs() as logs:
+        await manager.setup(wait=False)  # the text indexes are created, still PENDING
+    assert [e for e in logs if e["event"] == "search_layout_not_recorded"]
+    record = await conn.collection(META_COLLECTION).find_one({"_id": LAYOUT_META_ID})
+    assert record["layout"] == "vector" and conn.search_layout == "vector"
+
+    double.auto_advance = True
+    await manager.setup(timeout=10, poll_interval=0.001)
+    record = await conn.collection(META_COLLECTION).find_one({"_id": LAYOUT_META_ID})
+    assert record["layout"] == "full" and conn.search_layout == "full"
+    assert set(double.index_states.values()) == {"READY"} and len(double.index_states) == 6
+
+
+async def test_text_indexes_created_before_the_limit_are_dropped_again(through, double):
+    """A cluster with room for four: one text index fits, the second does not. The one that
+    fit would hold a slot no search uses, so setup drops it again and says so."""
+    double.max_search_indexes = 4
+    async with await connect(through()) as conn:
+        try:
+            states = await IndexManager(conn, FakeEmbedder().signature).setup(
+                timeout=10, poll_interval=0.001
+            )
+            assert {name for _, name in double.index_states} == VECTOR_INDEXES
+            [first] = [s for s in states if s.name == "action_logs_text"]
+            assert first.state == "not used"
+            assert first.detail.startswith("created, then dropped again")
+            assert conn.search_layout == "vector"
+        finally:
+            await conn.client.drop_database(conn.db.name)
+
+
+async def test_another_illegal_operation_is_not_taken_for_the_limit(through, double):
+    """Code 20 (IllegalOperation) is generic: only the limit's message means the limit."""
+    double.max_search_indexes = None
+    double.refuse("createSearchIndexes", 20, "IllegalOperation", "something else entirely")
+    async with await connect(through()) as conn:
+        try:
+            with pytest.raises(StorageError) as raised:
+                await IndexManager(conn, FakeEmbedder().signature).setup(
+                    timeout=10, poll_interval=0.001
+                )
+            assert "search-index limit" not in str(raised.value)
+            assert "something else entirely" in str(raised.value)
+            assert await conn.collection(META_COLLECTION).find_one({"_id": LAYOUT_META_ID}) is None
+        finally:
+            await conn.client.drop_database(conn.db.name)

@@ -47,14 +47,13 @@ def make_searcher(
     vector indexes' on Atlas); either tier reports vector scores as cosines."""
     snapshots = Snapshots(connection.collection(GENERATIONS), dimensions=dimensions)
     if connection.tier == "atlas":
-        keywords = None
-        if connection.search_layout == "vector":
-            # Vector indexes only (search/layout.py): the plain tier ranks the keywords.
-            keywords = PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots)
+        # With vector indexes only (search/layout.py) the plain tier ranks the keywords; the
+        # layout can change under a running process, so the keyword searcher is always there.
         return AtlasSearcher(
             connection.db,
             rank_fusion=connection.capabilities.rank_fusion,
             similarity=similarity,
-            keywords=keywords,
+            keywords=PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots),
+            layout=connection.layout_watch,
         )
     return PlainSearcher(connection.db, dimensions=dimensions, snapshots=snapshots)

@@ -20,6 +20,7 @@ from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import classify_refusal, first_line, translate_errors
 from agent_memory.mongo.search import index_watch
 from agent_memory.mongo.search.fusion import RRF_K, reciprocal_rank_fusion
+from agent_memory.mongo.search.layout import LayoutWatch
 from agent_memory.mongo.search.types import (
     ResolvedFilters,
     Searcher,
@@ -222,23 +223,32 @@ class AtlasSearcher(Searcher):
         rank_fusion: bool,
         similarity: str = "cosine",
         keywords: Searcher | None = None,
+        layout: LayoutWatch | None = None,
     ) -> None:
         cosine_from_vector_score(1.0, similarity)  # refuses a similarity it cannot convert
         self._db = db
         self._similarity = similarity
+        self._rank_fusion = rank_fusion
         self._keywords = keywords
-        # With keywords ranked here there is no $search input for $rankFusion.
-        self._rank_fusion = rank_fusion and keywords is None
+        self._layout = layout
 
     @property
     def rank_fusion(self) -> bool:
-        """Whether hybrid searches are fused by the server's ``$rankFusion``."""
+        """Whether the server's ``$rankFusion`` may fuse hybrid searches (never with the
+        keywords ranked here: there is no ``$search`` input)."""
         return self._rank_fusion
 
     @property
     def keywords(self) -> Searcher | None:
-        """The searcher that ranks keywords instead of ``$search`` (the vector layout), if any."""
+        """The searcher that ranks keywords in the vector layout, if any."""
         return self._keywords
+
+    async def ranks_keywords_here(self) -> bool:
+        """Whether keywords are ranked in the framework now (the vector layout): always with
+        a keyword searcher and no layout to follow, else as the layout says."""
+        if self._keywords is None:
+            return False
+        return self._layout is None or await self._layout.current() == "vector"
 
     @property
     def snapshots(self) -> Any:
@@ -269,10 +279,16 @@ class AtlasSearcher(Searcher):
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
         collection = self._db[target.collection]
         resolved = resolve_filters(target, query)
+        keywords_here = await self.ranks_keywords_here()
         with translate_errors(f"searching {target.collection}"):
             hits: list[SearchHit] | None = None
             refused = ""
-            if query.vector is not None and query.text is not None and self._rank_fusion:
+            if (
+                query.vector is not None
+                and query.text is not None
+                and self._rank_fusion
+                and not keywords_here
+            ):
                 hits, refused = await self._fused_by_server(collection, target, query)
             if hits is not None:
                 # $rankFusion gives no separate rankings: only an empty answer is suspect.
@@ -280,7 +296,9 @@ class AtlasSearcher(Searcher):
                 hits = [hit for hit in hits if _still_matches(hit.document, resolved)]
                 hits = hits[: query.limit]
             else:
-                hits, vector_empty = await self._fused_here(collection, target, query, resolved)
+                hits, vector_empty = await self._fused_here(
+                    collection, target, query, resolved, keywords_here=keywords_here
+                )
                 if refused and self._rank_fusion:
                     # The same query ran without the stage, so the stage was what the server
                     # refused (a bad query fails both ways and turns nothing off): every
@@ -292,9 +310,7 @@ class AtlasSearcher(Searcher):
                         reason=refused,
                         fallback="reciprocal rank fusion in the framework",
                     )
-        await index_watch.first_use(
-            self._db, collection, target, vector_only=self._keywords is not None
-        )
+        await index_watch.first_use(self._db, collection, target, vector_only=keywords_here)
         if query.vector is not None and vector_empty:
             await index_watch.when_vector_search_is_empty(
                 self._db, collection, target, _vector_filter(target, query)
@@ -307,6 +323,8 @@ class AtlasSearcher(Searcher):
         target: SearchTarget,
         query: SearchQuery,
         resolved: ResolvedFilters,
+        *,
+        keywords_here: bool,
     ) -> tuple[list[SearchHit], bool]:
         """One aggregate per source, fused in the framework; and whether the vector source
         (when asked) returned nothing at all."""
@@ -316,7 +334,7 @@ class AtlasSearcher(Searcher):
         if query.text is not None:
             runs["text"] = (
                 self._keyword_ranking(target, query)
-                if self._keywords is not None
+                if keywords_here
                 else _driver.aggregate(collection, text_search_pipeline(target, query))
             )
         results = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))

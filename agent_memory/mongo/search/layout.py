@@ -11,23 +11,32 @@ documents, which this process keeps in memory between searches
 ``indexes setup`` decides on ``auto``: it creates the vector indexes first, then the text
 indexes; when the cluster refuses one for its search-index limit, it stops creating them and
 records the vector layout (in the meta collection, like the embedder). Every later connection
-reads the record, so every process of the deployment searches the indexes that exist. A
-cluster that later takes them all (an upgrade, then setup again) is recorded as full.
+reads the record, and a running process reads it again at most once a minute
+(:class:`LayoutWatch`), so every process of the deployment comes to search the indexes that
+exist, including one started before setup ran. A cluster that later takes them all (an
+upgrade, then setup again) is recorded as full once its text indexes serve.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from agent_memory._log import get_logger
 
 __all__ = [
     "LAYOUT_META_ID",
     "Layout",
     "LayoutSetting",
+    "LayoutWatch",
     "choose_layout",
     "read_layout",
     "record_layout",
 ]
+
+logger = get_logger(__name__)
 
 Layout = Literal["full", "vector"]
 LayoutSetting = Literal["auto", "full", "vector"]
@@ -71,3 +80,57 @@ def choose_layout(
         return "full", f"{_WHY['full']} (no layout recorded by `agent-memory indexes setup` yet)"
     because = f": {reason}" if reason else ""
     return recorded, f"{_WHY[recorded]} (recorded by `agent-memory indexes setup`{because})"
+
+
+class LayoutWatch:
+    """The layout this process searches with. On ``auto`` the record is read again when a
+    search asks and ``interval`` seconds of ``clock`` have passed since the last read, so a
+    process that connected before ``indexes setup`` changed the layout follows it within
+    that time; a failed read keeps the layout known (a search must not fail for it)."""
+
+    def __init__(
+        self,
+        meta: Any,
+        setting: LayoutSetting,
+        layout: Layout,
+        reason: str,
+        *,
+        interval: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._meta = meta
+        self.setting: LayoutSetting = setting
+        self.interval = interval
+        self.clock = clock
+        self._layout: Layout = layout
+        self._reason = reason
+        self._read_at = clock()
+
+    @property
+    def layout(self) -> Layout:
+        return self._layout
+
+    @property
+    def reason(self) -> str:
+        return self._reason
+
+    def set(self, layout: Layout, reason: str) -> None:
+        """What this process now knows to be in place (``indexes setup`` just recorded it)."""
+        self._layout, self._reason = layout, reason
+        self._read_at = self.clock()
+
+    async def current(self) -> Layout:
+        """The layout to search with now, read again from the record when it is due."""
+        if self.setting != "auto" or self.clock() - self._read_at < self.interval:
+            return self._layout
+        self._read_at = self.clock()
+        try:
+            recorded, why = await read_layout(self._meta)
+        except Exception as exc:  # the layout known so far serves until the next read
+            logger.debug("search_layout_unread", reason=str(exc).splitlines()[0][:200])
+            return self._layout
+        layout, reason = choose_layout("auto", recorded, why)
+        if layout != self._layout:
+            logger.info("search_layout_changed", layout=layout, reason=reason)
+        self._layout, self._reason = layout, reason
+        return layout

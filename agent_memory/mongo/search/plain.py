@@ -150,7 +150,10 @@ class PlainSearcher(Searcher):
     async def _search_read(
         self, collection: Any, target: SearchTarget, query: SearchQuery, resolved: ResolvedFilters
     ) -> list[SearchHit]:
-        rows = await collection.find(_where(resolved)).to_list(None)
+        # A search by keywords alone has no use for the vectors (the largest part of each
+        # document): they are not read.
+        projection = {target.vector_path: 0} if query.vector is None else None
+        rows = await collection.find(_where(resolved), projection).to_list(None)
         corpus = Corpus.build(rows, target, dimensions=self._dimensions, tokens=self._tokens)
         allowed = np.ones(len(corpus), dtype=bool)
         return [
