@@ -417,7 +417,13 @@ async def test_access_statistics_are_exact_but_coalesced_into_few_writes(memory)
     assert memory._access.pending == 0
 
 
-async def test_a_memory_is_found_by_its_context_but_shows_only_its_content(memory):
+async def test_a_memory_is_found_by_its_context_but_shows_only_its_content(connection, embedder):
+    from agent_memory.memory.records import LongTermConfig
+
+    # Fixed weights: what the keyword ranking reads is the point here, not how a new user's
+    # keyword trust is earned (by default their first question is ranked by the vector).
+    memory = LongTermMemory(connection, embedder, config=LongTermConfig(keyword_trust=None))
+    await IndexManager(connection, embedder.signature).setup()
     ann = Tenant("context", "ann")
     await memory.forget_user(ann)
     turn = await memory.store_many(
@@ -485,11 +491,16 @@ async def test_a_smaller_k_gives_the_head_of_a_larger_one(connection, embedder):
             await store.forget_user(tenant)
             await store.aclose()
 
-    for small, large in await heads(LongTermConfig()):
+    # Fixed weights: a user's keyword trust changes between two questions by design, and
+    # what is compared here is one ranking at two k.
+    fixed = LongTermConfig(keyword_trust=None)
+    for small, large in await heads(fixed):
         assert small == large
     # With the pool following k (5 x 4 = 20 candidates against 52), the heads differ: the
     # check above could fail.
-    assert any(small != large for small, large in await heads(LongTermConfig(min_candidates=1)))
+    assert any(
+        small != large for small, large in await heads(dataclasses.replace(fixed, min_candidates=1))
+    )
     with pytest.raises(InvalidInputError, match="min_candidates"):
         LongTermConfig(min_candidates=0)
 

@@ -87,7 +87,19 @@ async def test_forget_user_erases_every_memory_of_that_user_only(connection, sys
     assert sum((await system.forget_user(ALICE)).values()) == 2  # only the registered extra
 
 
-async def test_feedback_through_the_system_changes_ranking(system):
+async def test_feedback_through_the_system_changes_ranking(connection, embedder):
+    from agent_memory.memory.records import LongTermConfig
+
+    await IndexManager(connection, embedder.signature).setup()
+    # Two memories the question matches equally: by its words (fixed weights, so a new user's
+    # unearned keyword trust does not leave the ranking to the fake embedder's arbitrary
+    # vectors). Feedback is what separates them.
+    system = MemorySystem(
+        connection,
+        embedder,
+        chat_model=FakeChatModel(default="summary"),
+        long_term_config=LongTermConfig(keyword_trust=None),
+    )
     first = await system.long_term.store(ALICE, "Alice's favourite drink is tea")
     second = await system.long_term.store(ALICE, "Alice's favourite drink is coffee")
     before = [
@@ -117,6 +129,7 @@ async def test_feedback_through_the_system_changes_ranking(system):
         hit.memory.id for hit in await system.long_term.retrieve(ALICE, "favourite drink", k=2)
     ]
     assert after[0] == liked, "a well-rated memory should now rank first"
+    await system.aclose()
 
 
 async def test_each_memory_takes_its_config_through_the_system(connection, embedder):
