@@ -33,8 +33,8 @@ MEMORY_TYPES = ("fact", "preference", "instruction", "learned")
 # Chosen by leave-one-conversation-out cross-validation over LoCoMo and datasets/dialogues
 # (agent-memory bench fusion; docs/benchmarks.md): 23 of 25 folds chose these for the plain
 # tier, with the keyword trust's defaults (KeywordTrust: 0.35 to 0.55, prior 0.3 counted as
-# one question); for the Atlas tier (simulated) 15 of 25 chose vector 0.3, the other 10
-# vector 0.7.
+# three questions, read one standard error below the mean); for the Atlas tier (simulated)
+# 15 of 25 chose vector 0.3, the other 10 vector 0.7.
 SEARCH_VECTOR_WEIGHT = 0.3
 SEARCH_TEXT_WEIGHT = 0.7
 SEARCH_COVERAGE_POWER = 1.0
@@ -60,8 +60,8 @@ class LongTermConfig:
     #: to this power (0 turns it off); chosen with the weights.
     coverage_power: float = SEARCH_COVERAGE_POWER
     #: Plain tier: how the keyword weight follows each user's own questions (a running mean
-    #: of their coverage; see agent_memory/mongo/search/trust.py). None: the same weights for
-    #: every user.
+    #: of their coverage, read below the mean until the questions agree; see
+    #: agent_memory/mongo/search/trust.py). None: the same weights for every user.
     keyword_trust: KeywordTrust | None = field(default_factory=KeywordTrust)
     #: The same for the Atlas tier, whose ``$rankFusion`` (or the framework's reciprocal rank
     #: fusion where the server has none) weighs ranks, not scores.
