@@ -34,7 +34,16 @@ from agent_memory.errors import DependencyMissingError, InvalidInputError, Unkno
 from agent_memory.mongo.search.fusion import RRF_K
 from agent_memory.providers.embedders import Embedder, FakeEmbedder
 
-__all__ = ["CATEGORIES", "KS", "VARIANTS", "Conversation", "load_locomo", "main", "run"]
+__all__ = [
+    "CATEGORIES",
+    "KS",
+    "VARIANTS",
+    "Conversation",
+    "WrappedEmbedder",
+    "load_locomo",
+    "main",
+    "run",
+]
 
 KS = (1, 5, 10, 25, 50)
 VARIANTS = ("turn", "turn+date")
@@ -231,6 +240,23 @@ class MethodResult:
 
 
 # --- running ---------------------------------------------------------------------------------
+
+
+class WrappedEmbedder(Embedder):
+    """An embedder that stands in for ``inner``: the same signature and limits, so what it
+    returns counts as ``inner``'s vectors. Subclasses implement ``_embed``."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.provider = inner.provider  # type: ignore[misc]
+        self.model = inner.model
+        self.dimensions = inner.dimensions
+        self.similarity = inner.similarity
+        self.max_chars = inner.max_chars  # type: ignore[misc]
+        self.strong_match_similarity = inner.strong_match_similarity  # type: ignore[misc]
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def make_embedder(name: str) -> Embedder:

@@ -36,6 +36,7 @@ from agent_memory.bench.embedders import (
     KS,
     Conversation,
     LoadReport,
+    WrappedEmbedder,
     bm25_scores,
     load_locomo,
     ranks_of,
@@ -55,18 +56,12 @@ AGENT_ID = "bench-retrieval"
 _MISSED = 10**6
 
 
-class RecordingEmbedder(Embedder):
+class RecordingEmbedder(WrappedEmbedder):
     """Wraps an embedder and keeps the vectors it produced, so baselines use exactly what the
     framework stored and searched with."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.provider = inner.provider  # type: ignore[misc]
-        self.model = inner.model
-        self.dimensions = inner.dimensions
-        self.similarity = inner.similarity
-        self.max_chars = inner.max_chars  # type: ignore[misc]
-        self.strong_match_similarity = inner.strong_match_similarity  # type: ignore[misc]
+        super().__init__(inner)
         self.documents: dict[str, np.ndarray] = {}
         self.queries: dict[str, np.ndarray] = {}
 
@@ -77,9 +72,6 @@ class RecordingEmbedder(Embedder):
             norm = float(np.linalg.norm(vector)) or 1.0
             store[text] = np.asarray(vector, dtype=np.float32) / norm
         return vectors
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def memory_text(conversation: Conversation, index: int) -> str:

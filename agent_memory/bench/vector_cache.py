@@ -20,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from agent_memory.bench.embedders import WrappedEmbedder
 from agent_memory.providers.embedders.base import Embedder
 
 __all__ = ["CachedEmbedder"]
@@ -32,7 +33,7 @@ def _key(kind: str, text: str) -> str:
     return hashlib.sha256(f"{kind}\0{text}".encode()).hexdigest()
 
 
-class CachedEmbedder(Embedder):
+class CachedEmbedder(WrappedEmbedder):
     """An embedder that answers from ``directory`` what ``inner`` embedded before.
 
     What was added is written every :data:`SAVE_EVERY` vectors and by :meth:`save` (or
@@ -41,14 +42,7 @@ class CachedEmbedder(Embedder):
     """
 
     def __init__(self, inner: Embedder, directory: Path) -> None:
-        self._inner = inner
-        # The same signature as the wrapped embedder: the vectors are its vectors.
-        self.provider = inner.provider  # type: ignore[misc]
-        self.model = inner.model
-        self.dimensions = inner.dimensions
-        self.similarity = inner.similarity
-        self.max_chars = inner.max_chars  # type: ignore[misc]
-        self.strong_match_similarity = inner.strong_match_similarity  # type: ignore[misc]
+        super().__init__(inner)  # the same signature: the vectors are its vectors
         name = hashlib.sha256(self.signature.describe().encode()).hexdigest()[:16]
         self.path = Path(directory) / f"vectors-{name}.npz"
         self._vectors: dict[str, np.ndarray] = {}
@@ -83,9 +77,9 @@ class CachedEmbedder(Embedder):
         if todo:
             wanted = [texts[i] for i in todo.values()]
             if kind == "query":
-                fresh = np.stack([await self._inner.embed_query(text) for text in wanted])
+                fresh = np.stack([await self.inner.embed_query(text) for text in wanted])
             else:
-                fresh = await self._inner.embed_documents(wanted)
+                fresh = await self.inner.embed_documents(wanted)
             for key, vector in zip(todo, fresh, strict=True):
                 self._vectors[key] = np.asarray(vector, dtype=np.float32)
             self._added += len(todo)
@@ -112,4 +106,4 @@ class CachedEmbedder(Embedder):
 
     async def aclose(self) -> None:
         self.save()
-        await self._inner.aclose()
+        await super().aclose()
