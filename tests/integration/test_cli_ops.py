@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -545,22 +546,44 @@ def test_ctrl_c_at_the_forget_question_stops_at_once_and_erases_nothing(cli_env,
         stdin=follower,
         stdout=follower,
         stderr=follower,
-        env={**os.environ, **cli_env, "PYTHONUNBUFFERED": "1"},
+        # faulthandler: SIGABRT dumps every thread's stack, should the command not end.
+        env={**os.environ, **cli_env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
         close_fds=True,
     )
     os.close(follower)
     shown = b""
-    try:
-        deadline = time.monotonic() + 60
-        while b"Erase all of it?" not in shown and time.monotonic() < deadline:
-            ready, _, _ = select.select([leader], [], [], 0.5)
+
+    def drain(seconds: float, until: Callable[[], bool]) -> None:
+        """Read what the command writes (a full terminal buffer would block it) until
+        ``until()`` or ``seconds`` have passed."""
+        nonlocal shown
+        deadline = time.monotonic() + seconds
+        readable = True
+        while not until() and time.monotonic() < deadline:
+            if not readable:  # the command closed its end: it is ending
+                time.sleep(0.05)
+                continue
+            ready, _, _ = select.select([leader], [], [], 0.2)
             if ready:
-                shown += os.read(leader, 4096)
+                try:
+                    shown += os.read(leader, 4096)
+                except OSError:
+                    readable = False
+
+    try:
+        drain(60, lambda: b"Erase all of it?" in shown)
         assert b"Erase all of it?" in shown, shown
         process.send_signal(signal.SIGINT)
         started = time.monotonic()
-        code = process.wait(timeout=20)
-        assert code == 130 and time.monotonic() - started < 10
+        drain(20, lambda: process.poll() is not None)
+        if process.poll() is None:  # say where it hangs, then fail
+            process.send_signal(signal.SIGABRT)
+            drain(5, lambda: process.poll() is not None)
+            pytest.fail(
+                f"forget did not end within 20 s of Ctrl+C:\n{shown.decode(errors='replace')}"
+            )
+        code = process.wait(timeout=5)
+        assert code == 130 and time.monotonic() - started < 10, shown
     finally:
         if process.poll() is None:
             process.kill()
