@@ -485,11 +485,14 @@ class IndexManager:
             if self.tier == "atlas":
                 self._setting_up = layout
                 try:
+                    if layout == "vector":  # no text index to wait for: record it now
+                        await self._record_layout(layout, reason, waited=False)
                     if wait:
                         await self._wait_queryable(
                             timeout=timeout, notify=notify, interval=poll_interval
                         )
-                    await self._record_layout(layout, reason, waited=wait)
+                    if layout == "full":
+                        await self._record_layout(layout, reason, waited=wait)
                 finally:
                     self._setting_up = None
         created = sum(1 for state in results if state.state in ("created", "updated"))

@@ -294,3 +294,21 @@ async def test_another_illegal_operation_is_not_taken_for_the_limit(through, dou
             assert await conn.collection(META_COLLECTION).find_one({"_id": LAYOUT_META_ID}) is None
         finally:
             await conn.client.drop_database(conn.db.name)
+
+
+async def test_the_vector_layout_is_recorded_even_when_the_wait_for_builds_times_out(
+    through, double
+):
+    """Whether the text indexes fit does not depend on how long the vector indexes take to
+    build: a wait that times out still leaves the vector layout recorded."""
+    double.allow("$listSearchIndexes")  # listed, so setup waits for the builds
+    async with await connect(through()) as conn:
+        try:
+            with pytest.raises(StorageError, match="not queryable after"):
+                await IndexManager(conn, FakeEmbedder().signature).setup(
+                    timeout=0.05, poll_interval=0.001
+                )
+            record = await conn.collection(META_COLLECTION).find_one({"_id": LAYOUT_META_ID})
+            assert record["layout"] == "vector" and conn.search_layout == "vector"
+        finally:
+            await conn.client.drop_database(conn.db.name)
