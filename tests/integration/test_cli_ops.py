@@ -591,6 +591,40 @@ def test_ctrl_c_at_the_forget_question_stops_at_once_and_erases_nothing(cli_env,
     assert snapshot(db) == before
 
 
+_SIGINT_IN_THE_READING_THREAD = """
+import asyncio, signal, sys, threading, time
+import typer
+from agent_memory.cli import forget
+
+def confirm(question, default=False):  # the terminal read; Ctrl+C reaches this thread
+    time.sleep(0.5)  # once the loop sleeps, waiting for the answer
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    time.sleep(60)
+    return True
+
+typer.confirm = confirm
+try:
+    asyncio.run(forget._confirm("Erase all of it?"))
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(1)
+"""
+
+
+def test_ctrl_c_that_reaches_the_reading_thread_still_ends_the_question():
+    """The kernel may hand SIGINT to any thread: asyncio.run's handler alone then left the
+    loop asleep with nothing scheduled, and forget stayed at the question (twice in CI).
+    The question's own signal handler wakes the loop whichever thread the signal reaches."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGINT_IN_THE_READING_THREAD],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr.decode(errors="replace")
+    assert time.monotonic() - started < 30
+
+
 def test_forget_counts_asks_and_erases_in_one_runtime_and_erases_what_came_meanwhile(
     cli_env, db, monkeypatch
 ):
