@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import signal
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
@@ -215,6 +216,36 @@ def _exit_code(exc: AgentMemoryError) -> int:
     if isinstance(exc, ProviderError):
         return EXIT["provider"]
     return EXIT["error"]
+
+
+async def until_answered(answer: asyncio.Future[T]) -> T:
+    """Await ``answer``, which a thread reading the terminal will set, with Ctrl+C ending the
+    wait at once (KeyboardInterrupt, then exit 130 through :func:`run`).
+
+    ``asyncio.run``'s own SIGINT handler only runs when the main thread wakes: a SIGINT the
+    kernel hands to the reading thread left the loop asleep with nothing scheduled (seen in
+    CI: ``forget`` stayed at its question). While the answer is awaited, SIGINT is taken by
+    the loop's signal handler, which wakes it through its wakeup descriptor whichever thread
+    the signal reaches; ``asyncio.run``'s handler is put back afterwards."""
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        if not answer.done():
+            answer.set_exception(KeyboardInterrupt())
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+        taken = True
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        taken = False
+    try:
+        return await answer
+    finally:
+        if taken:
+            loop.remove_signal_handler(signal.SIGINT)
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:

@@ -28,7 +28,14 @@ import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.cli._app import checked_id, console, err_console, plural, run
+from agent_memory.cli._app import (
+    checked_id,
+    console,
+    err_console,
+    plural,
+    run,
+    until_answered,
+)
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.indexes import what_to_run
 from agent_memory.errors import AgentMemoryError, NotInitialisedError
@@ -91,7 +98,7 @@ async def read_line(prompt: str) -> str | None:
             loop.call_soon_threadsafe(deliver, value)
 
     threading.Thread(target=read, name="agent-memory-chat-input", daemon=True).start()
-    line = await done
+    line = await until_answered(done)
     if problems:
         err_console.print(
             f"[bold red]error:[/] cannot read standard input ({escape(problems[0])}); "

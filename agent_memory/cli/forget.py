@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import signal
 import sys
 import threading
 from typing import Any
@@ -14,7 +13,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from agent_memory.cli._app import checked_id, console, noun, plural, reflowed, run
+from agent_memory.cli._app import (
+    checked_id,
+    console,
+    noun,
+    plural,
+    reflowed,
+    run,
+    until_answered,
+)
 from agent_memory.cli._runtime import open_runtime
 
 #: What the question before erasing calls the documents of each collection.
@@ -113,18 +120,10 @@ async def _confirm(question: str) -> bool:
     """Ask on the terminal without holding the event loop. The question is read by a daemon
     thread, not the loop's executor: Ctrl+C then ends the command at once (exit 130, nothing
     erased) instead of waiting for Enter, as closing the executor would (it joins its
-    threads, and one is blocked reading the terminal).
-
-    While the question waits, Ctrl+C is taken by the loop's own signal handler, which wakes
-    the loop through its wakeup descriptor whichever thread the signal reaches. Left to
-    ``asyncio.run``'s handler, a SIGINT that reached the reading thread could leave the loop
-    asleep with nothing scheduled (seen twice in CI: the command stayed at the question)."""
+    threads, and one is blocked reading the terminal), and :func:`until_answered` makes sure
+    the signal wakes the loop."""
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[bool] = loop.create_future()
-
-    def interrupted() -> None:
-        if not answer.done():
-            answer.set_exception(KeyboardInterrupt())
 
     def ask() -> None:
         try:
@@ -143,20 +142,8 @@ async def _confirm(question: str) -> bool:
         with contextlib.suppress(RuntimeError):  # the loop is gone: the command ended
             loop.call_soon_threadsafe(deliver)
 
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        loop.add_signal_handler(signal.SIGINT, interrupted)
-        taken = True
-    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
-        taken = False
-    try:
-        threading.Thread(target=ask, name="agent-memory-confirm", daemon=True).start()
-        return await answer
-    finally:
-        if taken:
-            loop.remove_signal_handler(signal.SIGINT)
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)  # asyncio.run's own, for the rest
+    threading.Thread(target=ask, name="agent-memory-confirm", daemon=True).start()
+    return await until_answered(answer)
 
 
 async def _forget(

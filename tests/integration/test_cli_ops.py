@@ -592,32 +592,35 @@ def test_ctrl_c_at_the_forget_question_stops_at_once_and_erases_nothing(cli_env,
 
 
 _SIGINT_IN_THE_READING_THREAD = """
-import asyncio, signal, sys, threading, time
+import asyncio, builtins, signal, sys, threading, time
 import typer
-from agent_memory.cli import forget
+from agent_memory.cli import chat, forget
 
-def confirm(question, default=False):  # the terminal read; Ctrl+C reaches this thread
+def read(*args, **kwargs):  # the terminal read; Ctrl+C reaches this thread
     time.sleep(0.5)  # once the loop sleeps, waiting for the answer
     signal.pthread_kill(threading.get_ident(), signal.SIGINT)
     time.sleep(60)
-    return True
+    return "y"
 
-typer.confirm = confirm
+typer.confirm = builtins.input = read
+waits = {"forget": lambda: forget._confirm("Erase all of it?"), "chat": lambda: chat.read_line("> ")}
 try:
-    asyncio.run(forget._confirm("Erase all of it?"))
+    asyncio.run(waits[sys.argv[1]]())
 except KeyboardInterrupt:
     sys.exit(130)
 sys.exit(1)
 """
 
 
-def test_ctrl_c_that_reaches_the_reading_thread_still_ends_the_question():
+@pytest.mark.parametrize("command", ["forget", "chat"])
+def test_ctrl_c_that_reaches_the_reading_thread_still_ends_the_wait(command):
     """The kernel may hand SIGINT to any thread: asyncio.run's handler alone then left the
-    loop asleep with nothing scheduled, and forget stayed at the question (twice in CI).
-    The question's own signal handler wakes the loop whichever thread the signal reaches."""
+    loop asleep with nothing scheduled, and forget stayed at its question (twice in CI).
+    While forget's question or chat's prompt waits, the loop's own signal handler wakes it
+    whichever thread the signal reaches (cli/_app.py until_answered)."""
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", _SIGINT_IN_THE_READING_THREAD],
+        [sys.executable, "-c", _SIGINT_IN_THE_READING_THREAD, command],
         capture_output=True,
         timeout=60,
     )
