@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import signal
 import sys
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -218,15 +219,17 @@ def _exit_code(exc: AgentMemoryError) -> int:
     return EXIT["error"]
 
 
-async def until_answered(answer: asyncio.Future[T]) -> T:
-    """Await ``answer``, which a thread reading the terminal will set, with Ctrl+C ending the
-    wait at once (KeyboardInterrupt, then exit 130 through :func:`run`).
+@contextlib.contextmanager
+def sigint_ends(answer: asyncio.Future[Any]) -> Iterator[None]:
+    """Inside the block, Ctrl+C ends the wait for ``answer`` (which a thread reading the
+    terminal will set) at once: KeyboardInterrupt, then exit 130 through :func:`run`. Start
+    the reading thread inside the block, so a Ctrl+C right after the prompt appears is taken.
 
     ``asyncio.run``'s own SIGINT handler only runs when the main thread wakes: a SIGINT the
-    kernel hands to the reading thread left the loop asleep with nothing scheduled (seen in
-    CI: ``forget`` stayed at its question). While the answer is awaited, SIGINT is taken by
-    the loop's signal handler, which wakes it through its wakeup descriptor whichever thread
-    the signal reaches; ``asyncio.run``'s handler is put back afterwards."""
+    kernel hands to the reading thread left the loop asleep with nothing scheduled. Inside
+    the block SIGINT is taken by the loop's signal handler, which wakes it through its
+    wakeup descriptor whichever thread the signal reaches; the handler before is put back
+    afterwards."""
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:
@@ -234,18 +237,20 @@ async def until_answered(answer: asyncio.Future[T]) -> T:
             answer.set_exception(KeyboardInterrupt())
 
     previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:  # started ignoring it (a background job): left so
+        yield
+        return
     try:
         loop.add_signal_handler(signal.SIGINT, interrupted)
-        taken = True
     except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
-        taken = False
+        yield
+        return
     try:
-        return await answer
+        yield
     finally:
-        if taken:
-            loop.remove_signal_handler(signal.SIGINT)
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+        loop.remove_signal_handler(signal.SIGINT)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:

@@ -34,7 +34,7 @@ from agent_memory.cli._app import (
     err_console,
     plural,
     run,
-    until_answered,
+    sigint_ends,
 )
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.indexes import what_to_run
@@ -97,8 +97,9 @@ async def read_line(prompt: str) -> str | None:
         with contextlib.suppress(RuntimeError):  # the loop closed (Ctrl-C) meanwhile
             loop.call_soon_threadsafe(deliver, value)
 
-    threading.Thread(target=read, name="agent-memory-chat-input", daemon=True).start()
-    line = await until_answered(done)
+    with sigint_ends(done):
+        threading.Thread(target=read, name="agent-memory-chat-input", daemon=True).start()
+        line = await done
     if problems:
         err_console.print(
             f"[bold red]error:[/] cannot read standard input ({escape(problems[0])}); "

@@ -20,7 +20,7 @@ from agent_memory.cli._app import (
     plural,
     reflowed,
     run,
-    until_answered,
+    sigint_ends,
 )
 from agent_memory.cli._runtime import open_runtime
 
@@ -120,7 +120,7 @@ async def _confirm(question: str) -> bool:
     """Ask on the terminal without holding the event loop. The question is read by a daemon
     thread, not the loop's executor: Ctrl+C then ends the command at once (exit 130, nothing
     erased) instead of waiting for Enter, as closing the executor would (it joins its
-    threads, and one is blocked reading the terminal), and :func:`until_answered` makes sure
+    threads, and one is blocked reading the terminal), and :func:`sigint_ends` makes sure
     the signal wakes the loop."""
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[bool] = loop.create_future()
@@ -142,8 +142,9 @@ async def _confirm(question: str) -> bool:
         with contextlib.suppress(RuntimeError):  # the loop is gone: the command ended
             loop.call_soon_threadsafe(deliver)
 
-    threading.Thread(target=ask, name="agent-memory-confirm", daemon=True).start()
-    return await until_answered(answer)
+    with sigint_ends(answer):
+        threading.Thread(target=ask, name="agent-memory-confirm", daemon=True).start()
+        return await answer
 
 
 async def _forget(

@@ -534,6 +534,13 @@ def test_forget_asks_on_a_terminal(cli_env, db, monkeypatch):
     assert db["memories"].count_documents({}) == 0
 
 
+def _as_in_the_foreground() -> None:
+    """In the child, before it starts: SIGINT at its default, as for a command a user runs
+    on a terminal. A test run started as a background job of a non-interactive shell (a CI
+    script's ``cmd &``) ignores SIGINT, and its children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 def test_ctrl_c_at_the_forget_question_stops_at_once_and_erases_nothing(cli_env, db):
     """On a real terminal: SIGINT while the question waits for an answer ends the command
@@ -549,6 +556,7 @@ def test_ctrl_c_at_the_forget_question_stops_at_once_and_erases_nothing(cli_env,
         # faulthandler: SIGABRT dumps every thread's stack, should the command not end.
         env={**os.environ, **cli_env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
         close_fds=True,
+        preexec_fn=_as_in_the_foreground,
     )
     os.close(follower)
     shown = b""
@@ -617,12 +625,13 @@ def test_ctrl_c_that_reaches_the_reading_thread_still_ends_the_wait(command):
     """The kernel may hand SIGINT to any thread: asyncio.run's handler alone then left the
     loop asleep with nothing scheduled, and forget stayed at its question (twice in CI).
     While forget's question or chat's prompt waits, the loop's own signal handler wakes it
-    whichever thread the signal reaches (cli/_app.py until_answered)."""
+    whichever thread the signal reaches (cli/_app.py sigint_ends)."""
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", _SIGINT_IN_THE_READING_THREAD, command],
         capture_output=True,
         timeout=60,
+        preexec_fn=_as_in_the_foreground,
     )
     assert done.returncode == 130, done.stderr.decode(errors="replace")
     assert time.monotonic() - started < 30
