@@ -238,11 +238,6 @@ class AtlasSearcher(Searcher):
         keywords ranked here: there is no ``$search`` input)."""
         return self._rank_fusion
 
-    @property
-    def keywords(self) -> Searcher | None:
-        """The searcher that ranks keywords in the vector layout, if any."""
-        return self._keywords
-
     async def ranks_keywords_here(self) -> bool:
         """Whether keywords are ranked in the framework now (the vector layout): always with
         a keyword searcher and no layout to follow, else as the layout says."""

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from agent_memory._log import get_logger
+from agent_memory.mongo._errors import first_line
 
 __all__ = [
     "LAYOUT_META_ID",
@@ -127,7 +128,7 @@ class LayoutWatch:
         try:
             recorded, why = await read_layout(self._meta)
         except Exception as exc:  # the layout known so far serves until the next read
-            logger.debug("search_layout_unread", reason=str(exc).splitlines()[0][:200])
+            logger.debug("search_layout_unread", reason=first_line(exc))
             return self._layout
         layout, reason = choose_layout("auto", recorded, why)
         if layout != self._layout:
