@@ -33,17 +33,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from bson import ObjectId
 
 from agent_memory._log import get_logger
+from agent_memory.mongo import _engine_tuning
 
 __all__ = ["BUSY_WAIT", "SERVER_SIDE_CODE", "engine_class", "guard_server"]
 
 logger = get_logger(__name__)
 
-_METHOD = "_validate_document_against_unique_indexes"
 _UNAMBIGUOUS_IDS = (str, ObjectId)
 #: Seconds a command waits for another session's transaction before the refusal is returned.
 BUSY_WAIT = 10.0
@@ -53,33 +54,53 @@ SERVER_SIDE_CODE = frozenset({"$where", "$function", "$accumulator"})
 
 
 def engine_class() -> type[Any]:
-    """mongoeco's ``SQLiteEngine``, without the whole-collection ``_id`` scan for string and
-    ObjectId ``_id``\\ s when this mongoeco has the method it lives in; else unchanged."""
+    """mongoeco's ``SQLiteEngine`` with the adjustments described in this module's docstring.
+
+    Each adjustment is made only when this mongoeco has the method it relies on, with the
+    signature it expects; otherwise that method is left as it is."""
     from mongoeco.engines import SQLiteEngine
 
-    original = getattr(SQLiteEngine, _METHOD, None)
-    if original is None or "scan_payload_id" not in inspect.signature(original).parameters:
-        logger.debug("mongoeco_engine_unpatched", reason=f"{_METHOD} changed")
+    overrides: dict[str, Any] = {}
+    for name, make in _ADJUSTMENTS.items():
+        original = getattr(SQLiteEngine, name, None)
+        method = make(original) if original is not None else None
+        if method is None:
+            logger.debug("mongoeco_engine_unadjusted", method=name)
+            continue
+        overrides[name] = method
+    if not overrides:
         return SQLiteEngine
+    engine = type("SQLiteEngine", (SQLiteEngine,), overrides)
+    engine.__qualname__ = "SQLiteEngine"
+    return engine
 
-    class Engine(SQLiteEngine):  # type: ignore[misc, valid-type]
-        def _validate_document_against_unique_indexes(  # type: ignore[override]
-            self,
-            db_name: str,
-            coll_name: str,
-            document: Any,
-            *args: Any,
-            scan_payload_id: bool = False,
-            **kwargs: Any,
-        ) -> None:
-            if scan_payload_id and isinstance(document.get("_id"), _UNAMBIGUOUS_IDS):
-                scan_payload_id = False
-            return original(
-                self, db_name, coll_name, document, *args, scan_payload_id=scan_payload_id, **kwargs
-            )
 
-    Engine.__name__ = Engine.__qualname__ = "SQLiteEngine"
-    return Engine
+def _unique_check(original: Any) -> Any:
+    if "scan_payload_id" not in inspect.signature(original).parameters:
+        return None
+
+    def _validate_document_against_unique_indexes(
+        self: Any,
+        db_name: str,
+        coll_name: str,
+        document: Any,
+        *args: Any,
+        scan_payload_id: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if scan_payload_id and isinstance(document.get("_id"), _UNAMBIGUOUS_IDS):
+            scan_payload_id = False
+        return original(
+            self, db_name, coll_name, document, *args, scan_payload_id=scan_payload_id, **kwargs
+        )
+
+    return _validate_document_against_unique_indexes
+
+
+_ADJUSTMENTS: dict[str, Callable[[Any], Any]] = {
+    "_validate_document_against_unique_indexes": _unique_check,
+    **_engine_tuning.ADJUSTMENTS,
+}
 
 
 def _carries_code(value: Any, depth: int = 0) -> str | None:

@@ -1,0 +1,352 @@
+"""How the embedded server drives mongoeco's SQLite engine under load (issue 17).
+
+Each entry of :data:`ADJUSTMENTS` makes one replacement method of ``SQLiteEngine`` from the
+original (or ``None`` when the original is not the one this was written for);
+:func:`agent_memory.mongo._mongoeco.engine_class` puts them on a subclass. Measured reasons
+are in ``docs/reliability.md`` ("The embedded server under load") and the engine defects
+behind them in ``docs/upstream/``.
+
+**One connection for reads and writes.** mongoeco opens a new SQLite connection with its own
+read transaction for every read that may return more than one document, and keeps it across
+the read's batches. With many clients there is never a moment without such a reader, so the
+write-ahead log is never checkpointed and grows without bound (1.07 GB for a 12 MB database in
+five minutes), and the engine's collection facts (below) are probed by readers that hold no
+lock while writers change them (a race that failed writes with "dictionary changed size
+during iteration"). Here every read runs on the engine's own connection under its lock, in
+the short batches the engine already uses, and every connection keeps the log's file at
+:data:`JOURNAL_SIZE_LIMIT` once it has been checkpointed.
+
+**Collection facts kept across writes.** The engine plans reads from facts about a
+collection that it finds by scanning it ("does any document hold an array at this field?"),
+and forgot them all at every write to the collection, so reads after a write scanned the whole
+collection up to a dozen times. Here a temporary trigger on the engine's connections shows
+every document written to the callback that updates the facts the document bears on
+(:mod:`agent_memory.mongo._engine_features`), so only writes that could change a fact cost a
+probe. A change the callback did not see (an index or namespace change, a failure in the
+callback) forgets the collection's facts as before.
+
+**Indexes that narrow reads.** The engine indexes a field by two expressions (its tagged type
+and its value) but filters a string equality with others, so SQLite never chose the index and
+every filter other than ``_id`` read its whole collection. Here a string equality also states
+the index's own expressions, which say the same thing, so SQLite finds the documents through
+the index.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from agent_memory._log import get_logger
+from agent_memory.mongo._engine_features import still_holds
+
+__all__ = ["ADJUSTMENTS", "JOURNAL_SIZE_LIMIT"]
+
+logger = get_logger(__name__)
+
+#: Bytes the write-ahead log's file is cut back to after a checkpoint.
+JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024
+_FUNCTION = "agent_memory_written"
+_TRIGGERS = (
+    ("agent_memory_inserted", "AFTER INSERT", "NEW.db_name, NEW.coll_name, NEW.document"),
+    ("agent_memory_updated", "AFTER UPDATE", "NEW.db_name, NEW.coll_name, NEW.document"),
+    ("agent_memory_deleted", "AFTER DELETE", "OLD.db_name, OLD.coll_name, NULL"),
+)
+_STATE_LOCK = threading.Lock()
+
+
+class _Facts:
+    """Per engine: the collections whose writes the trigger reported since their facts were
+    last reconciled."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.seen: set[tuple[str, str]] = set()
+
+
+def _facts(engine: Any) -> _Facts:
+    state = engine.__dict__.get("_agent_memory_facts")
+    if state is None:
+        with _STATE_LOCK:
+            state = engine.__dict__.setdefault("_agent_memory_facts", _Facts())
+    return state
+
+
+def _written(engine_ref: weakref.ref[Any]) -> Callable[[str, str, str | None], None]:
+    """The SQL function the triggers call with each written (or, ``None``, deleted)
+    document. It must never raise: an error here would fail the write."""
+
+    def written(db_name: str, coll_name: str, document: str | None) -> None:
+        engine = engine_ref()
+        if engine is None:
+            return
+        facts = _facts(engine)
+        with facts.lock:
+            try:
+                cache = engine._collection_features_cache
+                namespace = (db_name, coll_name)
+                keys = [key for key in list(cache) if key[:2] == namespace]
+                if document is not None:
+                    if keys:
+                        _reconcile(cache, keys, json.loads(document))
+                else:  # a removal: "every document has one type" may now be of none
+                    for key in keys:
+                        if key[2].startswith("uniform_scalar_sort_type:"):
+                            cache.pop(key, None)
+                facts.seen.add(namespace)
+            except Exception:  # the facts are forgotten instead: always safe
+                logger.debug("engine_facts_forgotten", exc_info=True)
+                facts.seen.discard((db_name, coll_name))
+                try:
+                    engine._collection_features_cache.clear()
+                except Exception:  # pragma: no cover - the engine's cache is a dict
+                    pass
+
+    return written
+
+
+def _reconcile(cache: dict[Any, Any], keys: list[Any], document: Any) -> None:
+    for key in keys:
+        cached = cache.get(key)
+        if cached is None:
+            continue
+        value = still_holds(key[2], cached, document)
+        if value is None:
+            cache.pop(key, None)
+        else:
+            cache[key] = value
+
+
+def _watch(connection: sqlite3.Connection, engine: Any) -> None:
+    """Install the triggers on ``connection`` once the engine's table exists."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'documents'"
+    ).fetchone()
+    if exists is None:
+        return
+    connection.create_function(_FUNCTION, 3, _written(weakref.ref(engine)))
+    for name, when, arguments in _TRIGGERS:
+        connection.execute(
+            f"CREATE TEMP TRIGGER IF NOT EXISTS {name} {when} ON main.documents "
+            f"BEGIN SELECT {_FUNCTION}({arguments}); END"
+        )
+
+
+def _create_connection(original: Any) -> Any:
+    def _create_sqlite_connection(self: Any) -> sqlite3.Connection:
+        connection = original(self)
+        try:
+            connection.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
+            _watch(connection, self)
+        except sqlite3.Error:
+            logger.debug("engine_connection_untuned", exc_info=True)
+        return connection
+
+    return _create_sqlite_connection
+
+
+def _connect(original: Any) -> Any:
+    def _connect_sync(self: Any) -> None:
+        original(self)
+        connection = getattr(self, "_connection", None)
+        if connection is not None:
+            try:
+                _watch(connection, self)  # a new file has its tables only now
+            except sqlite3.Error:
+                logger.debug("engine_connection_untuned", exc_info=True)
+
+    return _connect_sync
+
+
+def _one_connection(original: Any) -> Any:
+    def _can_use_dedicated_reader(self: Any, context: Any) -> bool:
+        original(self, context)  # its session check
+        return False
+
+    return _can_use_dedicated_reader
+
+
+def _forget_facts(original: Any) -> Any:
+    def _invalidate_collection_features_cache(
+        self: Any, db_name: str | None = None, coll_name: str | None = None
+    ) -> None:
+        facts = _facts(self)
+        with facts.lock:
+            cache = self._collection_features_cache
+            if db_name is None or coll_name is None:
+                facts.seen.clear()
+                cache.clear()
+                return
+            namespace = (db_name, coll_name)
+            if namespace in facts.seen:
+                facts.seen.discard(namespace)  # the trigger kept its facts up to date
+                return
+            for key in [key for key in list(cache) if key[:2] == namespace]:
+                cache.pop(key, None)
+
+    return _invalidate_collection_features_cache
+
+
+def _indexed_equality(original: Any) -> Any:
+    try:
+        from mongoeco.core.query_plan import EqualsCondition
+        from mongoeco.engines.sqlite_query import index_expressions_sql, json_path_for_field
+    except ImportError:
+        return None
+
+    def _translate_query_plan_with_multikey(
+        self: Any, db_name: str, coll_name: str, plan: Any
+    ) -> tuple[str, list[object]]:
+        sql, params = original(self, db_name, coll_name, plan)
+        if isinstance(plan, EqualsCondition) and type(plan.value) is str:
+            path = "'" + json_path_for_field(plan.field).replace("'", "''") + "'"
+            plain = f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) = ?)"
+            if sql == plain and params == [plan.value]:
+                type_sql, value_sql = index_expressions_sql(plan.field)
+                return (
+                    f"({plain[1:-1]} AND {type_sql} = '' AND {value_sql} = ?)",
+                    [plan.value, plan.value],
+                )
+        return sql, params
+
+    return _translate_query_plan_with_multikey
+
+
+def _indexed_sort_check(original: Any) -> Any:
+    """The check whether a sort needs Python looks for an array or an object among the
+    matching documents; it filtered them with the array-aware translation, which no index
+    serves, instead of the engine's own (the one the read itself then runs)."""
+    try:
+        from mongoeco.engines import _sqlite_plan_heuristics as heuristics
+        from mongoeco.engines.sqlite_query import json_path_for_field, type_expression_sql
+    except ImportError:
+        return None
+    check = getattr(heuristics, "sort_requires_python", None)
+    expected = {
+        "db_name", "coll_name", "plan", "sort", "plan_has_array_traversing_paths",
+        "translate_query_plan", "field_traverses_array_in_collection",
+        "field_contains_tagged_bytes_in_collection",
+        "field_contains_tagged_undefined_in_collection", "fetchone", "type_expression_sql",
+        "json_path_for_field",
+    }  # fmt: skip
+    if check is None or set(inspect.signature(check).parameters) != expected:
+        return None
+
+    def _sort_requires_python(
+        self: Any, db_name: str, coll_name: str, plan: Any, sort: Any
+    ) -> bool:
+        return bool(
+            check(
+                db_name=db_name,
+                coll_name=coll_name,
+                plan=plan,
+                sort=sort,
+                plan_has_array_traversing_paths=self._plan_has_array_traversing_paths,
+                translate_query_plan=lambda node: self._translate_query_plan_with_multikey(
+                    db_name, coll_name, node
+                ),
+                field_traverses_array_in_collection=self._field_traverses_array_in_collection,
+                field_contains_tagged_bytes_in_collection=(
+                    self._field_contains_tagged_bytes_in_collection
+                ),
+                field_contains_tagged_undefined_in_collection=(
+                    self._field_contains_tagged_undefined_in_collection
+                ),
+                fetchone=lambda sql, params: (
+                    self._require_connection().execute(sql, params).fetchone()
+                ),
+                type_expression_sql=type_expression_sql,
+                json_path_for_field=json_path_for_field,
+            )
+        )
+
+    return _sort_requires_python
+
+
+def _plain(document: Any, field: str) -> Any:
+    """The value at ``field`` through nested documents only (``None`` past anything else)."""
+    value = document
+    for part in field.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _indexed_unique(original: Any) -> Any:
+    """A compound unique index was checked by decoding every document of the collection
+    at each insert or update (only single-field ones had an indexed check): 10 ms per write
+    at 500 sessions, 40 ms at 2,000. Here, when every value of the key is a plain string,
+    the documents that could hold the same key are found through the index's own
+    expressions, and the engine's own comparison decides among them."""
+    try:
+        from mongoeco.engines.sqlite_query import index_expressions_sql
+        from mongoeco.engines.virtual_indexes import document_in_virtual_index
+    except ImportError:
+        return None
+    parameters = list(inspect.signature(original).parameters)
+    if parameters[:5] != ["self", "conn", "collection_id", "index", "document"]:
+        return None
+
+    def _unique_index_conflict_via_scalar_entries(
+        self: Any,
+        conn: sqlite3.Connection,
+        collection_id: int | None,
+        index: Any,
+        document: Any,
+        *,
+        exclude_storage_key: str | None,
+    ) -> bool | None:
+        found = original(
+            self, conn, collection_id, index, document, exclude_storage_key=exclude_storage_key
+        )
+        fields = list(index.get("fields") or ())
+        if found is not None or len(fields) < 2 or index.get("collation") is not None:
+            return found
+        if any(part.isdigit() for field in fields for part in field.split(".")):
+            return None
+        values = [_plain(document, field) for field in fields]
+        namespace = next(
+            (name for name, cid in list(self._collection_id_cache.items()) if cid == collection_id),
+            None,
+        )
+        if namespace is None or not all(type(value) is str for value in values):
+            return None
+        key = tuple(self._index_value(document, field) for field in fields)
+        where = " AND ".join(
+            f"{type_sql} = '' AND {value_sql} = ?"
+            for type_sql, value_sql in map(index_expressions_sql, fields)
+        )
+        rows = conn.execute(
+            "SELECT storage_key, document FROM documents "
+            f"WHERE db_name = ? AND coll_name = ? AND {where}",
+            (*namespace, *values),
+        )
+        for storage_key, payload in rows:
+            if storage_key == exclude_storage_key:
+                continue
+            existing = self._deserialize_document(payload)
+            if not document_in_virtual_index(existing, index):
+                continue
+            if tuple(self._index_value(existing, field) for field in fields) == key:
+                return True
+        return False
+
+    return _unique_index_conflict_via_scalar_entries
+
+
+#: Method name -> factory of its replacement from the original (``None``: leave it).
+ADJUSTMENTS: dict[str, Callable[[Any], Any]] = {
+    "_create_sqlite_connection": _create_connection,
+    "_connect_sync": _connect,
+    "_can_use_dedicated_reader": _one_connection,
+    "_invalidate_collection_features_cache": _forget_facts,
+    "_translate_query_plan_with_multikey": _indexed_equality,
+    "_sort_requires_python": _indexed_sort_check,
+    "_unique_index_conflict_via_scalar_entries": _indexed_unique,
+}

@@ -1,0 +1,328 @@
+"""The embedded engine as tuned for load (``agent_memory/mongo/_engine_tuning.py``) answers
+every read exactly as mongoeco's own engine does, while reads use indexes, writes keep the
+collection facts a read plans from, and every read runs on the engine's one connection."""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mongoeco", reason="the embedded engine (mongoeco) needs Python 3.13+")
+
+from bson import Decimal128
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mongoeco import MongoClient
+from mongoeco.engines import SQLiteEngine
+from mongoeco.errors import DuplicateKeyError
+
+from agent_memory.mongo._engine_tuning import JOURNAL_SIZE_LIMIT
+from agent_memory.mongo._mongoeco import engine_class
+
+pytestmark = pytest.mark.mongoeco
+
+_FIELDS = ("a", "b", "s", "n.x")
+_VALUES = st.one_of(
+    st.sampled_from(["alpha", "beta", "gamma", "Zürich", "東京", ""]),
+    st.integers(-3, 3),
+    st.floats(-2, 2, allow_nan=False).filter(lambda f: f != int(f)),
+    st.booleans(),
+    st.none(),
+    st.just(Decimal128("1.5")),
+    st.just(b"\x00\x01"),
+    st.just(datetime.datetime(2026, 1, 2)),
+    st.lists(st.sampled_from(["alpha", "beta", 1, 2.5]), max_size=3),
+    st.fixed_dictionaries({"x": st.sampled_from(["alpha", 1])}),
+)
+_DOCUMENT = st.dictionaries(st.sampled_from(("a", "b", "s", "n")), _VALUES, max_size=4)
+_QUERY_VALUE = st.sampled_from(["alpha", "beta", "Zürich", 1, 2.5, None, True])
+_OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), _DOCUMENT),
+        st.tuples(st.just("set"), st.integers(0, 20), st.sampled_from((*_FIELDS, "k")), _VALUES),
+        st.tuples(st.just("unset"), st.integers(0, 20), st.sampled_from(("a", "s"))),
+        st.tuples(st.just("delete"), st.integers(0, 20)),
+        st.tuples(
+            st.just("find"),
+            st.dictionaries(st.sampled_from(_FIELDS), _QUERY_VALUE, max_size=2),
+            st.sampled_from([None, "s", "a", "n.x"]),
+        ),
+        st.tuples(st.just("range"), st.sampled_from(("a", "s")), _QUERY_VALUE),
+    ),
+    min_size=5,
+    max_size=30,
+)
+
+
+def _collections(tmp_path: Path, tag: str):  # type: ignore[no-untyped-def]
+    stock = MongoClient(engine=SQLiteEngine(str(tmp_path / f"stock-{tag}.sqlite3")))
+    tuned = MongoClient(engine=engine_class()(str(tmp_path / f"tuned-{tag}.sqlite3")))
+    for client in (stock, tuned):
+        docs = client["db"]["docs"]
+        docs.create_index([("a", 1), ("b", 1)], name="a_b")
+        docs.create_index([("s", 1)], name="s")
+        docs.create_index([("k", 1), ("b", 1)], name="k_b", unique=True)
+    return stock, tuned
+
+
+def _apply(docs: Any, operation: tuple[Any, ...]) -> Any:
+    kind = operation[0]
+    if kind == "insert":
+        return docs.insert_one(dict(operation[1])).acknowledged
+    if kind in ("set", "unset", "delete"):
+        ids = sorted(d["_id"] for d in docs.find({}, {"_id": 1}))
+        if not ids:
+            return None
+        target = {"_id": ids[operation[1] % len(ids)]}
+        if kind == "set":
+            return docs.update_one(target, {"$set": {operation[2]: operation[3]}}).modified_count
+        if kind == "unset":
+            return docs.update_one(target, {"$unset": {operation[2]: ""}}).modified_count
+        return docs.delete_one(target).deleted_count
+    if kind == "find":
+        cursor = docs.find(operation[1], {"_id": 0})
+        if operation[2]:
+            cursor = cursor.sort([(operation[2], 1), ("_id", 1)])
+        found = list(cursor)
+        return found if operation[2] else sorted(map(repr, found))
+    field, value = operation[1], operation[2]
+    return sorted(repr(d) for d in docs.find({field: {"$gte": value}}, {"_id": 0}))
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=_DOCUMENT, operations=_OPERATIONS)
+def test_every_read_answers_as_the_stock_engine(tmp_path: Path, seed, operations) -> None:  # type: ignore[no-untyped-def]
+    tag = uuid.uuid4().hex  # hypothesis replays examples in the same tmp_path
+    stock, tuned = _collections(tmp_path, tag)
+    try:
+        a, b = stock["db"]["docs"], tuned["db"]["docs"]
+        # ids the same in both, so updates and deletes pick the same one
+        seeded = [("insert", {"_id": f"d{i}", **seed, "k": i}) for i in range(8)]
+        for step, operation in enumerate([*seeded, *operations]):
+            if operation[0] == "insert" and "_id" not in operation[1]:
+                operation = ("insert", {"_id": f"x{step}", **operation[1]})
+            try:
+                expected = _apply(a, operation)
+            except Exception as exc:  # the stock engine refuses it: so must the tuned one
+                with pytest.raises(type(exc)):
+                    _apply(b, operation)
+                continue
+            assert _apply(b, operation) == expected, operation
+    finally:
+        stock.close()
+        tuned.close()
+
+
+def _probe(engine: Any, names: list[str]) -> dict[Any, Any]:
+    """Ask the engine every fact a read could ask about the fields in ``names``."""
+    probes = {
+        "top_level_array": engine._field_is_top_level_array_in_collection,
+        "real": engine._field_contains_real_numeric_in_collection,
+        "non_ascii": engine._field_contains_non_ascii_text_in_collection,
+        "traverses": engine._field_traverses_array_in_collection,
+    }
+    facts: dict[Any, Any] = {}
+    for field in names:
+        for label, probe in probes.items():
+            facts[(label, field)] = probe("db", "docs", field)
+        facts[("uniform", field)] = engine._field_has_uniform_scalar_sort_type_in_collection(
+            "db", "docs", field
+        )
+        for expected in ("number", "string", "bool"):
+            facts[("mismatch", field, expected)] = (
+                engine._field_has_comparison_type_mismatch_in_collection(
+                    "db", "docs", field, expected
+                )
+            )
+        for tag in ("decimal", "bytes", "datetime"):
+            facts[("tagged", field, tag)] = engine._field_contains_tagged_value_type_in_collection(
+                "db", "docs", field, tag
+            )
+    return facts
+
+
+def _safe(kept: Any, fresh: Any, key: tuple[Any, ...]) -> bool:
+    """A kept fact may be stale only towards the engine's general path."""
+    if kept == fresh:
+        return True
+    if key[0] == "uniform":
+        return kept is None  # "not one type" is the general path
+    return kept is True
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(first=st.lists(_DOCUMENT, min_size=1, max_size=5), then=_OPERATIONS)
+def test_facts_kept_across_writes_are_never_wrong(tmp_path: Path, first, then) -> None:  # type: ignore[no-untyped-def]
+    tag = uuid.uuid4().hex
+    engine = engine_class()(str(tmp_path / f"facts-{tag}.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        for i, document in enumerate(first):
+            docs.insert_one({"_id": f"d{i}", **document})
+        names = ["a", "b", "s", "n.x", "n"]
+        with engine._lock:
+            _probe(engine, names)
+        for step, operation in enumerate(then):
+            if operation[0] == "insert":
+                operation = ("insert", {"_id": f"x{step}", **operation[1]})
+            try:
+                _apply(docs, operation)
+            except Exception:
+                continue
+            with engine._lock:
+                kept = _probe(engine, names)
+                engine._collection_features_cache.clear()
+                fresh = _probe(engine, names)
+            unsafe = {k: (kept[k], fresh[k]) for k in kept if not _safe(kept[k], fresh[k], k)}
+            assert not unsafe, (operation, unsafe)
+    finally:
+        client.close()
+
+
+def test_a_write_keeps_the_facts_it_cannot_change(tmp_path: Path) -> None:
+    engine = engine_class()(str(tmp_path / "keep.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        docs.insert_many([{"_id": f"d{i}", "a": "alpha", "s": i} for i in range(20)])
+        with engine._lock:
+            engine._collection_features_cache.clear()
+            _probe(engine, ["a", "s"])
+        cached = dict(engine._collection_features_cache)
+        assert cached
+        docs.insert_one({"_id": "new", "a": "beta", "s": 99})
+        assert engine._collection_features_cache == cached  # nothing probed again
+        docs.insert_one({"_id": "list", "a": ["alpha"], "s": 1.5})
+        cache = engine._collection_features_cache
+        assert cache[("db", "docs", "top_level_array:a")] is True
+        assert cache[("db", "docs", "contains_real_numeric:s")] is True
+        assert ("db", "docs", "uniform_scalar_sort_type:a") not in cache
+    finally:
+        client.close()
+
+
+def _plans(path: Path, statements: list[str]) -> list[str]:
+    connection = sqlite3.connect(path)
+    try:
+        return [
+            " ".join(str(row[-1]) for row in connection.execute("EXPLAIN QUERY PLAN " + sql))
+            for sql in statements
+        ]
+    finally:
+        connection.close()
+
+
+def test_string_equality_reads_through_the_compound_index(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    engine = engine_class()(str(path))
+    client = MongoClient(engine=engine)
+    statements: list[str] = []
+    try:
+        docs = client["db"]["docs"]
+        docs.create_index([("agent_id", 1), ("user_id", 1), ("seq", 1)], name="tenant_seq")
+        docs.insert_many([{"agent_id": "a", "user_id": f"u{i % 40}", "seq": i} for i in range(400)])
+        connection = engine._connection
+        connection.set_trace_callback(statements.append)
+        found = list(docs.find({"agent_id": "a", "user_id": "u3"}).sort("seq", -1).limit(5))
+        connection.set_trace_callback(None)
+    finally:
+        client.close()
+    assert [d["seq"] for d in found] == [363, 323, 283, 243, 203]
+    reads = [s for s in statements if s.lstrip().startswith("SELECT") and "documents" in s]
+    plans = _plans(path, [s for s in reads if "?" not in s])
+    assert plans and all("sqlite_autoindex_documents_1" not in p for p in plans), plans
+    assert any("<expr>=? AND <expr>=? AND <expr>=? AND <expr>=?" in p for p in plans), plans
+
+
+def test_reads_use_the_engine_connection_and_the_log_is_capped(tmp_path: Path) -> None:
+    engine = engine_class()(str(tmp_path / "one.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        docs.insert_many([{"n": i} for i in range(300)])
+        opened: list[Any] = []
+        create = type(engine)._create_sqlite_connection
+
+        def counted(self):  # type: ignore[no-untyped-def]
+            opened.append(1)
+            return create(self)
+
+        type(engine)._create_sqlite_connection = counted  # type: ignore[method-assign]
+        try:
+            assert len(list(docs.find({"n": {"$gte": 10}}))) == 290
+            assert docs.count_documents({"n": {"$lt": 5}}) == 5
+        finally:
+            type(engine)._create_sqlite_connection = create  # type: ignore[method-assign]
+        assert opened == []  # stock mongoeco opens a connection, and a snapshot, per read
+        limit = engine._connection.execute("PRAGMA journal_size_limit").fetchone()[0]
+        assert limit == JOURNAL_SIZE_LIMIT
+    finally:
+        client.close()
+
+
+def _decodes(engine: Any) -> list[int]:
+    counted = [0]
+    decode = type(engine)._deserialize_document
+
+    def counting(self, payload):  # type: ignore[no-untyped-def]
+        counted[0] += 1
+        return decode(self, payload)
+
+    type(engine)._deserialize_document = counting  # type: ignore[method-assign]
+    return counted
+
+
+@pytest.mark.parametrize("tuned", [True, False], ids=["tuned", "stock"])
+def test_compound_unique_keys_are_checked_through_the_index(tmp_path: Path, tuned: bool) -> None:
+    engine = (engine_class() if tuned else SQLiteEngine)(str(tmp_path / "unique.sqlite3"))
+    client = MongoClient(engine=engine)
+    decode = type(engine)._deserialize_document
+    try:
+        docs = client["db"]["docs"]
+        docs.create_index([("agent_id", 1), ("user_id", 1)], unique=True, name="tenant")
+        jobs = client["db"]["jobs"]
+        jobs.create_index(
+            [("agent_id", 1), ("user_id", 1)],
+            unique=True,
+            name="open",
+            partial_filter_expression={"status": "pending"},
+        )
+        docs.insert_many([{"agent_id": "a", "user_id": f"u{i}", "n": i} for i in range(300)])
+        jobs.insert_one({"agent_id": "a", "user_id": "u1", "status": "done"})
+        docs.insert_one({"agent_id": "a", "user_id": 7})  # not a string: the engine's own way
+        with pytest.raises(DuplicateKeyError):
+            docs.insert_one({"agent_id": "a", "user_id": 7})
+        decoded = _decodes(engine)
+        with pytest.raises(DuplicateKeyError):
+            docs.insert_one({"agent_id": "a", "user_id": "u7"})
+        with pytest.raises(DuplicateKeyError):
+            docs.update_one({"user_id": "u8"}, {"$set": {"user_id": "u9"}})
+        docs.update_one({"user_id": "u8"}, {"$set": {"n": -8}})  # its own key is no conflict
+        docs.insert_one({"agent_id": "a", "user_id": "new"})
+        docs.insert_one({"agent_id": "b", "user_id": "u7"})
+        jobs.insert_one({"agent_id": "a", "user_id": "u1", "status": "pending"})  # partial
+        with pytest.raises(DuplicateKeyError):
+            jobs.insert_one({"agent_id": "a", "user_id": "u1", "status": "pending"})
+        assert docs.count_documents({}) == 303
+        assert docs.find_one({"user_id": "u8"})["n"] == -8
+        if tuned:
+            assert decoded[0] < 50, decoded  # stock decodes the collection per write
+        else:
+            assert decoded[0] > 1000, decoded
+    finally:
+        type(engine)._deserialize_document = decode  # type: ignore[method-assign]
+        client.close()
