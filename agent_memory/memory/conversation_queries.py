@@ -24,10 +24,14 @@ __all__ = [
     "owners",
     "scope",
     "session_scopes",
+    "standalone",
     "stale_sessions",
     "summary_guard",
     "summary_update",
 ]
+
+
+_AFTER_SUMMARY = {"$match": {"$expr": {"$gt": ["$seq", "$$through"]}}}
 
 
 def owned(tenant: Tenant, session_id: str) -> dict[str, Any]:
@@ -57,7 +61,7 @@ def after_summary_lookup(
     pipeline = [
         {"$match": scope(tenant, session_id)},
         # A null or missing summary_through sorts below every string: then all messages.
-        {"$match": {"$expr": {"$gt": ["$seq", "$$through"]}}},
+        _AFTER_SUMMARY,
         *tail,
     ]
     return {
@@ -68,6 +72,20 @@ def after_summary_lookup(
             "as": into,
         }
     }
+
+
+def standalone(lookup: dict[str, Any], through: str | None) -> list[dict[str, Any]]:
+    """The pipeline of ``lookup`` (made by :func:`newest_lookup` or
+    :func:`after_summary_lookup`) to run on the messages alone, for a session whose
+    ``summary_through`` is ``through``: the same messages, without the join."""
+    pipeline = []
+    for stage in lookup["$lookup"]["pipeline"]:
+        if stage == _AFTER_SUMMARY:
+            if through is not None:  # null sorts below every seq: then all of them
+                pipeline.append({"$match": {"seq": {"$gt": through}}})
+            continue
+        pipeline.append(stage)
+    return pipeline
 
 
 def new_session_fields(metadata: dict[str, Any], now: datetime) -> dict[str, Any]:

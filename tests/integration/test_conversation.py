@@ -394,6 +394,35 @@ async def test_context_renders_summary_then_window_within_the_budget(connection,
     assert cut.summary.endswith("…[truncated]") and not cut.messages
 
 
+async def test_joined_and_separate_reads_see_the_same_conversation(connection, small_window):
+    """The embedded server reads the session and its messages apart (its ``$lookup`` scans
+    the whole collection); a MongoDB server joins them in one aggregate. Same answers."""
+    memory = ConversationMemory(
+        connection, chat_model=FakeChatModel(default="a summary"), config=small_window
+    )
+    store = memory._store
+    await memory.append_turn(BOB, "s1", turn(99))  # another tenant's messages beside them
+    seen = []
+    for step in range(3):
+        for n in range(3):
+            await memory.append_turn(ALICE, "s1", turn(10 * step + n))
+        await store.background.drain()  # the turns' activity, so both read the same session
+        for joined in (True, False):
+            store.joined = joined
+            context = await memory.context(ALICE, "s1")
+            tight = await memory.context(ALICE, "s1", max_tokens=30)
+            window = await memory.window(ALICE, "s1", last_n=3)
+            seen.append((joined, context, tight, window))
+        assert seen[-1][1:] == seen[-2][1:]
+        store.joined = step % 2 == 0
+        await memory.refresh_summary(ALICE, "s1")  # a summary_through for the next step
+    assert seen[-1][1].session.summary_through is not None  # read after a summary too
+    store.joined = False
+    with pytest.raises(NotFoundError):
+        await memory.context(BOB, "s2")
+    await memory.aclose()
+
+
 # --- clearing, deleting, tenancy ----------------------------------------------------------
 
 
