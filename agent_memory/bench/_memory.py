@@ -20,6 +20,7 @@ import contextlib
 import resource
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,16 @@ class MemorySampler:
     Each sample is ``{"t": seconds since start, "rss_mb": ..., "traced_mb": ...}``; without
     ``/proc`` (not Linux) tracemalloc is used whatever ``traced`` says."""
 
-    def __init__(self, interval: float, *, traced: bool = False) -> None:
+    def __init__(
+        self,
+        interval: float,
+        *,
+        traced: bool = False,
+        extra: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
         self.interval = interval
+        #: More figures for each sample (the embedded server's memory and log).
+        self.extra = extra
         self.traced = traced or rss_bytes() is None
         self.samples: list[dict[str, Any]] = []
         self._started = 0.0
@@ -61,6 +70,8 @@ class MemorySampler:
         }
         if self.traced and tracemalloc.is_tracing():
             sample["traced_mb"] = round(tracemalloc.get_traced_memory()[0] / _MB, 1)
+        if self.extra is not None:
+            sample.update(self.extra())
         return sample
 
     async def _run(self) -> None:
@@ -128,7 +139,7 @@ def memory_verdict(
         "series": samples,
     }
     verdicts = []
-    for name in ("rss_mb", "traced_mb"):
+    for name in ("rss_mb", "traced_mb", "server_rss_mb"):
         figures = _series(samples, name, warmup, max_growth)
         if figures:
             result[name] = figures

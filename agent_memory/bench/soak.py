@@ -37,6 +37,7 @@ from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.bench._memory import MemorySampler, memory_verdict
+from agent_memory.bench._server import ServerWatch
 from agent_memory.bench._soak_checks import Ledger, check_store
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
@@ -84,6 +85,12 @@ class SoakSettings:
     drain_seconds: float = 180.0
     tracemalloc: bool = False
     seed: int = 7
+    #: The embedded server's write-ahead log may never exceed this (MB) at any sample.
+    max_wal_mb: float = 64.0
+    #: When set, the run fails if the p95 turn latency exceeds this (ms).
+    max_p95_ms: float | None = None
+    #: When set, the run fails if the last window's p95 exceeds the first's by this factor.
+    max_drift: float | None = None
 
     def __post_init__(self) -> None:
         positive = ("seconds", "chat_seconds", "lease_seconds", "max_growth", "drain_seconds")
@@ -99,7 +106,7 @@ class SoakSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
                 raise InvalidInputError(f"{name} must be an int from 1 to 10000")
-        for name in ("warmup_seconds", "sample_seconds"):
+        for name in ("warmup_seconds", "sample_seconds", "max_p95_ms", "max_drift"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and value >= 0):
                 raise InvalidInputError(f"{name} must be a number >= 0 or None")
@@ -107,6 +114,12 @@ class SoakSettings:
     @property
     def warmup(self) -> float:
         return self.warmup_seconds if self.warmup_seconds is not None else min(self.seconds / 5, 60)
+
+    @property
+    def drift_window(self) -> float:
+        """Seconds at each end of the run whose p95 latencies are compared: ten minutes,
+        or a sixth of a shorter run."""
+        return min(600.0, self.seconds / 6)
 
     @property
     def sample_interval(self) -> float:
@@ -141,10 +154,19 @@ class Soak:
     A test can run with ``cleanup=False``, tamper with what was stored and call
     :meth:`check` again to see the tampering counted."""
 
-    def __init__(self, connection: Connection, embedder: Embedder, settings: SoakSettings) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        embedder: Embedder,
+        settings: SoakSettings,
+        *,
+        watch: ServerWatch | None = None,
+    ) -> None:
         self.connection = connection
         self.embedder = embedder
         self.settings = settings
+        #: The embedded server to watch (memory, write-ahead log), when there is one.
+        self.watch = watch
         self.agent_id = f"bench-soak-{uuid.uuid4().hex[:6]}"
         self.ledger = Ledger(
             {f"u{i:04d}": f"mk{uuid.uuid4().hex[:12]}" for i in range(settings.sessions)}
@@ -211,7 +233,11 @@ class Soak:
         config = AgentConfig(
             self.agent_id, run_formation_worker=False, formation_debounce_s=s.debounce_seconds
         )
-        sampler = MemorySampler(s.sample_interval, traced=s.tracemalloc)
+        sampler = MemorySampler(
+            s.sample_interval,
+            traced=s.tracemalloc,
+            extra=self.watch.sample if self.watch is not None else None,
+        )
         worker_connections = [await connect(self.connection.settings) for _ in range(s.workers)]
         workers = [
             FormationWorker(
@@ -260,11 +286,15 @@ class Soak:
         memory = memory_verdict(under_load, warmup=s.warmup, max_growth=s.max_growth)
         memory["after_drain"] = after
         turns = len(counters.latencies)
+        latency = _latency_verdict(counters.latencies, s)
+        wal = _wal_verdict([*under_load, after], s.max_wal_mb)
         ok = (
             not counters.errors
             and counters.crossed_prompts == 0
             and all(v == 0 for k, v in checks.items() if k in _MUST_BE_ZERO)
             and memory["ok"]
+            and latency["ok"]
+            and wal.get("ok", True)
         )
         return {
             "settings": asdict(s),
@@ -273,6 +303,7 @@ class Soak:
                 "load_before": _load(load_before),
                 "load_at_end_of_load": _load(load_during),
                 "tier": self.connection.tier,
+                "server": _where(self.watch),
                 "embedder": self.embedder.signature.describe(),
             },
             "turns": turns,
@@ -280,6 +311,8 @@ class Soak:
             "turns_per_second": round(turns / elapsed, 2),
             "turn_ms": _percentiles([seconds for _, seconds in counters.latencies]),
             "turn_ms_by_window": _windows(counters.latencies, s.seconds),
+            "latency": latency,
+            "wal": wal,
             "errors": len(counters.errors),
             "error_samples": counters.errors[:5],
             "prompts_checked": counters.prompts_checked,
@@ -352,24 +385,87 @@ def _windows(latencies: list[tuple[float, float]], seconds: float, count: int = 
     return rows
 
 
+def _where(watch: ServerWatch | None) -> str:
+    if watch is None:
+        return "not embedded"
+    return "embedded, own process" if watch.apart else "embedded, same process"
+
+
+def _latency_verdict(latencies: list[tuple[float, float]], s: SoakSettings) -> dict[str, Any]:
+    """p95 of the whole run, of its first and of its last :attr:`SoakSettings.drift_window`
+    seconds, their ratio, and whether they meet the limits asked for."""
+    edge = s.drift_window
+    first = _percentiles([t for at, t in latencies if at < edge])["p95"]
+    last = _percentiles([t for at, t in latencies if at >= s.seconds - edge])["p95"]
+    p95 = _percentiles([t for _, t in latencies])["p95"]
+    drift = round(last / first, 2) if first and last else None
+    ok = True
+    if s.max_p95_ms is not None:
+        ok = ok and p95 is not None and p95 <= s.max_p95_ms
+    if s.max_drift is not None:
+        ok = ok and drift is not None and drift <= s.max_drift
+    return {
+        "window_s": round(edge, 1),
+        "p95_ms": p95,
+        "first_p95_ms": first,
+        "last_p95_ms": last,
+        "drift": drift,
+        "max_p95_ms": s.max_p95_ms,
+        "max_drift": s.max_drift,
+        "ok": ok,
+    }
+
+
+def _wal_verdict(samples: list[dict[str, Any]], limit: float) -> dict[str, Any]:
+    sizes = [x["wal_mb"] for x in samples if x.get("wal_mb") is not None]
+    if not sizes:
+        return {}
+    return {"max_mb": max(sizes), "end_mb": sizes[-1], "limit_mb": limit, "ok": max(sizes) <= limit}
+
+
 async def run_soak(
     connection: Connection,
     embedder: Embedder,
     settings: SoakSettings,
     *,
     progress: Callable[[str], None] | None = None,
+    watch: ServerWatch | None = None,
 ) -> dict[str, Any]:
     """Run a soak (see the module's docstring) and return its figures and checks."""
-    return await Soak(connection, embedder, settings).run(progress=progress)
+    return await Soak(connection, embedder, settings, watch=watch).run(progress=progress)
+
+
+def _rss_line(label: str, rss: dict[str, Any], s: dict[str, Any], samples: int) -> str:
+    return (
+        f"{label} RSS MB: start {rss.get('start')}, after warm-up {rss.get('baseline')}, peak "
+        f"{rss.get('peak')}, end {rss.get('end')}; growth after warm-up "
+        f"{rss.get('growth_pct')} % (limit {s['max_growth'] * 100:g} %), slope "
+        f"{rss.get('slope_mb_per_min')} MB/min over {samples} samples."
+    )
 
 
 def render_soak(result: dict[str, Any]) -> str:
     s, m, mem = result["settings"], result["machine"], result["memory"]
-    rss = mem.get("rss_mb") or {}
+    latency, wal = result.get("latency") or {}, result.get("wal") or {}
+    memory_lines = [_rss_line("Framework", mem.get("rss_mb") or {}, s, mem["samples"])]
+    if mem.get("server_rss_mb"):
+        memory_lines.append(_rss_line("Server", mem["server_rss_mb"], s, mem["samples"]))
+    if wal:
+        memory_lines.append(
+            f"Write-ahead log MB: at most {wal['max_mb']} (limit {wal['limit_mb']:g}), "
+            f"{wal['end_mb']} at the end."
+        )
+    drift_line = (
+        f"p95 in the first {latency.get('window_s')} s {latency.get('first_p95_ms')} ms, in "
+        f"the last {latency.get('last_p95_ms')} ms: x{latency.get('drift')}"
+        + (f" (limit x{latency['max_drift']:g})" if latency.get("max_drift") else "")
+        + (f"; p95 limit {latency['max_p95_ms']:g} ms" if latency.get("max_p95_ms") else "")
+        + "."
+    )
     lines = [
         f"{s['sessions']} sessions for {s['seconds']:g} s with {s['workers']} formation workers, "
         f"chat model {s['chat_seconds'] * 1000:.0f} ms, think time {s['think_seconds']:g} s, "
-        f"{m['tier']} server, embedder {m['embedder']}, {m['cpus']} CPUs, load average "
+        f"{m['tier']} server ({m.get('server', 'not embedded')}), embedder {m['embedder']}, {m['cpus']} CPUs, load average "
         f"{m['load_before'][0]} before and {m['load_at_end_of_load'][0]} at the end.",
         "",
         "| turns | turns/s | p50 ms | p95 ms | errors | memories formed | jobs that formed | "
@@ -386,18 +482,17 @@ def render_soak(result: dict[str, Any]) -> str:
             for w in result["turn_ms_by_window"]
         ),
         "",
+        drift_line,
+        "",
         "| check | count |",
         "|---|---|",
         *(f"| {name} | {result[name]} |" for name in sorted(_MUST_BE_ZERO)),
         f"| crossed_prompts | {result['crossed_prompts']} |",
         "",
-        f"RSS MB: start {rss.get('start')}, after warm-up {rss.get('baseline')}, peak "
-        f"{rss.get('peak')}, end {rss.get('end')}; growth after warm-up "
-        f"{rss.get('growth_pct')} % (limit {s['max_growth'] * 100:g} %), slope "
-        f"{rss.get('slope_mb_per_min')} MB/min over {mem['samples']} samples.",
+        *memory_lines,
         "",
-        "nothing lost, duplicated or crossed; memory flat"
+        "nothing lost, duplicated or crossed; memory flat; within the limits"
         if result["ok"]
-        else "FAILED: see the counts above",
+        else "FAILED: see the counts, the latency, the memory and the log above",
     ]
     return "\n".join(lines) + "\n"

@@ -166,7 +166,7 @@ app = typer.Typer(
 )
 
 
-def _choice(default: str, flag: str, *choices: str, help: str) -> Any:
+def choice_option(default: str, flag: str, *choices: str, help: str) -> Any:
     """An option taking one of ``choices``, listed in the help (``--log-level
     <debug|info|warning|error>``); anything else is a usage error."""
 
@@ -181,7 +181,7 @@ def _choice(default: str, flag: str, *choices: str, help: str) -> Any:
 @app.callback()
 def _main(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
-    log_level: str = _choice(
+    log_level: str = choice_option(
         "warning",
         "--log-level",
         "debug",
@@ -190,7 +190,7 @@ def _main(
         "error",
         help="Least severe log events shown.",
     ),
-    log_format: str = _choice(
+    log_format: str = choice_option(
         "auto",
         "--log-format",
         "auto",

@@ -6,12 +6,14 @@ benchmark has one); ``docs/benchmarks.md`` records the figures and the machine t
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from pathlib import Path
 
 import typer
 
 from agent_memory.bench import write_result
-from agent_memory.cli._app import console, err_console, run, subcommands
+from agent_memory.cli._app import choice_option, console, err_console, run, subcommands
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
 
@@ -310,6 +312,28 @@ def soak(
         min=0.001,
         help="Allowed memory growth after the warm-up (0.25 = 25%).",
     ),
+    max_wal_mb: float = typer.Option(
+        64.0, "--max-wal-mb", min=1, help="Largest write-ahead log allowed (embedded server)."
+    ),
+    max_p95_ms: float | None = typer.Option(
+        None, "--max-p95-ms", min=1, help="Fail when the p95 turn takes longer (ms)."
+    ),
+    max_drift: float | None = typer.Option(
+        None,
+        "--max-drift",
+        min=1,
+        help="Fail when the last ten minutes' p95 (a sixth of a shorter run) exceeds the "
+        "first's by more than this factor.",
+    ),
+    server: str = choice_option(
+        "apart",
+        "--server",
+        "apart",
+        "same",
+        help="Embedded default: apart runs `agent-memory embedded serve` in its own process "
+        "for the run (or uses the one already serving the data directory); same serves it "
+        "from this process.",
+    ),
     trace: bool = typer.Option(False, "--tracemalloc", help="Also sample the Python heap."),
     embedder: str | None = typer.Option(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
@@ -322,8 +346,12 @@ def soak(
     ),
 ) -> None:
     """Users talk for --seconds while separate workers form memories; then checks nothing
-    was lost, duplicated or crossed and memory use stayed flat. Exits 1 when a check fails."""
+    was lost, duplicated or crossed, memory and the write-ahead log stayed flat, and latency
+    met the limits given. Exits 1 when a check fails."""
+    from agent_memory.bench._server import served_apart, watch_for
     from agent_memory.bench.soak import SoakSettings, render_soak, run_soak
+    from agent_memory.config import load_settings
+    from agent_memory.mongo.embedded import find_running_server
 
     settings = SoakSettings(
         seconds=seconds,
@@ -333,18 +361,29 @@ def soak(
         think_seconds=think_ms / 1000,
         session_turns=session_turns,
         max_growth=max_growth,
+        max_wal_mb=max_wal_mb,
+        max_p95_ms=max_p95_ms,
+        max_drift=max_drift,
         tracemalloc=trace,
     )
 
     async def main() -> dict:
-        async with open_runtime(embedder=embedder) as rt:
-            await IndexManager(rt.connection, rt.embedder.signature).setup()
-            return await run_soak(
-                rt.connection,
-                rt.embedder,
-                settings,
-                progress=lambda line: err_console.print(line, highlight=False),
-            )
+        config = load_settings()
+        with contextlib.ExitStack() as stack:
+            if server == "apart" and config.uri() is None:
+                running = await asyncio.to_thread(find_running_server, config.data_dir, wait=0.5)
+                if running is None:
+                    await asyncio.to_thread(stack.enter_context, served_apart(config))
+            async with open_runtime(embedder=embedder) as rt:
+                await IndexManager(rt.connection, rt.embedder.signature).setup()
+                watch = await asyncio.to_thread(watch_for, rt.settings)
+                return await run_soak(
+                    rt.connection,
+                    rt.embedder,
+                    settings,
+                    progress=lambda line: err_console.print(line, highlight=False),
+                    watch=watch,
+                )
 
     result = run(main)
     table = render_soak(result)

@@ -14,10 +14,18 @@ from typer.testing import CliRunner
 
 from agent_memory.bench._memory import memory_verdict
 from agent_memory.bench._soak_checks import expected_values
-from agent_memory.bench.soak import Soak, SoakSettings, render_soak, statement
+from agent_memory.bench.soak import (
+    Soak,
+    SoakSettings,
+    _latency_verdict,
+    _wal_verdict,
+    render_soak,
+    statement,
+)
 from agent_memory.cli import app
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import new_id, utcnow
+from agent_memory.mongo.embedded import find_running_server
 from agent_memory.mongo.indexes import IndexManager
 
 LONG_SOAK = os.environ.get("AGENT_MEMORY_SOAK_SECONDS")
@@ -60,6 +68,21 @@ def test_memory_rule_passes_a_flat_run_and_fails_a_leak():
     assert not memory_verdict([], warmup=0, max_growth=0.1)["ok"]
 
 
+def test_latency_and_log_limits_decide_the_run():
+    # 60 s of turns: the first ten seconds fast, the last ten twice as slow.
+    turns = [(t / 10, 0.1 if t < 100 else (0.2 if t >= 500 else 0.15)) for t in range(600)]
+    loose = _latency_verdict(turns, SoakSettings(seconds=60))
+    assert loose["ok"] and loose["window_s"] == 10 and loose["drift"] == 2.0
+    assert loose["first_p95_ms"] == 100 and loose["last_p95_ms"] == 200
+    assert not _latency_verdict(turns, SoakSettings(seconds=60, max_drift=1.25))["ok"]
+    assert _latency_verdict(turns, SoakSettings(seconds=60, max_drift=2.5))["ok"]
+    assert not _latency_verdict(turns, SoakSettings(seconds=60, max_p95_ms=150))["ok"]
+    assert _latency_verdict(turns, SoakSettings(seconds=3600))["window_s"] == 600
+    log = [{"t": 0, "wal_mb": 4.0}, {"t": 1, "wal_mb": 70.0}, {"t": 2, "wal_mb": 5.0}]
+    assert _wal_verdict(log, 64) == {"max_mb": 70.0, "end_mb": 5.0, "limit_mb": 64, "ok": False}
+    assert _wal_verdict(log, 100)["ok"] and _wal_verdict([{"t": 0}], 64) == {}
+
+
 def test_statements_and_the_values_they_leave():
     marker = "mk0123456789ab"
     assert statement(marker, 0) == f"My name is {marker}."
@@ -82,6 +105,8 @@ def test_statements_and_the_values_they_leave():
         {"think_seconds": -1},
         {"max_growth": float("nan")},
         {"warmup_seconds": "5"},
+        {"max_drift": -1},
+        {"max_p95_ms": "2000"},
     ],
 )
 def test_bad_settings_are_refused(bad):
@@ -165,6 +190,26 @@ def test_soak_command_writes_its_result(cli_env, tmp_path: Path):
     assert "| turns | turns/s |" in out.with_suffix(".md").read_text()
     bad = CliRunner().invoke(app, ["bench", "soak", "--sessions", "0"], env=cli_env)
     assert bad.exit_code == 2
+
+
+def test_soak_runs_the_embedded_server_apart_and_watches_it(tmp_path: Path):
+    out, data_dir = tmp_path / "soak.json", tmp_path / "data"
+    env = {"MONGODB_URI": None, "AGENT_MEMORY_DATA_DIR": str(data_dir)}
+    env |= {"AGENT_MEMORY_EMBEDDER": "fake"}
+    args = ["bench", "soak", "--seconds", "3", "--sessions", "2", "--chat-ms", "5"]
+    args += ["--think-ms", "100", "--max-growth", "3", "--out", str(out)]
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["ok"] and data["machine"]["server"] == "embedded, own process"
+    assert data["memory"]["server_rss_mb"]["peak"] > 0
+    assert 0 <= data["wal"]["max_mb"] <= data["wal"]["limit_mb"] == 64
+    table = out.with_suffix(".md").read_text()
+    assert "Server RSS MB" in table and "Write-ahead log MB" in table
+    assert find_running_server(data_dir, wait=0) is None  # stopped with the run
+    # With a log limit it cannot meet, the same run fails and says why.
+    failed = CliRunner().invoke(app, [*args, "--max-wal-mb", "1", "--max-p95-ms", "1"], env=env)
+    assert failed.exit_code == 1 and "FAILED" in failed.output
 
 
 @pytest.mark.skipif(not LONG_SOAK, reason="set AGENT_MEMORY_SOAK_SECONDS to run the long soak")
