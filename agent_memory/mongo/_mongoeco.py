@@ -1,4 +1,8 @@
-"""What the embedded server changes in mongoeco: one cost removed, server-side code refused.
+"""What the embedded server changes in mongoeco: its engine adjusted, server-side code refused.
+
+The adjustments for load (one connection for reads, collection facts kept across writes,
+reads through indexes, change delivery off the event loop, ...) are in
+:mod:`agent_memory.mongo._engine_tuning`; :func:`engine_class` applies them with the one below.
 
 **The engine.**
 mongoeco 4.11 checks a newly inserted document's ``_id`` twice: by the primary key of its
@@ -12,7 +16,7 @@ is skipped for them and kept for everything else. An insert then costs the same 
 collection size (5 ms instead of 37 ms at 1,000 documents;
 ``docs/upstream/mongoeco-insert-scan.md``).
 
-If a mongoeco release changes the method this relies on, the engine is used unchanged.
+If a mongoeco release changes a method an adjustment relies on, that method is left as it is.
 
 **Another program's transaction.** The engine runs one transaction at a time, and while it is
 open it refuses every other session's command at once ("active transaction bound to another
