@@ -318,16 +318,26 @@ class ConversationMemory:
         last_n = check_count(self.config.window_messages if last_n is None else last_n, "last_n")
         total = None if max_tokens is None else check_budget(max_tokens)
         # Counting what the summary does not cover stops at a cap: "at least" is enough.
-        count = [{"$limit": last_n + self.config.summary_batch_messages}, {"$count": "n"}]
+        cap = last_n + self.config.summary_batch_messages
         name = self._store.names[1]
-        row = await self._store.read(
-            tenant,
-            session_id,
-            [
-                q.newest_lookup(name, tenant, session_id, last_n, into="w"),
-                q.after_summary_lookup(name, tenant, session_id, count, into="u"),
-            ],
-        )
+        if self._store.joined:
+            count = [{"$limit": cap}, {"$count": "n"}]
+            row = await self._store.read(
+                tenant,
+                session_id,
+                [
+                    q.newest_lookup(name, tenant, session_id, last_n, into="w"),
+                    q.after_summary_lookup(name, tenant, session_id, count, into="u"),
+                ],
+            )
+        else:
+            # Each command costs the embedded server more than a few more documents do: the
+            # newest ``cap`` messages hold the window and every uncovered one up to the cap.
+            lookup = q.newest_lookup(name, tenant, session_id, cap, into="w")
+            row = await self._store.read(tenant, session_id, [lookup])
+            through = row.get("summary_through")
+            uncovered = sum(1 for d in row["w"] if through is None or d["seq"] > through)
+            row["u"], row["w"] = ([{"n": uncovered}] if uncovered else []), row["w"][:last_n]
         session = Session.from_document(row)
         summary, budget = session.summary, self.config.window_tokens
         if total is not None:

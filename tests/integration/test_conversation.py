@@ -394,11 +394,15 @@ async def test_context_renders_summary_then_window_within_the_budget(connection,
     assert cut.summary.endswith("…[truncated]") and not cut.messages
 
 
-async def test_joined_and_separate_reads_see_the_same_conversation(connection, small_window):
+@pytest.mark.parametrize("batch", [3, 40], ids=["count-capped", "count-exact"])
+async def test_joined_and_separate_reads_see_the_same_conversation(connection, batch):
     """The embedded server reads the session and its messages apart (its ``$lookup`` scans
     the whole collection); a MongoDB server joins them in one aggregate. Same answers."""
+    config = ConversationConfig(
+        window_messages=4, window_tokens=500, summary_trigger=3, summary_batch_messages=batch
+    )
     memory = ConversationMemory(
-        connection, chat_model=FakeChatModel(default="a summary"), config=small_window
+        connection, chat_model=FakeChatModel(default="a summary"), config=config
     )
     store = memory._store
     await memory.append_turn(BOB, "s1", turn(99))  # another tenant's messages beside them
