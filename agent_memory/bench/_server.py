@@ -26,7 +26,7 @@ from agent_memory.config import Settings
 from agent_memory.errors import EmbeddedServerError
 from agent_memory.mongo.embedded import DATABASE_FILE, find_running_server
 
-__all__ = ["ServerWatch", "served_apart"]
+__all__ = ["ServerWatch", "describe_server", "served_apart", "watch_for"]
 
 _MB = 1024 * 1024
 
@@ -63,6 +63,12 @@ class ServerWatch:
         if self.apart:
             sample["server_rss_mb"] = self.rss_mb()
         return sample
+
+
+def describe_server(watch: ServerWatch | None) -> str:
+    if watch is None:
+        return "server at MONGODB_URI"
+    return "embedded server, own process" if watch.apart else "embedded server, same process"
 
 
 def watch_for(settings: Settings) -> ServerWatch | None:

@@ -174,7 +174,7 @@ def render_concurrency(result: dict[str, Any]) -> str:
         "\n".join(
             [
                 f"{s['sessions']} sessions x {s['turns']} turns at once, chat model "
-                f"{s['chat_seconds'] * 1000:.0f} ms, embedded server.",
+                f"{s['chat_seconds'] * 1000:.0f} ms, {result.get('server', 'embedded server')}.",
                 "",
                 "| turns | seconds | turns/s | p50 ms | p95 ms | errors | lost | duplicated | "
                 "crossed | missing actions |",

@@ -37,7 +37,7 @@ from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.bench._memory import MemorySampler, memory_verdict
-from agent_memory.bench._server import ServerWatch
+from agent_memory.bench._server import ServerWatch, describe_server
 from agent_memory.bench._soak_checks import Ledger, check_store
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
@@ -303,7 +303,7 @@ class Soak:
                 "load_before": _load(load_before),
                 "load_at_end_of_load": _load(load_during),
                 "tier": self.connection.tier,
-                "server": _where(self.watch),
+                "server": describe_server(self.watch),
                 "embedder": self.embedder.signature.describe(),
             },
             "turns": turns,
@@ -385,12 +385,6 @@ def _windows(latencies: list[tuple[float, float]], seconds: float, count: int = 
     return rows
 
 
-def _where(watch: ServerWatch | None) -> str:
-    if watch is None:
-        return "not embedded"
-    return "embedded, own process" if watch.apart else "embedded, same process"
-
-
 def _latency_verdict(latencies: list[tuple[float, float]], s: SoakSettings) -> dict[str, Any]:
     """p95 of the whole run, of its first and of its last :attr:`SoakSettings.drift_window`
     seconds, their ratio, and whether they meet the limits asked for."""
@@ -465,7 +459,7 @@ def render_soak(result: dict[str, Any]) -> str:
     lines = [
         f"{s['sessions']} sessions for {s['seconds']:g} s with {s['workers']} formation workers, "
         f"chat model {s['chat_seconds'] * 1000:.0f} ms, think time {s['think_seconds']:g} s, "
-        f"{m['tier']} server ({m.get('server', 'not embedded')}), embedder {m['embedder']}, {m['cpus']} CPUs, load average "
+        f"{m['tier']} search tier, {m.get('server', 'embedded server')}, embedder {m['embedder']}, {m['cpus']} CPUs, load average "
         f"{m['load_before'][0]} before and {m['load_at_end_of_load'][0]} at the end.",
         "",
         "| turns | turns/s | p50 ms | p95 ms | errors | memories formed | jobs that formed | "

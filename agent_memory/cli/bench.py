@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -260,11 +261,38 @@ def tokens(
         raise typer.Exit(1)
 
 
+def _server_option() -> Any:
+    return choice_option(
+        "apart",
+        "--server",
+        "apart",
+        "same",
+        help="Embedded default: apart runs `agent-memory embedded serve` in its own process "
+        "for the run (or uses the one already serving the data directory); same serves it "
+        "from this process.",
+    )
+
+
+async def _serve_apart(stack: contextlib.ExitStack, server: str) -> None:
+    """Start the embedded server in a process of its own for the run, when asked and
+    needed (the embedded default, and nobody serving its data directory yet)."""
+    from agent_memory.bench._server import served_apart
+    from agent_memory.config import load_settings
+    from agent_memory.mongo.embedded import find_running_server
+
+    config = load_settings()
+    if server == "apart" and config.uri() is None:
+        running = await asyncio.to_thread(find_running_server, config.data_dir, wait=0.5)
+        if running is None:
+            await asyncio.to_thread(stack.enter_context, served_apart(config))
+
+
 @app.command("concurrency")
 def concurrency(
     sessions: int = typer.Option(200, "--sessions", min=1, help="Users, one session each."),
     turns: int = typer.Option(5, "--turns", min=1, help="Turns per session."),
     chat_ms: float = typer.Option(50.0, "--chat-ms", min=0, help="Simulated answer time."),
+    server: str = _server_option(),
     out: Path = typer.Option(
         Path("bench-results/concurrency.json"),
         "--out",
@@ -274,6 +302,7 @@ def concurrency(
 ) -> None:
     """Many users' sessions at once through one agent; checks nothing is lost or crossed.
     Exits 1 when a check fails."""
+    from agent_memory.bench._server import describe_server, watch_for
     from agent_memory.bench.concurrency import (
         ConcurrencySettings,
         render_concurrency,
@@ -281,14 +310,18 @@ def concurrency(
     )
 
     async def main() -> dict:
-        async with open_runtime() as rt:
-            await IndexManager(rt.connection, rt.embedder.signature).setup()
-            return await run_concurrency(
-                rt.connection,
-                rt.embedder,
-                ConcurrencySettings(sessions, turns, chat_ms / 1000),
-                progress=lambda line: err_console.print(line, highlight=False),
-            )
+        with contextlib.ExitStack() as stack:
+            await _serve_apart(stack, server)
+            async with open_runtime() as rt:
+                await IndexManager(rt.connection, rt.embedder.signature).setup()
+                watch = await asyncio.to_thread(watch_for, rt.settings)
+                result = await run_concurrency(
+                    rt.connection,
+                    rt.embedder,
+                    ConcurrencySettings(sessions, turns, chat_ms / 1000),
+                    progress=lambda line: err_console.print(line, highlight=False),
+                )
+                return result | {"server": describe_server(watch)}
 
     result = run(main)
     table = render_concurrency(result)
@@ -325,15 +358,7 @@ def soak(
         help="Fail when the last ten minutes' p95 (a sixth of a shorter run) exceeds the "
         "first's by more than this factor.",
     ),
-    server: str = choice_option(
-        "apart",
-        "--server",
-        "apart",
-        "same",
-        help="Embedded default: apart runs `agent-memory embedded serve` in its own process "
-        "for the run (or uses the one already serving the data directory); same serves it "
-        "from this process.",
-    ),
+    server: str = _server_option(),
     trace: bool = typer.Option(False, "--tracemalloc", help="Also sample the Python heap."),
     embedder: str | None = typer.Option(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
@@ -348,10 +373,8 @@ def soak(
     """Users talk for --seconds while separate workers form memories; then checks nothing
     was lost, duplicated or crossed, memory and the write-ahead log stayed flat, and latency
     met the limits given. Exits 1 when a check fails."""
-    from agent_memory.bench._server import served_apart, watch_for
+    from agent_memory.bench._server import watch_for
     from agent_memory.bench.soak import SoakSettings, render_soak, run_soak
-    from agent_memory.config import load_settings
-    from agent_memory.mongo.embedded import find_running_server
 
     settings = SoakSettings(
         seconds=seconds,
@@ -368,12 +391,8 @@ def soak(
     )
 
     async def main() -> dict:
-        config = load_settings()
         with contextlib.ExitStack() as stack:
-            if server == "apart" and config.uri() is None:
-                running = await asyncio.to_thread(find_running_server, config.data_dir, wait=0.5)
-                if running is None:
-                    await asyncio.to_thread(stack.enter_context, served_apart(config))
+            await _serve_apart(stack, server)
             async with open_runtime(embedder=embedder) as rt:
                 await IndexManager(rt.connection, rt.embedder.signature).setup()
                 watch = await asyncio.to_thread(watch_for, rt.settings)

@@ -201,7 +201,7 @@ def test_soak_runs_the_embedded_server_apart_and_watches_it(tmp_path: Path):
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
-    assert data["ok"] and data["machine"]["server"] == "embedded, own process"
+    assert data["ok"] and data["machine"]["server"] == "embedded server, own process"
     assert data["memory"]["server_rss_mb"]["peak"] > 0
     assert 0 <= data["wal"]["max_mb"] <= data["wal"]["limit_mb"] == 64
     table = out.with_suffix(".md").read_text()
