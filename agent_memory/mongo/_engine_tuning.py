@@ -48,6 +48,7 @@ import inspect
 import json
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +69,8 @@ _TRIGGERS = (
     ("agent_memory_deleted", "AFTER DELETE", "OLD.db_name, OLD.coll_name, NULL"),
 )
 _STATE_LOCK = threading.Lock()
+#: Pause before delivering again while a transaction is open on the engine's connection.
+_RETRY_SECONDS = 0.005
 
 
 class _Facts:
@@ -393,19 +396,36 @@ class _Dispatcher:
                     return
                 batch, self._pending, self._busy = self._pending, {}, True
             engine = self._engine()
+            later: dict[str, Any] = {}
             try:
                 for consumer_id, consumer in batch.items():
                     if engine is None:
                         break
                     try:
-                        self._dispatch(engine, consumer_id, consumer)
+                        if not self._deliver(engine, consumer_id, consumer):
+                            later[consumer_id] = consumer
                     except Exception:  # the engine records a gap; watchers see it
                         logger.warning("engine_change_dispatch_failed", exc_info=True)
             finally:
                 del engine
                 with self._condition:
+                    for consumer_id, consumer in later.items():
+                        self._pending.setdefault(consumer_id, consumer)
                     self._busy = False
                     self._condition.notify_all()
+            if later:
+                time.sleep(_RETRY_SECONDS)
+
+    def _deliver(self, engine: Any, consumer_id: str, consumer: Any) -> bool:
+        """Deliver under the engine's lock, when no transaction is open on its connection
+        (a commit on the delivery connection meanwhile would make that transaction's next
+        write fail with "database is locked"); ``False``: try again shortly."""
+        with engine._lock:
+            connection = getattr(engine, "_connection", None)
+            if connection is not None and connection.in_transaction:
+                return False
+            self._dispatch(engine, consumer_id, consumer)
+            return True
 
 
 def _dispatcher(engine: Any, dispatch: Any) -> _Dispatcher:
