@@ -174,7 +174,8 @@ def render_concurrency(result: dict[str, Any]) -> str:
         "\n".join(
             [
                 f"{s['sessions']} sessions x {s['turns']} turns at once, chat model "
-                f"{s['chat_seconds'] * 1000:.0f} ms, {result.get('server', 'embedded server')}.",
+                f"{s['chat_seconds'] * 1000:.0f} ms, {result.get('server', 'embedded server')}"
+                + (f", embedder {result['embedder']}." if result.get("embedder") else "."),
                 "",
                 "| turns | seconds | turns/s | p50 ms | p95 ms | errors | lost | duplicated | "
                 "crossed | missing actions |",

@@ -293,6 +293,9 @@ def concurrency(
     turns: int = typer.Option(5, "--turns", min=1, help="Turns per session."),
     chat_ms: float = typer.Option(50.0, "--chat-ms", min=0, help="Simulated answer time."),
     server: str = _server_option(),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
     out: Path = typer.Option(
         Path("bench-results/concurrency.json"),
         "--out",
@@ -312,7 +315,7 @@ def concurrency(
     async def main() -> dict:
         with contextlib.ExitStack() as stack:
             await _serve_apart(stack, server)
-            async with open_runtime() as rt:
+            async with open_runtime(embedder=embedder) as rt:
                 await IndexManager(rt.connection, rt.embedder.signature).setup()
                 watch = await asyncio.to_thread(watch_for, rt.settings)
                 result = await run_concurrency(
@@ -321,7 +324,10 @@ def concurrency(
                     ConcurrencySettings(sessions, turns, chat_ms / 1000),
                     progress=lambda line: err_console.print(line, highlight=False),
                 )
-                return result | {"server": describe_server(watch)}
+                return result | {
+                    "server": describe_server(watch),
+                    "embedder": rt.embedder.signature.describe(),
+                }
 
     result = run(main)
     table = render_concurrency(result)

@@ -303,6 +303,7 @@ def test_bench_concurrency_and_latency_commands(cli_env, tmp_path: Path):
     )
     assert result.exit_code == 0, result.output
     assert "nothing lost or crossed" in result.output and json.loads(out.read_text())["ok"]
-    assert json.loads(out.read_text())["server"] == "server at MONGODB_URI"
+    written = json.loads(out.read_text())
+    assert written["server"] == "server at MONGODB_URI" and written["embedder"].startswith("fake")
     bad = invoke(["bench", "latency", "--ttft-ms", "500", "--chat-ms", "100"], cli_env)
     assert bad.exit_code == 2 and "--chat-ms" in bad.output
