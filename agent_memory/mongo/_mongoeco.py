@@ -53,6 +53,10 @@ _UNAMBIGUOUS_IDS = (str, ObjectId)
 #: Seconds a command waits for another session's transaction before the refusal is returned.
 BUSY_WAIT = 10.0
 _BUSY = "active transaction bound to another session"
+#: Documents in a first batch and in a later one when the client asks for no particular size
+#: (a first batch of 101 is MongoDB's default too; later ones it bounds by 16 MiB instead).
+FIRST_BATCH = 101
+NEXT_BATCH = 1000
 #: Operators that run code inside the server.
 SERVER_SIDE_CODE = frozenset({"$where", "$function", "$accumulator"})
 
@@ -127,6 +131,25 @@ def _carries_code(value: Any, depth: int = 0) -> str | None:
     return None
 
 
+def _bound_batches(context: Any) -> None:
+    """Give a cursor command without a batch size the one a MongoDB server would use.
+
+    mongoeco's wire server answers ``find`` and ``aggregate`` without ``batchSize`` with every
+    document in the first batch, and ``getMore`` without one with every remaining document:
+    past 48 MB the client refuses the reply ("Message length ... is larger than server max
+    message size"), which a one-hour soak hit reading back its 160,000 messages."""
+    body = getattr(context, "command_document", None)
+    name = getattr(context, "command_name", None)
+    if not isinstance(body, dict):
+        return
+    if name == "find" and "batchSize" not in body:
+        body["batchSize"] = FIRST_BATCH
+    elif name == "aggregate" and isinstance(body.get("cursor"), dict):
+        body["cursor"].setdefault("batchSize", FIRST_BATCH)
+    elif name == "getMore" and "batchSize" not in body:
+        body["batchSize"] = NEXT_BATCH
+
+
 def _retryable(context: Any) -> bool:
     body = getattr(context, "command_document", None) or {}
     documents = body.get("documents") if isinstance(body, dict) else None
@@ -161,6 +184,7 @@ def guard_server(server: Any) -> None:
                 "server-side code",
                 code=2,
             )
+        _bound_batches(context)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + BUSY_WAIT
         pause = 0.002

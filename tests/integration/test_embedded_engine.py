@@ -86,3 +86,43 @@ async def test_duplicate_ids_are_refused_over_the_wire(tmp_path: Path) -> None:
     finally:
         await client.close()
         server.stop()
+
+
+async def test_cursors_come_in_bounded_batches(tmp_path: Path) -> None:
+    """Without a batch size the wire server sent a whole result in one reply, which the
+    client refuses past 48 MB; it now answers in batches as a MongoDB server does."""
+    from pymongo import monitoring
+
+    replies: list[tuple[str, int]] = []
+
+    class Batches(monitoring.CommandListener):
+        def started(self, event: monitoring.CommandStartedEvent) -> None:
+            pass
+
+        def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+            cursor = event.reply.get("cursor") or {}
+            batch = cursor.get("firstBatch", cursor.get("nextBatch"))
+            if batch is not None:
+                replies.append((event.command_name, len(batch)))
+
+        def failed(self, event: monitoring.CommandFailedEvent) -> None:
+            pass
+
+    server = EmbeddedServer(tmp_path / "data")
+    uri = server.start()
+    client: AsyncMongoClient = AsyncMongoClient(uri, event_listeners=[Batches()])
+    try:
+        docs = client["db"]["docs"]
+        await docs.insert_many([{"n": i} for i in range(2_500)])
+        replies.clear()
+        assert len(await docs.find({}).to_list()) == 2_500
+        assert replies == [("find", 101), ("getMore", 1000), ("getMore", 1000), ("getMore", 399)]
+        replies.clear()
+        assert len(await (await docs.aggregate([{"$match": {}}])).to_list()) == 2_500
+        assert replies[0] == ("aggregate", 101) and max(n for _, n in replies) == 1000
+        replies.clear()
+        assert len(await docs.find({}, batch_size=2_000).to_list()) == 2_500
+        assert replies == [("find", 2_000), ("getMore", 500)]  # a size asked for is kept
+    finally:
+        await client.close()
+        server.stop()
