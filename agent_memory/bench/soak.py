@@ -250,6 +250,7 @@ class Soak:
             for i, conn in enumerate(worker_connections)
         ]
         load_before = os.getloadavg()
+        check_error = ""
         try:
             async with RAGAgent(self.connection, self.embedder, chat, config=config) as agent:
                 await agent.queue.setup()
@@ -273,7 +274,10 @@ class Soak:
                 for worker in workers:
                     await worker.aclose()
                 after = sampler.sample_now()
-                checks = await check_store(self.connection, self.agent_id, self.ledger)
+                try:
+                    checks = await check_store(self.connection, self.agent_id, self.ledger)
+                except Exception as exc:  # the load's figures are still worth reporting
+                    checks, check_error = {}, f"{type(exc).__name__}: {exc}"[:300]
                 if cleanup:
                     await self.forget(agent)
         finally:
@@ -290,8 +294,9 @@ class Soak:
         wal = _wal_verdict([*under_load, after], s.max_wal_mb)
         ok = (
             not counters.errors
+            and not check_error
             and counters.crossed_prompts == 0
-            and all(v == 0 for k, v in checks.items() if k in _MUST_BE_ZERO)
+            and all(checks.get(k) == 0 for k in _MUST_BE_ZERO)
             and memory["ok"]
             and latency["ok"]
             and wal.get("ok", True)
@@ -318,6 +323,7 @@ class Soak:
             "prompts_checked": counters.prompts_checked,
             "crossed_prompts": counters.crossed_prompts,
             "formation_drain_seconds": round(drain, 1),
+            "check_error": check_error,
             **checks,
             "memory": memory,
             "ok": ok,
@@ -466,8 +472,8 @@ def render_soak(result: dict[str, Any]) -> str:
         "drain s |",
         "|---|---|---|---|---|---|---|---|",
         f"| {result['turns']} | {result['turns_per_second']} | {result['turn_ms']['p50']} | "
-        f"{result['turn_ms']['p95']} | {result['errors']} | {result['memories_formed']} | "
-        f"{result['formation_jobs_with_memories']} | {result['formation_drain_seconds']} |",
+        f"{result['turn_ms']['p95']} | {result['errors']} | {result.get('memories_formed')} | "
+        f"{result.get('formation_jobs_with_memories')} | {result['formation_drain_seconds']} |",
         "",
         "| from s | turns | p50 ms | p95 ms |",
         "|---|---|---|---|",
@@ -480,8 +486,13 @@ def render_soak(result: dict[str, Any]) -> str:
         "",
         "| check | count |",
         "|---|---|",
-        *(f"| {name} | {result[name]} |" for name in sorted(_MUST_BE_ZERO)),
+        *(f"| {name} | {result.get(name, 'not checked')} |" for name in sorted(_MUST_BE_ZERO)),
         f"| crossed_prompts | {result['crossed_prompts']} |",
+        *(
+            ["", f"Reading back what was stored failed: {result['check_error']}"]
+            if result.get("check_error")
+            else []
+        ),
         "",
         *memory_lines,
         "",

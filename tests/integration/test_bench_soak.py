@@ -178,6 +178,24 @@ async def test_short_soak_holds_and_its_checks_catch_planted_faults(connection, 
     assert checks["duplicated_messages"] == checks["stale_values"] == 0
 
 
+async def test_a_failed_read_back_still_reports_the_load(connection, embedder, monkeypatch):
+    """The one-hour soak once failed reading back what it stored and lost an hour of load
+    figures with it: now the run reports them, says why it could not check, and fails."""
+    from agent_memory.bench import soak as soak_module
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("reply too large")
+
+    monkeypatch.setattr(soak_module, "check_store", broken)
+    await IndexManager(connection, embedder.signature).setup()
+    settings = SoakSettings(seconds=2, sessions=2, chat_seconds=0.01, think_seconds=0.1)
+    result = await Soak(connection, embedder, settings).run()
+    assert not result["ok"] and result["turns"] > 0 and result["turn_ms"]["p95"] > 0
+    assert result["check_error"] == "RuntimeError: reply too large"
+    table = render_soak(result)
+    assert "| lost_messages | not checked |" in table and "reply too large" in table
+
+
 def test_soak_command_writes_its_result(cli_env, tmp_path: Path):
     out = tmp_path / "soak.json"
     args = ["bench", "soak", "--seconds", "3", "--sessions", "2", "--chat-ms", "5", "--think-ms"]
