@@ -1,4 +1,4 @@
-"""How the embedded server drives mongoeco's SQLite engine under load (issue 17).
+"""How the embedded server drives mongoeco's SQLite engine under load.
 
 Each entry of :data:`ADJUSTMENTS` makes one replacement method of ``SQLiteEngine`` from the
 original (or ``None`` when the original is not the one this was written for);
