@@ -210,6 +210,7 @@ def test_soak_command_writes_its_result(cli_env, tmp_path: Path):
     assert bad.exit_code == 2
 
 
+@pytest.mark.mongoeco  # starts an embedded server of its own (Python 3.13+)
 def test_soak_runs_the_embedded_server_apart_and_watches_it(tmp_path: Path):
     out, data_dir = tmp_path / "soak.json", tmp_path / "data"
     env = {"MONGODB_URI": None, "AGENT_MEMORY_DATA_DIR": str(data_dir)}
