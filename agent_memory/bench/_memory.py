@@ -32,10 +32,12 @@ _STATM = Path("/proc/self/statm")
 _MB = 1024 * 1024
 
 
-def rss_bytes() -> int | None:
-    """The resident set size of this process now (Linux ``/proc``), or ``None`` elsewhere."""
+def rss_bytes(pid: int | None = None) -> int | None:
+    """The resident set size of process ``pid`` (this one by default) now, from Linux
+    ``/proc``; ``None`` elsewhere or when the process is gone."""
+    statm = _STATM if pid is None else Path(f"/proc/{pid}/statm")
     try:
-        return int(_STATM.read_text().split()[1]) * resource.getpagesize()
+        return int(statm.read_text().split()[1]) * resource.getpagesize()
     except (OSError, IndexError, ValueError):
         return None
 

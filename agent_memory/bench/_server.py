@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_memory.bench._memory import rss_bytes
 from agent_memory.config import Settings
 from agent_memory.errors import EmbeddedServerError
 from agent_memory.mongo.embedded import DATABASE_FILE, find_running_server
@@ -44,11 +44,8 @@ class ServerWatch:
         return self.pid != os.getpid()
 
     def rss_mb(self) -> float | None:
-        try:
-            pages = int(Path(f"/proc/{self.pid}/statm").read_text().split()[1])
-        except (OSError, IndexError, ValueError):
-            return None
-        return round(pages * resource.getpagesize() / _MB, 1)
+        rss = rss_bytes(self.pid)
+        return None if rss is None else round(rss / _MB, 1)
 
     def wal_mb(self) -> float | None:
         try:
@@ -85,7 +82,7 @@ def served_apart(settings: Settings, *, timeout: float = 60.0) -> Iterator[int]:
     """Run ``agent-memory embedded serve`` for ``settings.data_dir`` in its own process until
     the block ends; yields its pid. Refuses a directory another process already serves."""
     if settings.uri() is not None:
-        raise EmbeddedServerError("--server process needs the embedded default (no MONGODB_URI)")
+        raise EmbeddedServerError("--server apart needs the embedded default (no MONGODB_URI)")
     if find_running_server(settings.data_dir, wait=0.5) is not None:
         raise EmbeddedServerError(
             f"{str(settings.data_dir)!r} is already served by another process; stop it or "
