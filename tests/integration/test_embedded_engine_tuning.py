@@ -4,8 +4,10 @@ collection facts a read plans from, and every read runs on the engine's one conn
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import sqlite3
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ pytest.importorskip("mongoeco", reason="the embedded engine (mongoeco) needs Pyt
 from bson import Decimal128
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mongoeco import MongoClient
+from mongoeco import AsyncMongoClient, MongoClient
 from mongoeco.engines import SQLiteEngine
 from mongoeco.errors import DuplicateKeyError
 
@@ -369,3 +371,74 @@ def test_every_adjustment_applies_to_this_mongoeco() -> None:
     as it was (and logs it); this test makes such a release visible here first."""
     adjusted = set(engine_class().__dict__)
     assert set(ADJUSTMENTS) <= adjusted, set(ADJUSTMENTS) - adjusted
+
+
+def _record_threads(engine: Any, name: str, threads: list[int]) -> None:
+    """Make ``engine``'s step ``name`` note the thread it runs on (keeping its name, by
+    which the engine's runner tells short steps from long ones)."""
+    step = getattr(engine, name)
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.get_ident())
+        return step(*args, **kwargs)
+
+    noted.__name__ = name
+    setattr(engine, name, noted)
+
+
+def test_short_steps_run_on_the_loop_and_long_ones_in_the_pool(tmp_path: Path) -> None:
+    engine = engine_class()(str(tmp_path / "inline.sqlite3"))
+    inserts: list[int] = []
+    builds: list[int] = []
+    _record_threads(engine, "_insert_document_sync", inserts)
+    _record_threads(engine, "_create_index_sync", builds)
+
+    async def main() -> int:
+        async with AsyncMongoClient(engine=engine) as client:
+            docs = client["db"]["docs"]
+            await docs.create_index([("n", 1)], name="n")
+            for i in range(3):
+                await docs.insert_one({"n": i})
+            assert [d["n"] async for d in docs.find({"n": {"$gte": 1}}).sort("n", 1)] == [1, 2]
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert inserts == [loop_thread] * 3  # no hop to a thread and back
+    assert builds and loop_thread not in builds  # an index build never holds the loop
+
+
+def test_a_short_step_goes_to_the_pool_while_another_thread_holds_the_engine(
+    tmp_path: Path,
+) -> None:
+    """The loop waits for the engine's lock only briefly: while another thread holds it
+    (here until the loop itself lets go of it), the step runs in the pool and the loop goes
+    on serving."""
+    engine = engine_class()(str(tmp_path / "held.sqlite3"))
+    inserts: list[int] = []
+    _record_threads(engine, "_insert_document_sync", inserts)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with engine._lock:
+            held.set()
+            release.wait(timeout=20)  # if the loop were stuck, the step would run inline
+
+    async def main() -> int:
+        async with AsyncMongoClient(engine=engine) as client:
+            docs = client["db"]["docs"]
+            await docs.insert_one({"n": 0})
+            inserts.clear()
+            holder = threading.Thread(target=hold)
+            holder.start()
+            await asyncio.to_thread(held.wait)
+            insert = asyncio.create_task(docs.insert_one({"n": 1}))
+            await asyncio.sleep(0.2)  # the loop serves meanwhile
+            assert not insert.done()  # the step waits for the engine, in the pool
+            release.set()
+            await insert
+            await asyncio.to_thread(holder.join)
+            assert await docs.count_documents({}) == 2
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert len(inserts) == 1 and inserts[0] != loop_thread

@@ -187,6 +187,7 @@ async def test_a_first_read_is_one_find_and_new_vectors_come_in_bounded_batches(
         assert len(await reader.retrieve(ALICE, "kites", k=20, query_vector=vector)) == 12
     # token, token created for the tenant if missing (not here), the documents with vectors
     assert sent == ["find", "find"]
+    await reader.drain()  # its access statistics, written in the background
     monkeypatch.setattr(snapshots, "VECTOR_BATCH", 3)
     await writer.store_many(
         ALICE, [NewMemory(f"Alice new fact {i} about kites") for i in range(7)], consolidate=False
