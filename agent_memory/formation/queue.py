@@ -43,6 +43,8 @@ worker that lost its lease stops at its next guarded write.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -66,6 +68,14 @@ COLLECTION = "formation_jobs"
 JobStatus = Literal["pending", "running", "done", "dead", "merged"]
 _UPSERT_ATTEMPTS = 3
 _CLAIM_CANDIDATES = 20
+_OLDEST_FIRST = [("run_after", 1), ("_id", 1)]
+
+
+def _age(doc: Mapping[str, Any]) -> tuple[bool, Any, str]:
+    """A candidate's place in :data:`_OLDEST_FIRST` (a missing ``run_after`` first, as
+    MongoDB sorts it)."""
+    run_after = doc.get("run_after")
+    return run_after is not None, run_after, str(doc["_id"])
 
 
 def _check_now(now: datetime | None) -> datetime:
@@ -147,6 +157,7 @@ class FormationQueue:
             raise ConfigurationError("lease_seconds and max_attempts must be positive")
         self.connection = connection
         self.collection = connection.collection(COLLECTION)
+        self._by_candidates = connection.capabilities.embedded
         self.debounce = timedelta(seconds=debounce_seconds)
         self.lease = timedelta(seconds=lease_seconds)
         self.max_attempts = max_attempts
@@ -285,21 +296,26 @@ class FormationQueue:
         ``max_attempts`` times goes dead (its workers keep dying on it).
 
         Round trips: 1 findAndModify when nothing is in the way; when the oldest due job's
-        session is busy (another job of it running), 1 find of candidates, then 1 per
-        candidate tried (a busy session's job is deferred by up to a lease).
+        session is busy (another job of it running), 2 concurrent finds of candidates, then 1
+        per candidate tried (a busy session's job is deferred by up to a lease). On the
+        embedded server always the candidates' way: its findAndModify with a sort reads the
+        whole collection, done jobs included (``docs/upstream/update-with-sort.md``).
         """
         worker_id = check_id(worker_id, "worker_id")
         now = _check_now(now)
         with translate_errors("claiming a formation job"):
-            try:
-                doc = await self.collection.find_one_and_update(
-                    self._due(now),
-                    self._take(worker_id, now),
-                    sort=[("run_after", 1), ("_id", 1)],
-                    return_document=ReturnDocument.AFTER,
-                )
-            except pm.DuplicateKeyError:
+            if self._by_candidates:
                 doc = await self._claim_around_busy_sessions(worker_id, now)
+            else:
+                try:
+                    doc = await self.collection.find_one_and_update(
+                        self._due(now),
+                        self._take(worker_id, now),
+                        sort=_OLDEST_FIRST,
+                        return_document=ReturnDocument.AFTER,
+                    )
+                except pm.DuplicateKeyError:
+                    doc = await self._claim_around_busy_sessions(worker_id, now)
             while doc is not None and doc["attempts"] > self.max_attempts:
                 # Only a takeover can exceed the limit (fail() stops at it): bury the job.
                 await self.collection.update_one(
@@ -331,12 +347,18 @@ class FormationQueue:
     async def _claim_around_busy_sessions(
         self, worker_id: str, now: datetime
     ) -> dict[str, Any] | None:
-        candidates = (
-            await self.collection.find(self._due(now), {"_id": 1, "status": 1})
-            .sort([("run_after", 1), ("_id", 1)])
-            .limit(_CLAIM_CANDIDATES)
-            .to_list(None)
+        # Each way of being due read on its own index (one query with both reads the
+        # collection whole on the embedded server), then the oldest of both.
+        found = await asyncio.gather(
+            *(
+                self.collection.find(way, {"_id": 1, "run_after": 1})
+                .sort(_OLDEST_FIRST)
+                .limit(_CLAIM_CANDIDATES)
+                .to_list(None)
+                for way in self._due(now)["$or"]
+            )
         )
+        candidates = sorted(itertools.chain(*found), key=_age)[:_CLAIM_CANDIDATES]
         for candidate in candidates:
             still_due = {"_id": candidate["_id"], **self._due(now)}
             try:

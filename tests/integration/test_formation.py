@@ -37,15 +37,19 @@ async def memories(connection, embedder):
     await system.aclose()
 
 
-@pytest.fixture
-def queue(connection) -> FormationQueue:
-    return FormationQueue(
+@pytest.fixture(params=["one command", "candidates"])
+def queue(connection, request) -> FormationQueue:
+    """The queue, claiming either way on any server: one findAndModify with a sort (MongoDB),
+    or the due jobs read first, each way on its own index (the embedded server)."""
+    made = FormationQueue(
         connection,
         debounce_seconds=DEBOUNCE,
         lease_seconds=LEASE,
         max_attempts=3,
         retry_base_seconds=10.0,
     )
+    made._by_candidates = request.param == "candidates"
+    return made
 
 
 def worker(memories, queue, name: str, chat=None) -> FormationWorker:
@@ -98,6 +102,38 @@ async def test_claim_is_atomic(memories, queue):
     held = [job for job in claims if job is not None]
     assert len(held) == 1
     assert held[0].attempts == 1 and held[0].lease_until == at(DEBOUNCE + LEASE)
+
+
+async def test_claims_take_the_oldest_due_job_first_whichever_way_it_is_due(memories, queue):
+    """Pending jobs whose time came and running jobs whose lease ran out, in one order:
+    ``run_after``, then ``_id``."""
+    for session, delay in (("late", 5), ("early", 0), ("taken", 1)):
+        await queue.schedule(XIAOMING, session, now=T0, delay=delay)
+    taken = await queue.claim("crashed", now=at(1))  # "early" (due at 0)
+    assert taken is not None and taken.session_id == "early"
+    await queue.schedule(XIAOMING, "early", now=at(1), delay=LEASE + 10)  # its next job
+    order = []
+    while (job := await queue.claim("survivor", now=at(2 + LEASE))) is not None:
+        order.append(job.session_id)
+    assert order == ["early", "taken", "late"]  # the expired lease is the oldest job
+
+
+async def test_the_embedded_server_claims_without_a_sorted_find_and_modify(connection):
+    queue = FormationQueue(connection, debounce_seconds=0)
+    await queue.schedule(XIAOMING, "s1", now=T0)
+    sent = []
+    find_one_and_update = queue.collection.find_one_and_update
+
+    async def noted(*args, **kwargs):
+        sent.append(kwargs.get("sort"))
+        return await find_one_and_update(*args, **kwargs)
+
+    queue.collection.find_one_and_update = noted
+    assert (await queue.claim("w", now=at(1))) is not None
+    if connection.capabilities.embedded:  # its findAndModify with a sort reads every job
+        assert sent == [None]
+    else:
+        assert sent == [[("run_after", 1), ("_id", 1)]]
 
 
 async def test_a_crashed_workers_job_is_taken_over_after_the_lease(memories, queue):
