@@ -51,6 +51,7 @@ not serve change streams; the delivery keeps the engine's outbox pruned.)
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
@@ -522,16 +523,21 @@ def _inline(original: Any) -> Any:
     """Every blocking step went to a pool of threads and back: a future, a thread woken, the
     event loop woken through its socket, for a step that takes a fraction of a millisecond;
     and the steps queue on the engine's one lock anyway. A short step (:data:`SHORT_STEPS`)
-    runs on the event loop when the lock is free at once; a long one (index builds, bulk
-    inserts, counts, drops), or any step while another thread holds the lock, goes to the
-    pool as before, so the loop is never held behind a long step and still answers
-    ``hello`` during one."""
+    runs on the event loop once it holds the lock; a long one (index builds, bulk inserts,
+    counts, drops), or a short one that did not get the lock within
+    :data:`INLINE_WAIT_SECONDS` (another thread holds it: the change delivery, or a long
+    step), goes to the pool as before. The loop is thus held at most that long behind
+    another thread, and still answers ``hello`` while a long step runs."""
     if not inspect.iscoroutinefunction(original) or list(
         inspect.signature(original).parameters
     ) != ["self", "func", "args", "kwargs"]:
         return None
 
     async def _run_blocking(self: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        # Let the loop serve its other clients first: an operation made of many steps (a
+        # delete_many deletes document by document) must not hold it from start to end,
+        # or a client's heartbeat goes unanswered and it drops its connections.
+        await asyncio.sleep(0)
         lock = getattr(self, "_lock", None)
         if (
             lock is not None

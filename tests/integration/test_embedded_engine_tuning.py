@@ -442,3 +442,30 @@ def test_a_short_step_goes_to_the_pool_while_another_thread_holds_the_engine(
 
     loop_thread = asyncio.run(main())
     assert len(inserts) == 1 and inserts[0] != loop_thread
+
+
+def test_an_operation_of_many_steps_lets_the_loop_serve_between_them(tmp_path: Path) -> None:
+    """A delete_many deletes document by document; run on the loop without a pause between
+    steps it would hold every other client (and its heartbeat) until the last one."""
+    engine = engine_class()(str(tmp_path / "steps.sqlite3"))
+
+    async def main() -> int:
+        async with AsyncMongoClient(engine=engine) as client:
+            docs = client["db"]["docs"]
+            await docs.insert_many([{"n": i} for i in range(200)])
+            done, turns = asyncio.Event(), [0]
+
+            async def other_client() -> None:
+                while not done.is_set():
+                    turns[0] += 1
+                    await asyncio.sleep(0)
+
+            other = asyncio.create_task(other_client())
+            await asyncio.sleep(0)
+            before = turns[0]
+            assert (await docs.delete_many({})).deleted_count == 200
+            done.set()
+            await other
+            return turns[0] - before
+
+    assert asyncio.run(main()) >= 200  # a turn for the other client at every step at least
