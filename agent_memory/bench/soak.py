@@ -250,7 +250,7 @@ class Soak:
             for i, conn in enumerate(worker_connections)
         ]
         load_before = os.getloadavg()
-        check_error = ""
+        check_error = cleanup_error = ""
         try:
             async with RAGAgent(self.connection, self.embedder, chat, config=config) as agent:
                 await agent.queue.setup()
@@ -279,7 +279,10 @@ class Soak:
                 except Exception as exc:  # the load's figures are still worth reporting
                     checks, check_error = {}, f"{type(exc).__name__}: {exc}"[:300]
                 if cleanup:
-                    await self.forget(agent)
+                    try:
+                        await self.forget(agent)
+                    except Exception as exc:  # as above: the figures stay, the run fails
+                        cleanup_error = f"{type(exc).__name__}: {exc}"[:300]
         finally:
             sampler.stop()
             for worker in workers:
@@ -295,6 +298,7 @@ class Soak:
         ok = (
             not counters.errors
             and not check_error
+            and not cleanup_error
             and counters.crossed_prompts == 0
             and all(checks.get(k) == 0 for k in _MUST_BE_ZERO)
             and memory["ok"]
@@ -324,6 +328,7 @@ class Soak:
             "crossed_prompts": counters.crossed_prompts,
             "formation_drain_seconds": round(drain, 1),
             "check_error": check_error,
+            "cleanup_error": cleanup_error,
             **checks,
             "memory": memory,
             "ok": ok,
@@ -491,6 +496,11 @@ def render_soak(result: dict[str, Any]) -> str:
         *(
             ["", f"Reading back what was stored failed: {result['check_error']}"]
             if result.get("check_error")
+            else []
+        ),
+        *(
+            ["", f"Forgetting the soak's users afterwards failed: {result['cleanup_error']}"]
+            if result.get("cleanup_error")
             else []
         ),
         "",

@@ -196,6 +196,21 @@ async def test_a_failed_read_back_still_reports_the_load(connection, embedder, m
     assert "| lost_messages | not checked |" in table and "reply too large" in table
 
 
+async def test_a_failed_cleanup_still_reports_the_load(connection, embedder, monkeypatch):
+    """The next one-hour soak lost its figures to the clean-up after the checks."""
+
+    async def broken(self, agent):
+        raise RuntimeError("server went away")
+
+    monkeypatch.setattr(Soak, "forget", broken)
+    await IndexManager(connection, embedder.signature).setup()
+    settings = SoakSettings(seconds=2, sessions=2, chat_seconds=0.01, think_seconds=0.1)
+    result = await Soak(connection, embedder, settings).run()
+    assert not result["ok"] and result["turns"] > 0 and result["lost_messages"] == 0
+    assert result["cleanup_error"] == "RuntimeError: server went away"
+    assert "server went away" in render_soak(result)
+
+
 def test_soak_command_writes_its_result(cli_env, tmp_path: Path):
     out = tmp_path / "soak.json"
     args = ["bench", "soak", "--seconds", "3", "--sessions", "2", "--chat-ms", "5", "--think-ms"]
