@@ -299,7 +299,7 @@ class FormationQueue:
         session is busy (another job of it running), 2 concurrent finds of candidates, then 1
         per candidate tried (a busy session's job is deferred by up to a lease). On the
         embedded server always the candidates' way: its findAndModify with a sort reads the
-        whole collection, done jobs included (``docs/upstream/update-with-sort.md``).
+        whole collection, done jobs included (``docs/upstream/mongoeco-update-with-sort.md``).
         """
         worker_id = check_id(worker_id, "worker_id")
         now = _check_now(now)
