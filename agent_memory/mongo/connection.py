@@ -28,7 +28,7 @@ from pymongo.driver_info import DriverInfo
 from agent_memory import __version__
 from agent_memory._log import get_logger
 from agent_memory.config import Settings, load_settings, redact_uri
-from agent_memory.errors import ConfigurationError, StorageError
+from agent_memory.errors import ConfigurationError
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import map_error
 from agent_memory.mongo.capabilities import (
@@ -319,11 +319,11 @@ async def connect(
         except pm.PyMongoError as exc:
             error = map_error(exc, f"connecting to {target}")
             raise error from exc
-    except (StorageError, ConfigurationError):
+    except BaseException:  # a refusal, a cancellation, anything: leave nothing open
         if client is not None:
-            await client.close()
+            await asyncio.shield(client.close())
         if embedded is not None:
-            await embedded.astop()
+            await asyncio.shield(embedded.astop())
         raise
 
     connection = Connection(

@@ -384,3 +384,37 @@ async def test_a_new_cluster_whose_search_process_does_not_answer_yet_is_still_a
         )
     finally:
         await conn.close()
+
+
+@pytest.mark.parametrize("failure", ["error", "cancelled"])
+async def test_a_connect_that_fails_half_way_closes_its_client(failure, settings, monkeypatch):
+    """Whatever stops connect() after it made its client (an unexpected error while probing,
+    the caller's timeout cancelling it) closes that client: no socket is left to the garbage
+    collector."""
+    from pymongo.errors import InvalidOperation
+
+    import agent_memory.mongo.connection as connection_module
+
+    made: list[AsyncMongoClient] = []
+    real_new_client = connection_module._new_client
+
+    def recording_new_client(*args, **kwargs):
+        made.append(real_new_client(*args, **kwargs))
+        return made[-1]
+
+    async def failing_probe(*args, **kwargs):
+        if failure == "error":
+            raise RuntimeError("probe broke")
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(connection_module, "_new_client", recording_new_client)
+    monkeypatch.setattr(connection_module, "probe_capabilities", failing_probe)
+    if failure == "error":
+        with pytest.raises(RuntimeError, match="probe broke"):
+            await connect(settings)
+    else:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(connect(settings), timeout=1.0)
+    assert len(made) == 1
+    with pytest.raises(InvalidOperation):  # pymongo refuses a closed client
+        await made[0].admin.command("ping")
