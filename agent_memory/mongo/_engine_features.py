@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["UNKNOWN", "json_type", "still_holds"]
+__all__ = ["SORT_SHAPE", "SORT_SHAPE_TAGS", "UNKNOWN", "json_type", "still_holds"]
 
 #: The marker and keys of a tagged value in the engine's stored JSON.
 _MARKER, _TYPE = "$mongoeco", "type"
@@ -107,6 +107,29 @@ def _array_prefixes(field: str) -> list[str]:
     return prefixes
 
 
+#: This package's own fact (kept in the engine's cache beside the engine's): "some document
+#: holds at the field a value that makes a sort on it need Python" - an array, or an object
+#: that is not a tagged value, or one tagged as a number SQLite cannot order (the check of
+#: ``mongoeco.engines._sqlite_plan_heuristics.sort_requires_python``).
+SORT_SHAPE = "agent_memory_sort_shape"
+SORT_SHAPE_TAGS = frozenset({"", "int64", "decimal", "decimal128", "decimal128_public"})
+
+
+def _sort_shape(document: Any, field: str) -> bool | Any:
+    value = _resolve(document, field)
+    if value is UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, list):
+        return True
+    if not isinstance(value, dict):
+        return False
+    marker = value.get(_MARKER)
+    tag = marker.get(_TYPE) if isinstance(marker, dict) else None
+    if tag is None:  # SQLite's COALESCE(json_extract(...type), '')
+        return True
+    return tag in SORT_SHAPE_TAGS if isinstance(tag, str) else False
+
+
 def _has(document: Any, kind: str, field: str, argument: str | None) -> bool | Any:
     """Whether ``document`` has the property fact ``kind`` is about (UNKNOWN if unsure)."""
     if kind == "traverses_array":
@@ -119,6 +142,8 @@ def _has(document: Any, kind: str, field: str, argument: str | None) -> bool | A
     if kind == "tagged_type":
         tag = _tagged_type(document, field)
         return UNKNOWN if tag is UNKNOWN else tag == argument
+    if kind == SORT_SHAPE:
+        return _sort_shape(document, field)
     value = _resolve(document, field)
     kind_of = json_type(value)
     if value is UNKNOWN or kind_of is UNKNOWN:

@@ -64,7 +64,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_memory._log import get_logger
-from agent_memory.mongo._engine_features import still_holds
+from agent_memory.mongo._engine_features import SORT_SHAPE, SORT_SHAPE_TAGS, still_holds
 
 __all__ = ["ADJUSTMENTS", "JOURNAL_SIZE_LIMIT"]
 
@@ -83,6 +83,8 @@ _STATE_LOCK = threading.Lock()
 INLINE_WAIT_SECONDS = 0.05
 #: Pause before delivering again while a transaction is open on the engine's connection.
 _RETRY_SECONDS = 0.005
+#: The sort check's values that are not plain scalars, as an SQL list.
+_SORT_SHAPE_SQL = ", ".join(f"'{tag}'" for tag in sorted(SORT_SHAPE_TAGS))
 
 
 class _Facts:
@@ -242,10 +244,39 @@ def _indexed_equality(original: Any) -> Any:
     return _translate_query_plan_with_multikey
 
 
+def sort_shape_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -> bool:
+    """Whether any document of the collection holds at ``field`` a value the engine's sort
+    check looks for (see :data:`~agent_memory.mongo._engine_features.SORT_SHAPE`): a fact
+    kept like the engine's own, probed once and then updated by each write through the
+    trigger. Call it holding the engine's lock."""
+    from mongoeco.engines.sqlite_query import json_path_for_field, type_expression_sql
+
+    key = (db_name, coll_name, f"{SORT_SHAPE}:{field}")
+    cache = engine._collection_features_cache
+    if key not in cache:
+        path = "'" + json_path_for_field(field).replace("'", "''") + "'"
+        row = (
+            engine._require_connection()
+            .execute(
+                "SELECT 1 FROM documents WHERE db_name = ? AND coll_name = ? AND ("
+                f"json_type(document, {path}) = 'array' OR (json_type(document, {path}) "
+                f"= 'object' AND {type_expression_sql(field)} IN ({_SORT_SHAPE_SQL}))"
+                ") LIMIT 1",
+                (db_name, coll_name),
+            )
+            .fetchone()
+        )
+        cache[key] = row is not None
+    return bool(cache[key])
+
+
 def _indexed_sort_check(original: Any) -> Any:
     """The check whether a sort needs Python looks for an array or an object among the
     matching documents; it filtered them with the array-aware translation, which no index
-    serves, instead of the engine's own (the one the read itself then runs)."""
+    serves, instead of the engine's own (the one the read itself then runs). Even so it
+    reads every matching document, so its cost grew with the data (a user's actions, a
+    user's sessions); it now runs only when some document of the collection holds such a
+    value at a sort field (:func:`sort_shape_anywhere`), which in the framework none does."""
     try:
         from mongoeco.engines import _sqlite_plan_heuristics as heuristics
         from mongoeco.engines.sqlite_query import json_path_for_field, type_expression_sql
@@ -265,6 +296,14 @@ def _indexed_sort_check(original: Any) -> Any:
     def _sort_requires_python(
         self: Any, db_name: str, coll_name: str, plan: Any, sort: Any
     ) -> bool:
+        def fetchone(sql: str, params: Any) -> Any:
+            # The check's last probe scans every document the filter matches (all of a
+            # user's actions, say: a cost that grows with the data); when no document of the
+            # collection has such a value at any sort field, none of the matching ones has.
+            if not any(sort_shape_anywhere(self, db_name, coll_name, f) for f, _ in sort or ()):
+                return None
+            return self._require_connection().execute(sql, params).fetchone()
+
         return bool(
             check(
                 db_name=db_name,
@@ -282,9 +321,7 @@ def _indexed_sort_check(original: Any) -> Any:
                 field_contains_tagged_undefined_in_collection=(
                     self._field_contains_tagged_undefined_in_collection
                 ),
-                fetchone=lambda sql, params: (
-                    self._require_connection().execute(sql, params).fetchone()
-                ),
+                fetchone=fetchone,
                 type_expression_sql=type_expression_sql,
                 json_path_for_field=json_path_for_field,
             )

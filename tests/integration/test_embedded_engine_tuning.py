@@ -23,7 +23,11 @@ from mongoeco import AsyncMongoClient, MongoClient
 from mongoeco.engines import SQLiteEngine
 from mongoeco.errors import DuplicateKeyError
 
-from agent_memory.mongo._engine_tuning import ADJUSTMENTS, JOURNAL_SIZE_LIMIT
+from agent_memory.mongo._engine_tuning import (
+    ADJUSTMENTS,
+    JOURNAL_SIZE_LIMIT,
+    sort_shape_anywhere,
+)
 from agent_memory.mongo._mongoeco import engine_class
 
 pytestmark = pytest.mark.mongoeco
@@ -145,6 +149,7 @@ def _probe(engine: Any, names: list[str]) -> dict[Any, Any]:
                     "db", "docs", field, expected
                 )
             )
+        facts[("sort_shape", field)] = sort_shape_anywhere(engine, "db", "docs", field)
         for tag in ("decimal", "bytes", "datetime"):
             facts[("tagged", field, tag)] = engine._field_contains_tagged_value_type_in_collection(
                 "db", "docs", field, tag
@@ -213,6 +218,39 @@ def test_a_write_keeps_the_facts_it_cannot_change(tmp_path: Path) -> None:
         assert cache[("db", "docs", "top_level_array:a")] is True
         assert cache[("db", "docs", "contains_real_numeric:s")] is True
         assert ("db", "docs", "uniform_scalar_sort_type:a") not in cache
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("tuned", [True, False], ids=["tuned", "stock-check"])
+def test_a_sorted_read_does_not_check_every_match_for_arrays(tmp_path: Path, tuned: bool) -> None:
+    """Whether a sort needs Python is decided from a fact about the collection, not by
+    reading every document the filter matches at each sorted read; a write that makes the
+    fact true brings the full check back. (``stock-check``: every other adjustment, so the
+    reads run on the traced connection, with the engine's own check.)"""
+    cls = engine_class()
+    if not tuned:
+        cls = type(
+            "StockCheck", (cls,), {"_sort_requires_python": SQLiteEngine._sort_requires_python}
+        )
+    engine = cls(str(tmp_path / "sorted.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        docs.create_index([("a", 1), ("s", 1)], name="a_s")
+        docs.insert_many([{"_id": f"d{i}", "a": "alpha", "s": i} for i in range(50)])
+        sorted_read = lambda: list(docs.find({"a": "alpha"}).sort("s", -1).limit(3))  # noqa: E731
+        sorted_read()  # the collection's facts are probed once
+        statements: list[str] = []
+        engine._require_connection().set_trace_callback(statements.append)
+        assert [d["s"] for d in sorted_read()] == [49, 48, 47]
+        per_read = [sql for sql in statements if "= 'array'" in sql]
+        assert not per_read if tuned else per_read
+
+        docs.insert_one({"_id": "listed", "a": "alpha", "s": [100, -1]})
+        statements.clear()
+        assert sorted_read()[0]["_id"] == "listed"  # arrays sort by their max
+        assert [sql for sql in statements if "= 'array'" in sql]
     finally:
         client.close()
 
