@@ -157,7 +157,7 @@ class FormationQueue:
             raise ConfigurationError("lease_seconds and max_attempts must be positive")
         self.connection = connection
         self.collection = connection.collection(COLLECTION)
-        self._by_candidates = connection.capabilities.embedded
+        self._by_candidates = connection.capabilities.mongoeco
         self.debounce = timedelta(seconds=debounce_seconds)
         self.lease = timedelta(seconds=lease_seconds)
         self.max_attempts = max_attempts

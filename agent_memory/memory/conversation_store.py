@@ -64,7 +64,7 @@ class SessionStore:
         self.background = BackgroundWrites(connection)
         #: Whether reads join the messages to the session in the server (not on the
         #: embedded one: see :meth:`read`).
-        self.joined = not connection.capabilities.embedded
+        self.joined = not connection.capabilities.mongoeco
         # Sessions seen to belong to their tenant (bounded, least recently used out first).
         self._known: OrderedDict[tuple[str, str, str], None] = OrderedDict()
 

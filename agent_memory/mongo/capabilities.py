@@ -63,6 +63,7 @@ class Capabilities:
 
     version: str
     topology: Literal["standalone", "replica_set", "sharded"]
+    #: This process reached the embedded server through its data directory.
     embedded: bool
     atlas_search: bool
     rank_fusion: bool
@@ -71,6 +72,10 @@ class Capabilities:
     notes: dict[str, str] = field(default_factory=dict)
     #: Why ``atlas_search`` is what it is, in a few words (logged with the tier chosen).
     search_reason: str = ""
+    #: The server is the embedded engine (mongoeco), however it was reached (its data
+    #: directory, or a URI from another process): the query shapes chosen for that engine
+    #: follow this, not :attr:`embedded`.
+    mongoeco: bool = False
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -87,7 +92,7 @@ class Capabilities:
             f"$scoreFusion {'yes' if self.score_fusion else 'no'}",
             f"transactions {'yes' if self.transactions else 'no'}",
         ]
-        kind = "embedded (mongoeco)" if self.embedded else self.topology
+        kind = "embedded (mongoeco)" if self.mongoeco else self.topology
         return f"MongoDB {self.version} {kind}: " + ", ".join(features)
 
 
@@ -205,7 +210,8 @@ async def probe_capabilities(
     if score_kind:
         notes["score_fusion"] = score_error
 
-    if build.get("gitVersion") == _EMBEDDED_ENGINE:
+    mongoeco = build.get("gitVersion") == _EMBEDDED_ENGINE
+    if mongoeco:
         # The embedded engine runs one transaction at a time and refuses every other
         # session's commands meanwhile: never used, and not probed either, since opening one
         # here would fail whatever other programs sharing the server are doing.
@@ -226,6 +232,7 @@ async def probe_capabilities(
         transactions=transactions,
         notes=notes,
         search_reason=search_reason,
+        mongoeco=mongoeco,
     )
     logger.info(
         "capabilities_probed",

@@ -18,12 +18,20 @@ from agent_memory.errors import (
     SearchUnavailableError,
     StorageUnavailableError,
 )
+from agent_memory.formation.queue import FormationQueue
+from agent_memory.memory.conversation_store import SessionStore
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.embedded import EmbeddedServer
 
 
 async def test_uri_connection_probes_the_embedded_server(connection):
     caps = connection.capabilities
+    # Reached by URI, not through its data directory, and still known for the engine it is:
+    # the query shapes chosen for that engine (no $lookup, no sorted findAndModify) apply.
+    assert caps.mongoeco and not caps.embedded
+    assert "embedded (mongoeco)" in caps.describe()
+    assert not SessionStore(connection).joined
+    assert FormationQueue(connection)._by_candidates
     assert connection.tier == "plain"
     assert caps.atlas_search is False and "atlas_search" in caps.notes
     assert caps.rank_fusion is False and caps.score_fusion is False

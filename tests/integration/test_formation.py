@@ -130,7 +130,7 @@ async def test_the_embedded_server_claims_without_a_sorted_find_and_modify(conne
 
     queue.collection.find_one_and_update = noted
     assert (await queue.claim("w", now=at(1))) is not None
-    if connection.capabilities.embedded:  # its findAndModify with a sort reads every job
+    if connection.capabilities.mongoeco:  # its findAndModify with a sort reads every job
         assert sent == [None]
     else:
         assert sent == [[("run_after", 1), ("_id", 1)]]
