@@ -715,10 +715,19 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, sm
     await memory.drain()
     assert await sent(memory.get_session(ALICE, "s1")) == ["find"]
     assert await sent(memory.list_sessions(ALICE)) == ["find"]
-    assert await sent(memory.window(ALICE, "s1")) == ["aggregate"]
-    assert await sent(memory.context(ALICE, "s1")) == ["aggregate"]
-    assert await sent(memory.refresh_summary(ALICE, "s1")) == ["aggregate", "update"]
-    assert await sent(memory.refresh_summary(ALICE, "s1")) == ["aggregate"]
+
+    # One aggregate joining the session and its messages; on the embedded engine, whose
+    # $lookup reads the whole messages collection, the session and then one aggregate per
+    # set of messages read (the window; the window and the oldest unsummarised).
+    def read(sets: int) -> list[str]:
+        if connection.capabilities.mongoeco:
+            return sorted(["find", *["aggregate"] * sets])
+        return ["aggregate"]
+
+    assert await sent(memory.window(ALICE, "s1")) == read(1)
+    assert await sent(memory.context(ALICE, "s1")) == read(1)
+    assert await sent(memory.refresh_summary(ALICE, "s1")) == sorted([*read(2), "update"])
+    assert await sent(memory.refresh_summary(ALICE, "s1")) == read(2)
     assert await sent(memory.clear_session(ALICE, "s1")) == ["delete", "update"]
     assert await sent(memory.delete_session(ALICE, "s1")) == ["delete", "delete"]
     assert await sent(memory.forget_user(ALICE)) == ["delete", "delete"]
