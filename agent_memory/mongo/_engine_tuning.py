@@ -34,6 +34,15 @@ translation, so SQLite finds the documents through the index. A compound unique 
 checked by decoding every document of the collection at each write; here the documents that
 could hold the same key of plain strings are found through the index.
 
+**Indexes that hold one collection.** The engine keeps every collection in one table and
+built each index over all of it, so every write to any collection computed and stored an
+entry in each of the ~30 indexes of the framework's collections, in trees that grew with all
+the data (measured in ``docs/reliability.md``). Each index is made
+partial on its own collection when it is created (and, for a file written before, once at
+the start); SQLite still serves the engine's reads with it, matching their bound namespace
+against the index's. A hint no longer forces the index by name (SQLite refuses a partial
+index there), it is checked and SQLite picks the index itself.
+
 **Short steps on the event loop.** The engine sent every blocking step to a pool of
 threads and waited for it through a future and a wake-up of the event loop, also a step of a
 fraction of a millisecond, while the steps queue on the engine's one lock anyway: a quarter of
@@ -53,9 +62,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import inspect
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -186,8 +197,108 @@ def _connect(original: Any) -> Any:
                 _watch(connection, self)  # a new file has its tables only now
             except sqlite3.Error:
                 logger.debug("engine_connection_untuned", exc_info=True)
+            try:
+                with self._lock:  # a file written before: its indexes once, at the start
+                    started = time.perf_counter()
+                    if count := narrow_indexes(self, connection):
+                        logger.info(
+                            "engine_indexes_narrowed",
+                            indexes=count,
+                            seconds=round(time.perf_counter() - started, 1),
+                        )
+            except sqlite3.Error:
+                logger.warning("engine_indexes_not_narrowed", exc_info=True)
 
     return _connect_sync
+
+
+#: The namespace condition an index made partial ends with (see :func:`narrow_indexes`).
+_NARROWED = re.compile(r" WHERE db_name = '(?:[^']|'')*' AND coll_name = '(?:[^']|'')*'\Z")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def narrow_indexes(
+    engine: Any, connection: sqlite3.Connection, namespace: tuple[str, str] | None = None
+) -> int:
+    """Make each of the engine's indexes on its shared ``documents`` table partial on the
+    collection it belongs to (those of ``namespace``, or all); the number rebuilt.
+
+    The engine indexes every collection's documents in every index: each write to any
+    collection computed and stored an entry in each of the ~30 indexes of the framework's
+    collections, and the index trees grew with all the data. A partial index holds only
+    its collection's documents, and SQLite still uses it for the engine's reads, whose
+    ``db_name = ? AND coll_name = ?`` it matches against the bound values. Nothing is
+    rebuilt inside an open transaction (it is done at the next start)."""
+    query = (
+        "SELECT i.db_name, i.coll_name, s.name, s.sql FROM indexes AS i JOIN sqlite_schema AS s "
+        "ON s.type = 'index' AND s.name = i.physical_name AND s.tbl_name = 'documents'"
+    )
+    rows = connection.execute(
+        query + (" WHERE i.db_name = ? AND i.coll_name = ?" if namespace else ""), namespace or ()
+    ).fetchall()
+    rebuilt = []
+    for db_name, coll_name, name, sql in rows:
+        where = f" WHERE db_name = {_literal(db_name)} AND coll_name = {_literal(coll_name)}"
+        if not sql or sql.endswith(where):
+            continue
+        whole = _NARROWED.sub("", sql)  # a renamed collection's old condition goes
+        if whole.endswith(")"):  # the engine's own shape: CREATE INDEX ... ON documents (...)
+            rebuilt.append((name, whole + where))
+    if not rebuilt or connection.in_transaction:
+        return 0
+    for name, sql in rebuilt:  # one at a time: a stop half-way keeps what was done
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute(f"DROP INDEX {engine._quote_identifier(name)}")
+            connection.execute(sql)
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+    return len(rebuilt)
+
+
+def _narrowed_on_create(original: Any) -> Any:
+    def _create_index_sync(
+        self: Any, db_name: str, coll_name: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        name = original(self, db_name, coll_name, *args, **kwargs)
+        with self._lock:
+            narrow_indexes(self, self._require_connection(), (db_name, coll_name))
+        return name
+
+    return _create_index_sync
+
+
+def _narrowed_on_rename(original: Any) -> Any:
+    def _rename_collection_sync(
+        self: Any, db_name: str, coll_name: str, new_name: str, *args: Any, **kwargs: Any
+    ) -> Any:
+        result = original(self, db_name, coll_name, new_name, *args, **kwargs)
+        with self._lock:
+            narrow_indexes(self, self._require_connection(), (db_name, new_name))
+        return result
+
+    return _rename_collection_sync
+
+
+def _hint_without_forcing(original: Any) -> Any:
+    """A hint named the index's physical name in ``INDEXED BY``, which SQLite refuses for a
+    partial index ("no query solution", it cannot prove the bound namespace matches). The
+    hint is still checked; SQLite then chooses the index itself (the same one)."""
+
+    def _resolve_hint_index(self: Any, *args: Any, **kwargs: Any) -> Any:
+        index = original(self, *args, **kwargs)
+        if getattr(index, "physical_name", None) is not None and dataclasses.is_dataclass(index):
+            return dataclasses.replace(index, physical_name=None)  # type: ignore[type-var]
+        if isinstance(index, dict) and index.get("physical_name") is not None:
+            return {**index, "physical_name": None}
+        return index
+
+    return _resolve_hint_index
 
 
 def _one_connection(original: Any) -> Any:
@@ -604,4 +715,7 @@ ADJUSTMENTS: dict[str, Callable[[Any], Any]] = {
     "_disconnect_sync": _disconnect,
     "_decode_codec_payload": _decoder,
     "_run_blocking": _inline,
+    "_create_index_sync": _narrowed_on_create,
+    "_rename_collection_sync": _narrowed_on_rename,
+    "_resolve_hint_index": _hint_without_forcing,
 }

@@ -288,6 +288,90 @@ def test_string_equality_reads_through_the_compound_index(tmp_path: Path) -> Non
     assert any("<expr>=? AND <expr>=? AND <expr>=? AND <expr>=?" in p for p in plans), plans
 
 
+def _index_sql(path: Path) -> dict[str, str]:
+    """Each expression index on ``documents``: its SQL, by the collection it serves."""
+    connection = sqlite3.connect(path)
+    try:
+        rows = connection.execute(
+            "SELECT i.coll_name || '.' || i.name, s.sql FROM indexes AS i JOIN sqlite_schema "
+            "AS s ON s.name = i.physical_name AND s.tbl_name = 'documents'"
+        ).fetchall()
+    finally:
+        connection.close()
+    return dict(rows)
+
+
+def _bound_plan(path: Path, coll_name: str, value: str) -> str:
+    """The plan of a read as the engine sends it: the namespace as bound values."""
+    connection = sqlite3.connect(path)
+    try:
+        (type_sql, value_sql) = _expressions("a")
+        sql = (
+            "EXPLAIN QUERY PLAN SELECT document FROM documents WHERE db_name = ? AND "
+            f"coll_name = ? AND {type_sql} = '' AND {value_sql} = ?"
+        )
+        rows = connection.execute(sql, ("db", coll_name, value)).fetchall()
+        return " ".join(str(row[-1]) for row in rows)
+    finally:
+        connection.close()
+
+
+def _expressions(field: str) -> tuple[str, str]:
+    from mongoeco.engines.sqlite_query import index_expressions_sql
+
+    return index_expressions_sql(field)
+
+
+@pytest.mark.parametrize("tuned", [True, False], ids=["tuned", "stock"])
+def test_each_index_holds_only_its_own_collection(tmp_path: Path, tuned: bool) -> None:
+    """Every collection's documents were entries in every collection's indexes (each write
+    computed them all); an index now holds its own collection's documents only, reads still
+    go through it with the namespace bound, and a renamed collection's indexes follow it."""
+    path = tmp_path / "narrow.sqlite3"
+    client = MongoClient(engine=(engine_class() if tuned else SQLiteEngine)(str(path)))
+    try:
+        db = client["db"]
+        for name in ("one", "two"):
+            db[name].create_index([("a", 1)], name="a")
+            db[name].insert_many([{"a": f"{name}{i % 5}", "i": i} for i in range(40)])
+        sql = _index_sql(path)
+        narrowed = {key: text.endswith(f"WHERE db_name = 'db' AND coll_name = '{key[:3]}'")
+                    for key, text in sql.items()}  # fmt: skip
+        assert narrowed == {"one.a": tuned, "two.a": tuned}
+        plan = _bound_plan(path, "one", "one3")
+        assert "USING INDEX" in plan and "<expr>=?" in plan, plan
+        assert len(list(db["one"].find({"a": "one3"}))) == 8
+        hinted = list(db["one"].find({"a": "one3"}).hint("a"))
+        assert sorted(d["i"] for d in hinted) == [3, 8, 13, 18, 23, 28, 33, 38]
+
+        db["one"].rename("three")
+        sql = _index_sql(path)
+        assert sql["three.a"].endswith("WHERE db_name = 'db' AND coll_name = 'three'") is tuned
+        assert "USING INDEX" in _bound_plan(path, "three", "one3")
+        assert len(list(db["three"].find({"a": "one3"}).hint("a"))) == 8
+    finally:
+        client.close()
+
+
+def test_a_file_written_before_has_its_indexes_narrowed_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "before.sqlite3"
+    stock = MongoClient(engine=SQLiteEngine(str(path)))
+    stock["db"]["one"].create_index([("a", 1), ("b", 1)], name="a_b")
+    stock["db"]["one"].insert_many([{"a": "x", "b": i % 3} for i in range(30)])
+    stock["db"]["two"].insert_many([{"a": "x", "b": 1} for _ in range(5)])
+    expected = list(stock["db"]["one"].find({"a": "x", "b": 1}, {"_id": 0}).sort("b", 1))
+    stock.close()
+    assert not _index_sql(path)["one.a_b"].endswith("'one'")
+
+    tuned = MongoClient(engine=engine_class()(str(path)))
+    try:
+        found = list(tuned["db"]["one"].find({"a": "x", "b": 1}, {"_id": 0}).sort("b", 1))
+    finally:
+        tuned.close()
+    assert found == expected and len(found) == 10
+    assert _index_sql(path)["one.a_b"].endswith("WHERE db_name = 'db' AND coll_name = 'one'")
+
+
 def test_reads_use_the_engine_connection_and_the_log_is_capped(tmp_path: Path) -> None:
     engine = engine_class()(str(tmp_path / "one.sqlite3"))
     client = MongoClient(engine=engine)
