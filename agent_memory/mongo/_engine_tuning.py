@@ -294,8 +294,6 @@ def _hint_without_forcing(original: Any) -> Any:
         index = original(self, *args, **kwargs)
         if getattr(index, "physical_name", None) is not None and dataclasses.is_dataclass(index):
             return dataclasses.replace(index, physical_name=None)  # type: ignore[type-var]
-        if isinstance(index, dict) and index.get("physical_name") is not None:
-            return {**index, "physical_name": None}
         return index
 
     return _resolve_hint_index
@@ -342,7 +340,7 @@ def _indexed_equality(original: Any) -> Any:
     ) -> tuple[str, list[object]]:
         sql, params = original(self, db_name, coll_name, plan)
         if isinstance(plan, EqualsCondition) and type(plan.value) is str:
-            path = "'" + json_path_for_field(plan.field).replace("'", "''") + "'"
+            path = _literal(json_path_for_field(plan.field))
             plain = f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) = ?)"
             if sql == plain and params == [plan.value]:
                 type_sql, value_sql = index_expressions_sql(plan.field)
@@ -365,7 +363,7 @@ def sort_shape_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -
     key = (db_name, coll_name, f"{SORT_SHAPE}:{field}")
     cache = engine._collection_features_cache
     if key not in cache:
-        path = "'" + json_path_for_field(field).replace("'", "''") + "'"
+        path = _literal(json_path_for_field(field))
         row = (
             engine._require_connection()
             .execute(
