@@ -8,7 +8,7 @@ from typing import Literal
 from agent_memory.agent.prompt import Budget
 from agent_memory.agent.routing import RoutingConfig
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_id
+from agent_memory.memory._common import check_count, check_id
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "AgentConfig"]
 
@@ -47,6 +47,8 @@ class AgentConfig:
     formation_debounce_s: float = 30.0
     #: Run a formation worker inside the agent (else run `agent-memory worker` elsewhere).
     run_formation_worker: bool = True
+    #: Jobs that worker works at once (each a model call and a dozen round trips).
+    formation_concurrency: int = 4
 
     def __post_init__(self) -> None:
         check_id(self.agent_id, "agent_id")
@@ -70,6 +72,7 @@ class AgentConfig:
                 or value < (0 if name == "knowledge_limit" else 1)
             ):
                 raise InvalidInputError(f"{name} must be a positive int")
+        check_count(self.formation_concurrency, "formation_concurrency", maximum=64)
         if self.long_query not in ("reject", "trim"):
             raise InvalidInputError("long_query must be 'reject' or 'trim'")
         if self.recursion_limit < 5:

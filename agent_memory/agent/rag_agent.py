@@ -176,7 +176,12 @@ class RAGAgent:
     def start(self) -> None:
         """Start the agent's formation worker (a background task of the running loop)."""
         if self.config.run_formation_worker and self._worker is None:
-            self._worker = FormationWorker(self.memories, self.chat_model, queue=self.queue)
+            self._worker = FormationWorker(
+                self.memories,
+                self.chat_model,
+                queue=self.queue,
+                concurrency=self.config.formation_concurrency,
+            )
             self._worker.start()
 
     async def aclose(self) -> None:

@@ -65,6 +65,8 @@ class SoakSettings:
     seconds: float = 60.0
     sessions: int = 20
     workers: int = 2
+    #: Jobs each worker works at once (:attr:`FormationWorker.concurrency`).
+    worker_concurrency: int = 4
     #: The simulated chat model's answer time, seconds.
     chat_seconds: float = 0.05
     #: Mean pause between a user's turns (uniform from 0 to twice this), seconds.
@@ -102,7 +104,7 @@ class SoakSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise InvalidInputError(f"{name} must be a number >= 0")
-        for name in ("sessions", "workers", "session_turns"):
+        for name in ("sessions", "workers", "worker_concurrency", "session_turns"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
                 raise InvalidInputError(f"{name} must be an int from 1 to 10000")
@@ -146,6 +148,8 @@ class _Counters:
     prompts_checked: int = 0
     errors: list[str] = field(default_factory=list)
     latencies: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds)
+    #: When each user's session ended (a new one started), seconds into the run.
+    sessions_ended: list[float] = field(default_factory=list)
 
 
 class Soak:
@@ -191,6 +195,7 @@ class Soak:
         while loop.time() < deadline:
             if number and number % s.session_turns == 0:
                 session_id = f"{self.agent_id}-{user}-s{number // s.session_turns}"
+                counters.sessions_ended.append(loop.time() - (deadline - s.seconds))
                 try:
                     await agent.start_new_session(user, session_id)
                 except Exception as exc:  # counted and reported, never hidden
@@ -233,11 +238,6 @@ class Soak:
         config = AgentConfig(
             self.agent_id, run_formation_worker=False, formation_debounce_s=s.debounce_seconds
         )
-        sampler = MemorySampler(
-            s.sample_interval,
-            traced=s.tracemalloc,
-            extra=self.watch.sample if self.watch is not None else None,
-        )
         worker_connections = [await connect(self.connection.settings) for _ in range(s.workers)]
         workers = [
             FormationWorker(
@@ -246,9 +246,16 @@ class Soak:
                 queue=FormationQueue(conn, lease_seconds=s.lease_seconds),
                 worker_id=f"{self.agent_id}-w{i}",
                 poll_interval=0.2,
+                concurrency=s.worker_concurrency,
             )
             for i, conn in enumerate(worker_connections)
         ]
+
+        def sample() -> dict[str, Any]:
+            server = self.watch.sample() if self.watch is not None else {}
+            return {**server, "jobs_worked": sum(worker.jobs_worked for worker in workers)}
+
+        sampler = MemorySampler(s.sample_interval, traced=s.tracemalloc, extra=sample)
         load_before = os.getloadavg()
         check_error = cleanup_error = ""
         try:
@@ -319,7 +326,9 @@ class Soak:
             "seconds": round(elapsed, 1),
             "turns_per_second": round(turns / elapsed, 2),
             "turn_ms": _percentiles([seconds for _, seconds in counters.latencies]),
-            "turn_ms_by_window": _windows(counters.latencies, s.seconds),
+            "turn_ms_by_window": _windows(
+                counters.latencies, s.seconds, counters.sessions_ended, under_load
+            ),
             "latency": latency,
             "wal": wal,
             "errors": len(counters.errors),
@@ -385,14 +394,33 @@ def _percentiles(seconds: list[float]) -> dict[str, float | None]:
     }
 
 
-def _windows(latencies: list[tuple[float, float]], seconds: float, count: int = 5) -> list[dict]:
-    """Turns and latency per fifth of the run: does the run slow down as data accumulates?"""
+def _windows(
+    latencies: list[tuple[float, float]],
+    seconds: float,
+    sessions_ended: list[float] | None = None,
+    samples: list[dict[str, Any]] | None = None,
+    count: int = 5,
+) -> list[dict]:
+    """Per fifth of the run: turns and their latency (does the run slow down as data
+    accumulates?), sessions ended and formation jobs the workers finished (do they keep up?)."""
     width = seconds / count
+    worked = [(x["t"], x["jobs_worked"]) for x in samples or () if "jobs_worked" in x]
     rows = []
     for i in range(count):
         last = i == count - 1
-        inside = [t for at, t in latencies if i * width <= at and (last or at < (i + 1) * width)]
-        rows.append({"from_s": round(i * width, 1), "turns": len(inside), **_percentiles(inside)})
+
+        def within(at: float, i: int = i, last: bool = last) -> bool:
+            return i * width <= at and (last or at < (i + 1) * width)
+
+        inside = [t for at, t in latencies if within(at)]
+        row = {"from_s": round(i * width, 1), "turns": len(inside), **_percentiles(inside)}
+        row["sessions_ended"] = sum(map(within, sessions_ended or ()))
+        if worked:
+            # The last sample inside the window less the last one before it.
+            before = [n for t, n in worked if t < i * width]
+            upto = [n for t, n in worked if last or t < (i + 1) * width]
+            row["jobs_worked"] = (upto[-1] if upto else 0) - (before[-1] if before else 0)
+        rows.append(row)
     return rows
 
 
@@ -468,7 +496,8 @@ def render_soak(result: dict[str, Any]) -> str:
         + "."
     )
     lines = [
-        f"{s['sessions']} sessions for {s['seconds']:g} s with {s['workers']} formation workers, "
+        f"{s['sessions']} sessions for {s['seconds']:g} s with {s['workers']} formation workers "
+        f"({s.get('worker_concurrency', 1)} jobs at once each), "
         f"chat model {s['chat_seconds'] * 1000:.0f} ms, think time {s['think_seconds']:g} s, "
         f"{m['tier']} search tier, {m.get('server', 'embedded server')}, embedder {m['embedder']}, {m['cpus']} CPUs, load average "
         f"{m['load_before'][0]} before and {m['load_at_end_of_load'][0]} at the end.",
@@ -480,10 +509,11 @@ def render_soak(result: dict[str, Any]) -> str:
         f"{result['turn_ms']['p95']} | {result['errors']} | {result.get('memories_formed')} | "
         f"{result.get('formation_jobs_with_memories')} | {result['formation_drain_seconds']} |",
         "",
-        "| from s | turns | p50 ms | p95 ms |",
-        "|---|---|---|---|",
+        "| from s | turns | p50 ms | p95 ms | sessions ended | formation jobs worked |",
+        "|---|---|---|---|---|---|",
         *(
-            f"| {w['from_s']} | {w['turns']} | {w['p50']} | {w['p95']} |"
+            f"| {w['from_s']} | {w['turns']} | {w['p50']} | {w['p95']} | "
+            f"{w.get('sessions_ended', '')} | {w.get('jobs_worked', '')} |"
             for w in result["turn_ms_by_window"]
         ),
         "",

@@ -342,6 +342,9 @@ def soak(
     seconds: float = typer.Option(60.0, "--seconds", min=1, help="How long the users talk."),
     sessions: int = typer.Option(20, "--sessions", min=1, max=10_000, help="Users talking."),
     workers: int = typer.Option(2, "--workers", min=1, max=64, help="Formation workers."),
+    worker_concurrency: int = typer.Option(
+        4, "--worker-concurrency", min=1, max=64, help="Jobs each worker works at once."
+    ),
     chat_ms: float = typer.Option(50.0, "--chat-ms", min=1, help="Simulated answer time."),
     think_ms: float = typer.Option(500.0, "--think-ms", min=0, help="Mean pause between turns."),
     session_turns: int = typer.Option(20, "--session-turns", min=1, help="Turns per session."),
@@ -386,6 +389,7 @@ def soak(
         seconds=seconds,
         sessions=sessions,
         workers=workers,
+        worker_concurrency=worker_concurrency,
         chat_seconds=chat_ms / 1000,
         think_seconds=think_ms / 1000,
         session_turns=session_turns,

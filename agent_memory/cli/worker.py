@@ -18,6 +18,9 @@ from agent_memory.providers.registry import make_chat_model
 def worker(
     once: bool = typer.Option(False, "--once", help="Work the jobs due now, then exit."),
     poll_interval: float = typer.Option(1.0, min=0.01, help="Seconds between polls when idle."),
+    concurrency: int = typer.Option(
+        4, min=1, max=64, help="Jobs worked at once (each a model call and a dozen round trips)."
+    ),
 ) -> None:
     """Claim due memory-formation jobs and form memories until interrupted.
 
@@ -30,7 +33,11 @@ def worker(
             chat = make_chat_model(rt.settings)
             memories = MemorySystem(rt.connection, rt.embedder, chat_model=chat)
             formation = FormationWorker(
-                memories, chat, queue=FormationQueue(rt.connection), poll_interval=poll_interval
+                memories,
+                chat,
+                queue=FormationQueue(rt.connection),
+                poll_interval=poll_interval,
+                concurrency=concurrency,
             )
             try:
                 if once:

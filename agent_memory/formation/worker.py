@@ -35,7 +35,7 @@ from typing import Any
 from agent_memory._log import get_logger
 from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
 from agent_memory.formation.queue import FormationQueue, Job
-from agent_memory.memory._common import check_seconds
+from agent_memory.memory._common import check_count, check_seconds
 from agent_memory.memory.conversation_records import ConversationMessage
 from agent_memory.memory.profile import PatchOp
 from agent_memory.memory.records import NewMemory
@@ -82,6 +82,12 @@ class FormationWorker:
     A job reads the session's oldest unformed messages, at most ``max_messages`` within
     ``max_tokens``; a longer backlog is left to a follow-up job scheduled at once, so every
     message is formed from exactly once, in order.
+
+    ``concurrency`` jobs are worked at once as a background task (:meth:`run_forever`): a
+    job is a dozen dependent round trips and a model call, so one at a time a worker spends
+    most of its time waiting; jobs of different sessions do not interfere (the queue never
+    runs two jobs of one session, and profile patches merge). ``jobs_worked`` counts the jobs
+    this worker claimed and finished working, whatever the outcome.
     """
 
     def __init__(
@@ -94,6 +100,7 @@ class FormationWorker:
         poll_interval: float = 1.0,
         max_messages: int = 200,
         max_tokens: int = 16_000,
+        concurrency: int = 4,
     ) -> None:
         self.memories = memories
         self.chat_model = chat_model
@@ -102,7 +109,9 @@ class FormationWorker:
         self.poll_interval = check_seconds(poll_interval, "poll_interval")
         self.max_messages = max_messages
         self.max_tokens = max_tokens
+        self.concurrency = check_count(concurrency, "concurrency", maximum=64)
         self.schemas = tuple(memories.profiles.schemas.values())
+        self.jobs_worked = 0
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
 
@@ -113,6 +122,11 @@ class FormationWorker:
         job = await self.queue.claim(self.worker_id, now=now)
         if job is None:
             return False
+        await self._run(job, now)
+        return True
+
+    async def _run(self, job: Job, now: datetime | None = None) -> None:
+        """Work a claimed job; an error is recorded on the job, never raised."""
         try:
             await self._work(job, now)
         except Exception as exc:  # CancelledError is not caught: the lease expires instead
@@ -126,7 +140,7 @@ class FormationWorker:
                     error=type(exc).__name__,
                     cause=type(again).__name__,
                 )
-        return True
+        self.jobs_worked += 1
 
     async def _work(self, job: Job, now: datetime | None) -> None:
         if job.plan is None:
@@ -243,21 +257,33 @@ class FormationWorker:
     # --- as a background task ---------------------------------------------------------------
 
     async def run_forever(self, stop: asyncio.Event) -> None:
-        """Work due jobs until ``stop`` is set, polling every ``poll_interval`` when idle.
-        Errors outside a job (the database unreachable) are logged and retried."""
-        while not stop.is_set():
-            try:
-                worked = await self.run_once()
-            except Exception as exc:
-                logger.warning("formation_worker_error", error=type(exc).__name__)
-                worked = False
-            if worked:
-                await asyncio.sleep(0)  # let the loop breathe between jobs
-                continue
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=self.poll_interval)
-            except TimeoutError:
-                pass
+        """Work due jobs, up to ``concurrency`` at once, until ``stop`` is set; poll every
+        ``poll_interval`` when none is due. Errors outside a job (the database unreachable)
+        are logged and retried after a poll interval. Once ``stop`` is set no job is claimed
+        and the jobs in hand are finished; cancelling this task cancels them (their leases
+        expire and another worker resumes them)."""
+        lanes = asyncio.Semaphore(self.concurrency)
+        async with asyncio.TaskGroup() as jobs:
+            while not stop.is_set():
+                await lanes.acquire()
+                if stop.is_set():
+                    lanes.release()
+                    break
+                try:
+                    job = await self.queue.claim(self.worker_id)
+                except Exception as exc:
+                    logger.warning("formation_worker_error", error=type(exc).__name__)
+                    job = None
+                if job is not None:
+                    task = jobs.create_task(self._run(job), name=f"formation-job:{job.id}")
+                    task.add_done_callback(lambda _: lanes.release())
+                    await asyncio.sleep(0)  # let the loop breathe between claims
+                    continue
+                lanes.release()
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=self.poll_interval)
+                except TimeoutError:
+                    pass
 
     def start(self) -> None:
         """Run :meth:`run_forever` as a background task of the running loop."""

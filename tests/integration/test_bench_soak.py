@@ -19,6 +19,7 @@ from agent_memory.bench.soak import (
     SoakSettings,
     _latency_verdict,
     _wal_verdict,
+    _windows,
     render_soak,
     statement,
 )
@@ -66,6 +67,17 @@ def test_memory_rule_passes_a_flat_run_and_fails_a_leak():
     # Too few samples after the warm-up decide nothing: not a pass.
     assert not memory_verdict(flat[:4], warmup=2, max_growth=0.1)["ok"]
     assert not memory_verdict([], warmup=0, max_growth=0.1)["ok"]
+
+
+def test_windows_count_sessions_ended_and_jobs_worked_where_they_happened():
+    latencies = [(t, 0.1) for t in range(100)]
+    samples = [{"t": t, "jobs_worked": t // 2} for t in range(0, 101, 10)]
+    rows = _windows(latencies, 100, [5, 15, 25, 99], samples, count=2)
+    assert [r["turns"] for r in rows] == [50, 50]
+    assert [r["sessions_ended"] for r in rows] == [3, 1]
+    # 20 jobs by the last sample before 50 s (t=40), 50 by the end.
+    assert [r["jobs_worked"] for r in rows] == [20, 30]
+    assert "jobs_worked" not in _windows(latencies, 100, [], [], count=2)[0]
 
 
 def test_latency_and_log_limits_decide_the_run():
@@ -143,6 +155,12 @@ async def test_short_soak_holds_and_its_checks_catch_planted_faults(connection, 
     assert result["formation_jobs_with_memories"] >= settings.sessions
     assert result["memory"]["samples"] >= 10 and result["memory"]["rss_mb"]["peak"] > 0
     assert "nothing lost" in render_soak(result)
+    # Each window says whether formation kept up: sessions ended, jobs the workers finished.
+    windows = result["turn_ms_by_window"]
+    assert (
+        sum(w["sessions_ended"] for w in windows) == result["sessions_checked"] - settings.sessions
+    )
+    assert sum(w["jobs_worked"] for w in windows) > 0
 
     # Now break what was stored, one fault of each kind, and see each one counted.
     users = list(soak.ledger.markers)

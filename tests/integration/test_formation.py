@@ -317,7 +317,7 @@ async def test_worker_start_and_aclose_leave_no_tasks(memories, connection):
     assert not w.running
     assert (await memories.profiles.get(ANA)).data == {"user_name": "Ana"}
     names = [t.get_name() for t in asyncio.all_tasks()]
-    assert not [name for name in names if name.startswith("formation-worker")]
+    assert not [name for name in names if name.startswith("formation-")]
 
 
 async def test_aclose_cancels_a_job_in_progress_and_leaves_it_to_the_lease(memories, connection):
@@ -425,3 +425,78 @@ async def test_a_finished_session_is_formed_now_not_after_the_debounce(memories,
 async def test_expedite_refuses_bad_session_ids(queue, bad):
     with pytest.raises(InvalidInputError):
         await queue.expedite(ANA, session_id=bad)
+
+
+class _Gate(FakeChatModel):
+    """A model whose answers wait for ``opened``; it counts the requests inside at once."""
+
+    def __init__(self) -> None:
+        super().__init__(default="{}")
+        self.inside = self.most = 0
+        self.opened = asyncio.Event()
+
+    async def generate(self, request):
+        self.inside += 1
+        self.most = max(self.most, self.inside)
+        try:
+            await self.opened.wait()
+            return await super().generate(request)
+        finally:
+            self.inside -= 1
+
+
+async def _five_due_sessions(memories, queue) -> list[Tenant]:
+    tenants = [Tenant("travel", f"user{i}") for i in range(5)]
+    for tenant in tenants:
+        await say(memories, tenant, "s1", "My name is Ana.")
+        await queue.schedule(tenant, "s1")
+    return tenants
+
+
+async def _statuses(queue, tenants) -> list[str]:
+    statuses = []
+    for tenant in tenants:
+        statuses += [job.status for job in await queue.jobs(tenant)]
+    return sorted(statuses)
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+async def test_a_worker_works_up_to_its_concurrency_of_jobs_at_once(
+    memories, connection, concurrency
+):
+    queue = FormationQueue(connection, debounce_seconds=0)
+    tenants = await _five_due_sessions(memories, queue)
+    gate = _Gate()
+    w = FormationWorker(memories, gate, queue=queue, poll_interval=0.01, concurrency=concurrency)
+    async with w:
+        await until(lambda: gate.inside == concurrency, f"{concurrency} jobs at the model")
+        running = await _statuses(queue, tenants)
+        assert running.count("running") == concurrency  # no job claimed beyond the lanes
+        gate.opened.set()
+
+        async def all_done() -> bool:
+            return await _statuses(queue, tenants) == ["done"] * 5
+
+        await until(all_done, "the five sessions to be formed")
+    assert gate.most == concurrency and w.jobs_worked == 5
+
+
+async def test_a_stopped_worker_finishes_its_jobs_in_hand_and_claims_no_more(memories, connection):
+    queue = FormationQueue(connection, debounce_seconds=0)
+    tenants = await _five_due_sessions(memories, queue)
+    gate = _Gate()
+    w = FormationWorker(memories, gate, queue=queue, poll_interval=0.01, concurrency=2)
+    w.start()
+    await until(lambda: gate.inside == 2, "two jobs at the model")
+    closing = asyncio.create_task(w.aclose(grace=60))
+    await until(lambda: w._stop is not None and w._stop.is_set(), "the stop to be asked")
+    gate.opened.set()
+    await closing
+    assert await _statuses(queue, tenants) == ["done", "done", "pending", "pending", "pending"]
+    assert w.jobs_worked == 2
+
+
+@pytest.mark.parametrize("bad", [0, 65, True, 2.0, "2"])
+def test_a_bad_concurrency_is_refused(memories, connection, bad):
+    with pytest.raises(InvalidInputError, match="concurrency"):
+        FormationWorker(memories, None, queue=FormationQueue(connection), concurrency=bad)
