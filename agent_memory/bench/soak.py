@@ -75,7 +75,7 @@ class SoakSettings:
     session_turns: int = 20
     #: Quiet before a session's memories are formed (the agent's formation debounce).
     debounce_seconds: float = 2.0
-    #: The workers' lease on a job; a busy session's due job waits up to this long.
+    #: The workers' lease on a job; a busy user's due job waits up to this long.
     lease_seconds: float = 15.0
     #: Memory samples before this are warm-up (default: a fifth of the run, at most 60 s).
     warmup_seconds: float | None = None

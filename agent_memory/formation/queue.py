@@ -18,9 +18,10 @@ State machine (``status``)::
 
 Invariants, enforced by unique partial indexes (``atlas_indexes/formation_jobs.json``; the
 embedded engine honours them too): at most one ``pending`` job per (agent, user, session), so
-a burst of messages debounces into one job; at most one ``running`` job per session, so two
-workers never form the same session at once (a due job whose session is busy is deferred).
-A message that arrives while the session's job runs creates a new pending job; it finds the
+a burst of messages debounces into one job; at most one ``running`` job per (agent, user), so
+two workers never form the same session at once, nor two sessions of one user: a user's
+facts and profile are written in the order the sessions were formed, never by two jobs racing
+on the same key (a due job whose user is busy is deferred by up to a lease). A message that arrives while the session's job runs creates a new pending job; it finds the
 running job's messages already covered.
 
 What a job covers: ``messages_through`` is the ``seq`` (conversation ordering key) of the last
@@ -296,8 +297,8 @@ class FormationQueue:
         ``max_attempts`` times goes dead (its workers keep dying on it).
 
         Round trips: 1 findAndModify when nothing is in the way; when the oldest due job's
-        session is busy (another job of it running), 2 concurrent finds of candidates, then 1
-        per candidate tried (a busy session's job is deferred by up to a lease). On the
+        user is busy (another job of theirs running), 2 concurrent finds of candidates, then 1
+        per candidate tried (a busy user's job is deferred by up to a lease). On the
         embedded server always the candidates' way: its findAndModify with a sort reads the
         whole collection, done jobs included (``docs/upstream/mongoeco-update-with-sort.md``).
         """
@@ -305,7 +306,7 @@ class FormationQueue:
         now = _check_now(now)
         with translate_errors("claiming a formation job"):
             if self._by_candidates:
-                doc = await self._claim_around_busy_sessions(worker_id, now)
+                doc = await self._claim_around_busy_users(worker_id, now)
             else:
                 try:
                     doc = await self.collection.find_one_and_update(
@@ -315,7 +316,7 @@ class FormationQueue:
                         return_document=ReturnDocument.AFTER,
                     )
                 except pm.DuplicateKeyError:
-                    doc = await self._claim_around_busy_sessions(worker_id, now)
+                    doc = await self._claim_around_busy_users(worker_id, now)
             while doc is not None and doc["attempts"] > self.max_attempts:
                 # Only a takeover can exceed the limit (fail() stops at it): bury the job.
                 await self.collection.update_one(
@@ -330,7 +331,7 @@ class FormationQueue:
                     },
                 )
                 logger.warning("formation_job_dead", job_id=doc["_id"], error="LeaseExpired")
-                doc = await self._claim_around_busy_sessions(worker_id, now)
+                doc = await self._claim_around_busy_users(worker_id, now)
         if doc is None:
             return None
         job = Job.from_document(doc)
@@ -344,7 +345,7 @@ class FormationQueue:
         )
         return job
 
-    async def _claim_around_busy_sessions(
+    async def _claim_around_busy_users(
         self, worker_id: str, now: datetime
     ) -> dict[str, Any] | None:
         # Each way of being due read on its own index (one query with both reads the
@@ -366,7 +367,7 @@ class FormationQueue:
                     still_due, self._take(worker_id, now), return_document=ReturnDocument.AFTER
                 )
             except pm.DuplicateKeyError:
-                # Its session has a running job: try again once that one's lease could be over.
+                # Its user has a running job: try again once that one's lease could be over.
                 await self.collection.update_one(
                     {"_id": candidate["_id"], "status": "pending"},
                     {"$max": {"run_after": now + self.lease}},

@@ -108,14 +108,34 @@ async def test_claims_take_the_oldest_due_job_first_whichever_way_it_is_due(memo
     """Pending jobs whose time came and running jobs whose lease ran out, in one order:
     ``run_after``, then ``_id``."""
     for session, delay in (("late", 5), ("early", 0), ("taken", 1)):
-        await queue.schedule(XIAOMING, session, now=T0, delay=delay)
+        # A user each: one user's jobs are never running together (see the next test).
+        await queue.schedule(Tenant("travel", session), session, now=T0, delay=delay)
     taken = await queue.claim("crashed", now=at(1))  # "early" (due at 0)
     assert taken is not None and taken.session_id == "early"
-    await queue.schedule(XIAOMING, "early", now=at(1), delay=LEASE + 10)  # its next job
+    # Its next job
+    await queue.schedule(Tenant("travel", "early"), "early", now=at(1), delay=LEASE + 10)
     order = []
     while (job := await queue.claim("survivor", now=at(2 + LEASE))) is not None:
         order.append(job.session_id)
     assert order == ["early", "taken", "late"]  # the expired lease is the oldest job
+
+
+async def test_one_users_sessions_are_formed_one_at_a_time(memories, queue):
+    """Two sessions of one user never form together (their keyed facts would race): the
+    second waits, deferred by a lease, while another user's job goes ahead of it."""
+    await queue.schedule(ANA, "s1", now=T0)
+    second = await queue.schedule(ANA, "s2", now=at(1))
+    other = await queue.schedule(XIAOMING, "x1", now=at(2))
+    first = await queue.claim("w1", now=at(DEBOUNCE + 5))
+    assert first is not None and first.session_id == "s1"
+    following = await queue.claim("w2", now=at(DEBOUNCE + 5))
+    assert following is not None and following.id == other  # Ana's s2 is skipped
+    assert await queue.claim("w3", now=at(DEBOUNCE + 5)) is None
+    assert (await queue.get(second)).run_after == at(DEBOUNCE + 5 + LEASE)
+    for job in (first, following):
+        assert await queue.complete(job, messages_through=None, now=at(DEBOUNCE + 6))
+    taken = await queue.claim("w3", now=at(DEBOUNCE + 5 + LEASE))
+    assert taken is not None and taken.id == second
 
 
 async def test_the_embedded_server_claims_without_a_sorted_find_and_modify(connection):
