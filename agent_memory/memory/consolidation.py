@@ -1,7 +1,10 @@
 """Deciding what a new memory means for the stored ones: a repeat, a contradiction, or new.
 
 - With a ``key`` (a single-valued slot such as "home"), the active memories of that key are
-  the candidates: the same content repeats them; different content supersedes them.
+  the candidates: the same content repeats them; different content supersedes them, unless
+  it was said before them (both know where in a conversation they were said: a session
+  formed late, a job retried after a newer session's): then the new memory is history,
+  ``outdated`` from the start, and the later statement stays the active one.
 - Without a key, the most similar active memories of the same type are the candidates: the
   same normalised text, or a cosine similarity at or above ``repeat_similarity``, repeats; a
   judge model, when one is configured, decides for close candidates whether the new memory
@@ -44,11 +47,13 @@ class Candidate:
     id: str
     content: str
     similarity: float | None = None  # cosine; None for key matches found without a search
+    #: Where the memory was said (the ``seq`` of the last message formed into it), if known.
+    said: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    action: Literal["insert", "reinforce", "supersede"]
+    action: Literal["insert", "reinforce", "supersede", "outdated"]
     targets: tuple[str, ...] = ()
     reason: str = ""
 
@@ -94,13 +99,21 @@ async def decide(
     repeat_similarity: float,
     judge_similarity: float,
     judge: ChatModel | None,
+    said: str | None = None,
 ) -> Decision:
-    """What to do with ``content`` given the stored ``candidates`` (best first)."""
+    """What to do with ``content`` (said at ``said``, when known) given the stored
+    ``candidates`` (best first)."""
     normalised = normalise_text(content)
     if key is not None:
         same = [c.id for c in candidates if normalise_text(c.content) == normalised]
         if same:
             return Decision("reinforce", (same[0],), f"repeats the active memory for key {key!r}")
+        later = [c for c in candidates if said is not None and c.said is not None and c.said > said]
+        if later:
+            newest = max(later, key=lambda c: c.said or "")
+            return Decision(
+                "outdated", (newest.id,), f"said before the active memory for key {key!r}"
+            )
         if candidates:
             return Decision(
                 "supersede",

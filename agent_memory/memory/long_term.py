@@ -125,6 +125,14 @@ def _cosine(vector: np.ndarray, other: np.ndarray) -> float:
     )
 
 
+def _said(document: dict[str, Any]) -> str | None:
+    """Where a memory was said: the ``seq`` of the last message formed into it (set by
+    memory formation), or ``None`` when not known."""
+    source = document.get("source")
+    said = source.get("messages_through") if isinstance(source, dict) else None
+    return said if isinstance(said, str) else None
+
+
 def _with_pending(
     candidates: list[Candidate],
     item: NewMemory,
@@ -136,7 +144,7 @@ def _with_pending(
     most similar memories of the same type (the search's limit of three in all)."""
     if item.key is not None:
         return candidates + [
-            Candidate(document["_id"], document["content"])
+            Candidate(document["_id"], document["content"], said=_said(document))
             for document, _ in pending
             if document["key"] == item.key
         ]
@@ -243,9 +251,9 @@ class LongTermMemory:
         if item.key is not None:
             docs = await self.collection.find(
                 {**tenant.filter(), "key": item.key, "status": "active"},
-                {"content": 1},
+                {"content": 1, "source.messages_through": 1},
             ).to_list(None)
-            return [Candidate(doc["_id"], doc["content"]) for doc in docs]
+            return [Candidate(doc["_id"], doc["content"], said=_said(doc)) for doc in docs]
         hits = await self._searcher.search(
             self.target,
             SearchQuery(
@@ -390,6 +398,23 @@ class LongTermMemory:
             return StoreResult(decision.targets[0], "reinforced")
         # A reinforce target superseded meanwhile falls through to a plain insert.
         document = self._document(tenant, item, vector, now)
+        if decision.action == "outdated":
+            # History from the start: what was said before the active memory of the key.
+            newer = decision.targets[0]
+            current = await self.collection.find_one(
+                {"_id": newer, **tenant.filter()}, {"valid_from": 1}
+            )
+            # Valid until the later statement; listed right after it in the key's history.
+            until = current["valid_from"] if current else now
+            document.update(
+                status="superseded",
+                superseded_by=newer,
+                valid_from=until - timedelta(milliseconds=1),
+                valid_to=until,
+            )
+            await self.collection.insert_one(document)
+            await self._announce(tenant, Change(added=[document]))
+            return StoreResult(document["_id"], "outdated", (newer,))
         supersede = decision.targets if decision.action == "supersede" else ()
         await self._insert(tenant, document, supersede, now)
         return StoreResult(
@@ -427,6 +452,7 @@ class LongTermMemory:
             repeat_similarity=self.config.repeat_similarity if not item.context else math.inf,
             judge_similarity=self.config.judge_similarity,
             judge=self.judge,
+            said=_said({"source": item.source}),
         )
 
     # --- writing ------------------------------------------------------------------------------
@@ -484,6 +510,7 @@ class LongTermMemory:
             inserted=sum(r.action == "inserted" for r in results),
             reinforced=sum(r.action == "reinforced" for r in results),
             superseded=sum(r.action == "superseded" for r in results),
+            outdated=sum(r.action == "outdated" for r in results),
         )
         return results
 

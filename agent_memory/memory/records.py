@@ -258,10 +258,12 @@ class Memory:
 @dataclass(frozen=True, slots=True)
 class StoreResult:
     """What storing did: ``inserted`` a new memory, ``reinforced`` an existing one (``id`` is
-    the existing memory), or inserted one that ``superseded`` the memories listed."""
+    the existing memory), inserted one that ``superseded`` the memories listed, or inserted
+    one already ``outdated``: history, superseded by the active memory of its key that was
+    said after it (``superseded`` lists that one)."""
 
     id: str
-    action: Literal["inserted", "reinforced", "superseded"]
+    action: Literal["inserted", "reinforced", "superseded", "outdated"]
     superseded: tuple[str, ...] = ()
 
 

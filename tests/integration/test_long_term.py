@@ -161,6 +161,44 @@ async def test_a_contradiction_supersedes_and_history_stays_queryable(memory):
     assert (same.action, same.id) == ("reinforced", lisbon.id)
 
 
+def _said_at(seq: str) -> dict[str, str]:
+    return {"messages_through": seq}
+
+
+async def test_a_statement_formed_late_does_not_replace_a_later_one(memory):
+    """Sessions are not always formed in the order they were held (a job retried after a
+    newer session's): for a key, the memory said last stays current; an older one formed
+    after it is history from the start, listed right after it."""
+    berlin = await memory.store(
+        ALICE, "Alice lives in Berlin", key="home", source=_said_at("0000000001000.000000.a.0001")
+    )
+    lisbon = await memory.store(
+        ALICE, "Alice lives in Lisbon", key="home", source=_said_at("0000000003000.000000.a.0001")
+    )
+    porto = await memory.store(
+        ALICE, "Alice lives in Porto", key="home", source=_said_at("0000000002000.000000.a.0001")
+    )
+    assert (porto.action, porto.superseded) == ("outdated", (lisbon.id,))
+    current = await memory.retrieve(ALICE, "where does Alice live?")
+    assert [h.memory.content for h in current] == ["Alice lives in Lisbon"]
+    history = await memory.history(ALICE, key="home")
+    assert [(m.content, m.status) for m in history] == [
+        ("Alice lives in Lisbon", "active"),
+        ("Alice lives in Porto", "superseded"),
+        ("Alice lives in Berlin", "superseded"),
+    ]
+    assert history[1].superseded_by == lisbon.id and history[1].valid_to == history[0].valid_from
+    assert history[2].id == berlin.id and history[2].superseded_by == lisbon.id
+    # Said later than the current one: replaces it, as any change does.
+    faro = await memory.store(
+        ALICE, "Alice lives in Faro", key="home", source=_said_at("0000000004000.000000.a.0001")
+    )
+    assert (faro.action, faro.superseded) == ("superseded", (lisbon.id,))
+    # Without a place in a conversation (stored by an app): the newest write wins.
+    rome = await memory.store(ALICE, "Alice lives in Rome", key="home")
+    assert (rome.action, rome.superseded) == ("superseded", (faro.id,))
+
+
 async def test_a_judge_model_can_find_contradictions_without_keys(connection, embedder):
     await IndexManager(connection, embedder.signature).setup()
     judge = FakeChatModel(['{"relation": "contradicts"}'])
