@@ -89,7 +89,8 @@ def served_apart(settings: Settings, *, timeout: float = 60.0) -> Iterator[int]:
             "use another AGENT_MEMORY_DATA_DIR"
         )
     command = [sys.executable, "-m", "agent_memory", "embedded", "serve"]
-    command += ["--data-dir", str(settings.data_dir)]
+    # It stops by itself if this process dies without stopping it (SIGTERM, SIGKILL).
+    command += ["--data-dir", str(settings.data_dir), "--exit-with", str(os.getpid())]
     errors = tempfile.TemporaryFile()  # a pipe nobody reads could stall the server
     process = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from pathlib import Path
@@ -23,6 +24,13 @@ def serve(
         None, help="Port; 0 picks a free one [AGENT_MEMORY_EMBEDDED_PORT]."
     ),
     host: str = typer.Option("127.0.0.1", help="Loopback address to listen on."),
+    exit_with: int | None = typer.Option(
+        None,
+        "--exit-with",
+        min=1,
+        help="Stop when the process with this id is gone (for a server a program starts for "
+        "itself, which may be killed without a chance to stop it).",
+    ),
 ) -> None:
     """Serve the embedded database until interrupted, printing its URI (password included).
 
@@ -54,6 +62,19 @@ def serve(
         highlight=False,
     )
     try:
-        stop.wait()
+        while not stop.wait(timeout=1.0 if exit_with is not None else None):
+            if exit_with is not None and not _alive(exit_with):
+                err_console.print(f"process {exit_with} is gone; stopping", highlight=False)
+                break
     finally:
         server.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, as another user's process
+        return True
+    return True

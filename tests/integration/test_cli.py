@@ -172,6 +172,41 @@ def test_bad_configuration_exits_2():
     assert result.exit_code == 2 and "choose one of" in result.output
 
 
+SERVE = [sys.executable, "-m", "agent_memory", "embedded", "serve"]
+
+
+@pytest.mark.mongoeco
+def test_embedded_serve_exits_with_the_process_it_serves(tmp_path: Path):
+    """A benchmark's server apart must not outlive a benchmark killed without a chance to
+    stop it: ``--exit-with PID`` stops the server once that process is gone."""
+    data_dir = tmp_path / "served"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    process = subprocess.Popen(
+        [*SERVE, "--data-dir", str(data_dir), "--exit-with", str(owner.pid)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout.readline().startswith("mongodb://")  # serving
+        assert process.poll() is None
+        owner.kill()
+        owner.wait(timeout=30)
+        assert process.wait(timeout=60) == 0
+        assert "is gone; stopping" in process.stderr.read()
+    finally:
+        for started in (owner, process):
+            if started.poll() is None:
+                started.kill()
+                started.wait(timeout=30)
+        owner.stdin.close()
+        process.stdout.close()
+        process.stderr.close()
+    assert not (data_dir / "server.json").exists()
+
+
 @pytest.mark.mongoeco
 def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
     data_dir = tmp_path / "served"
