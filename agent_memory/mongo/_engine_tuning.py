@@ -49,7 +49,10 @@ fraction of a millisecond, while the steps queue on the engine's one lock anyway
 the server's time went into the hand-over. A step that touches one document, one batch of a
 read or the catalog now runs on the loop when the lock comes free within
 :data:`INLINE_WAIT_SECONDS`; long steps (index builds, bulk inserts, counts, drops) still go to
-the pool, so the loop goes on answering while one runs.
+the pool, so the loop goes on answering while one runs. So do the steps of a served command
+past its first :data:`INLINE_STEPS_PER_COMMAND` (an update of many documents writes them one
+step each): on the loop, a read beside it would get one turn per document written, and it
+needs several.
 
 **Change delivery off the event loop.** After every write the engine delivered the change
 to its change-stream hubs on the server's event loop (a lease, a heartbeat thread, a dozen
@@ -61,6 +64,7 @@ not serve change streams; the delivery keeps the engine's outbox pruned.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -71,7 +75,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from agent_memory._log import get_logger
@@ -92,6 +96,13 @@ _TRIGGERS = (
 _STATE_LOCK = threading.Lock()
 #: How long the event loop waits for the engine's lock before a short step goes to the pool.
 INLINE_WAIT_SECONDS = 0.05
+#: Steps of one command that may run on the event loop; the rest of a longer command (a
+#: write of many documents, one step each) go to the pool.
+INLINE_STEPS_PER_COMMAND = 4
+#: The steps taken so far by the command being served (see :func:`counting_steps`).
+_COMMAND_STEPS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "agent_memory_command_steps", default=None
+)
 #: Pause before delivering again while a transaction is open on the engine's connection.
 _RETRY_SECONDS = 0.005
 #: The sort check's values that are not plain scalars, as an SQL list.
@@ -680,6 +691,15 @@ def _inline(original: Any) -> Any:
         return None
 
     async def _run_blocking(self: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        steps = _COMMAND_STEPS.get()
+        if steps is not None:
+            steps[0] += 1
+            if steps[0] > INLINE_STEPS_PER_COMMAND:
+                # A command of many steps (an update_many writes document by document): on
+                # the loop, every step of it would run between two of each other command's
+                # (a read needs several turns of the loop), and a one-document read beside it
+                # would wait about as long as the whole write. In the pool the loop stays free.
+                return await original(self, func, *args, **kwargs)
         # Let the loop serve its other clients first: an operation made of many steps (a
         # delete_many deletes document by document) must not hold it from start to end,
         # or a client's heartbeat goes unanswered and it drops its connections.
@@ -698,6 +718,17 @@ def _inline(original: Any) -> Any:
         return await original(self, func, *args, **kwargs)
 
     return _run_blocking
+
+
+@contextlib.contextmanager
+def counting_steps() -> Iterator[None]:
+    """Count the engine steps of one command served (the wire server's guard wraps each
+    command in it): past :data:`INLINE_STEPS_PER_COMMAND` its steps run in the pool."""
+    token = _COMMAND_STEPS.set([0])
+    try:
+        yield
+    finally:
+        _COMMAND_STEPS.reset(token)
 
 
 #: Method name -> factory of its replacement from the original (``None``: leave it).

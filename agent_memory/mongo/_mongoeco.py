@@ -190,7 +190,8 @@ def guard_server(server: Any) -> None:
         pause = 0.002
         while True:
             try:
-                return await execute(context)
+                with _engine_tuning.counting_steps():
+                    return await execute(context)
             except Exception as exc:
                 if _BUSY not in str(exc) or loop.time() >= deadline or not _retryable(context):
                     raise

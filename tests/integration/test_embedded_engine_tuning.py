@@ -5,6 +5,7 @@ collection facts a read plans from, and every read runs on the engine's one conn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import sqlite3
 import threading
@@ -22,10 +23,14 @@ from hypothesis import strategies as st
 from mongoeco import AsyncMongoClient, MongoClient
 from mongoeco.engines import SQLiteEngine
 from mongoeco.errors import DuplicateKeyError
+from pymongo import MongoClient as PyMongoClient
 
+from agent_memory.mongo import _engine_tuning
 from agent_memory.mongo._engine_tuning import (
     ADJUSTMENTS,
+    INLINE_STEPS_PER_COMMAND,
     JOURNAL_SIZE_LIMIT,
+    counting_steps,
     sort_shape_anywhere,
 )
 from agent_memory.mongo._mongoeco import engine_class
@@ -564,6 +569,55 @@ def test_a_short_step_goes_to_the_pool_while_another_thread_holds_the_engine(
 
     loop_thread = asyncio.run(main())
     assert len(inserts) == 1 and inserts[0] != loop_thread
+
+
+def test_a_command_past_its_first_steps_runs_the_rest_in_the_pool(tmp_path: Path) -> None:
+    """A served command (the wire server's guard counts its steps) runs its first steps on
+    the loop; an update of many documents writes the rest from the pool, so that a read
+    beside it is not served one step per document of it."""
+    engine = engine_class()(str(tmp_path / "many.sqlite3"))
+    updates: list[int] = []
+    _record_threads(engine, "_update_with_operation_sync", updates)
+
+    async def main() -> tuple[int, list[int], list[int]]:
+        async with AsyncMongoClient(engine=engine) as client:
+            docs = client["db"]["docs"]
+            await docs.insert_many([{"n": i} for i in range(12)])
+            updates.clear()
+            with counting_steps():
+                assert (await docs.update_many({}, {"$inc": {"n": 1}})).modified_count == 12
+            many = list(updates)
+            updates.clear()
+            with counting_steps():
+                await docs.update_one({"n": 1}, {"$inc": {"n": 1}})
+            assert await docs.count_documents({"n": {"$gte": 1}}) == 12
+            return threading.get_ident(), many, list(updates)
+
+    loop_thread, many, single = asyncio.run(main())
+    assert len(many) == 12 and many[0] == loop_thread
+    assert all(thread != loop_thread for thread in many[INLINE_STEPS_PER_COMMAND:])
+    assert single == [loop_thread]
+
+
+def test_the_server_counts_the_steps_of_each_command_it_serves(
+    own_embedded_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counted: list[int] = []
+    counting = _engine_tuning.counting_steps
+
+    @contextlib.contextmanager
+    def noted() -> Any:
+        with counting():
+            yield
+            counted.append(_engine_tuning._COMMAND_STEPS.get()[0])
+
+    monkeypatch.setattr(_engine_tuning, "counting_steps", noted)
+    with PyMongoClient(own_embedded_server.uri) as client:
+        notes = client["db"]["notes"]
+        notes.insert_many([{"n": i} for i in range(10)])
+        counted.clear()
+        notes.update_many({}, {"$inc": {"n": 1}})
+    assert counted and max(counted) > INLINE_STEPS_PER_COMMAND  # one step per document
 
 
 def test_an_operation_of_many_steps_lets_the_loop_serve_between_them(tmp_path: Path) -> None:
