@@ -19,10 +19,11 @@ State machine (``status``)::
 Invariants, enforced by unique partial indexes (``atlas_indexes/formation_jobs.json``; the
 embedded engine honours them too): at most one ``pending`` job per (agent, user, session), so
 a burst of messages debounces into one job; at most one ``running`` job per (agent, user), so
-two workers never form the same session at once, nor two sessions of one user: a user's
-facts and profile are written in the order the sessions were formed, never by two jobs racing
-on the same key (a due job whose user is busy is deferred by up to a lease). A message that arrives while the session's job runs creates a new pending job; it finds the
-running job's messages already covered.
+two workers never form the same session at once, nor two sessions of one user: a user's facts
+and profile are written in the order the sessions were formed, never by two jobs racing on the
+same key (a due job whose user is busy is deferred by up to a lease). A message that arrives
+while the session's job runs creates a new pending job; it finds the running job's messages
+already covered.
 
 What a job covers: ``messages_through`` is the ``seq`` (conversation ordering key) of the last
 message it formed. The newest ``done`` job of a session is the session's cursor: the next job

@@ -85,8 +85,8 @@ class FormationWorker:
 
     ``concurrency`` jobs are worked at once as a background task (:meth:`run_forever`): a
     job is a dozen dependent round trips and a model call, so one at a time a worker spends
-    most of its time waiting; jobs of different sessions do not interfere (the queue never
-    runs two jobs of one session, and profile patches merge). ``jobs_worked`` counts the jobs
+    most of its time waiting; the jobs in flight are of different users (the queue never
+    runs two jobs of one user at once). ``jobs_worked`` counts the jobs
     this worker claimed and finished working, whatever the outcome.
     """
 

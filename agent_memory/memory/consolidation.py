@@ -108,7 +108,7 @@ async def decide(
         same = [c.id for c in candidates if normalise_text(c.content) == normalised]
         if same:
             return Decision("reinforce", (same[0],), f"repeats the active memory for key {key!r}")
-        later = [c for c in candidates if said is not None and c.said is not None and c.said > said]
+        later = [c for c in candidates if c.said is not None and c.said > said] if said else []
         if later:
             newest = max(later, key=lambda c: c.said or "")
             return Decision(

@@ -125,10 +125,9 @@ def _cosine(vector: np.ndarray, other: np.ndarray) -> float:
     )
 
 
-def _said(document: dict[str, Any]) -> str | None:
-    """Where a memory was said: the ``seq`` of the last message formed into it (set by
-    memory formation), or ``None`` when not known."""
-    source = document.get("source")
+def _said(source: Any) -> str | None:
+    """Where a memory was said, from its ``source``: the ``seq`` of the last message formed
+    into it (set by memory formation), or ``None`` when not known."""
     said = source.get("messages_through") if isinstance(source, dict) else None
     return said if isinstance(said, str) else None
 
@@ -144,7 +143,7 @@ def _with_pending(
     most similar memories of the same type (the search's limit of three in all)."""
     if item.key is not None:
         return candidates + [
-            Candidate(document["_id"], document["content"], said=_said(document))
+            Candidate(document["_id"], document["content"], said=_said(document.get("source")))
             for document, _ in pending
             if document["key"] == item.key
         ]
@@ -253,7 +252,9 @@ class LongTermMemory:
                 {**tenant.filter(), "key": item.key, "status": "active"},
                 {"content": 1, "source.messages_through": 1},
             ).to_list(None)
-            return [Candidate(doc["_id"], doc["content"], said=_said(doc)) for doc in docs]
+            return [
+                Candidate(doc["_id"], doc["content"], said=_said(doc.get("source"))) for doc in docs
+            ]
         hits = await self._searcher.search(
             self.target,
             SearchQuery(
@@ -452,7 +453,7 @@ class LongTermMemory:
             repeat_similarity=self.config.repeat_similarity if not item.context else math.inf,
             judge_similarity=self.config.judge_similarity,
             judge=self.judge,
-            said=_said({"source": item.source}),
+            said=_said(item.source),
         )
 
     # --- writing ------------------------------------------------------------------------------
