@@ -3,8 +3,9 @@
 - With a ``key`` (a single-valued slot such as "home"), the active memories of that key are
   the candidates: the same content repeats them; different content supersedes them, unless
   it was said before them (both know where in a conversation they were said: a session
-  formed late, a job retried after a newer session's): then the new memory is history,
-  ``outdated`` from the start, and the later statement stays the active one.
+  formed late, a job retried after a newer session's; a memory reinforced by a restatement
+  counts as said at its latest one): then the new memory is history, ``outdated`` from the
+  start, and the later statement stays the active one.
 - Without a key, the most similar active memories of the same type are the candidates: the
   same normalised text, or a cosine similarity at or above ``repeat_similarity``, repeats; a
   judge model, when one is configured, decides for close candidates whether the new memory

@@ -132,6 +132,13 @@ def _said(source: Any) -> str | None:
     return said if isinstance(said, str) else None
 
 
+def _last_said(document: dict[str, Any]) -> str | None:
+    """Where a stored memory was said last: its ``last_said`` (the latest restatement that
+    reinforced it) or, never restated, where it was first said."""
+    last = document.get("last_said")
+    return last if isinstance(last, str) else _said(document.get("source"))
+
+
 def _with_pending(
     candidates: list[Candidate],
     item: NewMemory,
@@ -143,7 +150,7 @@ def _with_pending(
     most similar memories of the same type (the search's limit of three in all)."""
     if item.key is not None:
         return candidates + [
-            Candidate(document["_id"], document["content"], said=_said(document.get("source")))
+            Candidate(document["_id"], document["content"], said=_last_said(document))
             for document, _ in pending
             if document["key"] == item.key
         ]
@@ -250,11 +257,9 @@ class LongTermMemory:
         if item.key is not None:
             docs = await self.collection.find(
                 {**tenant.filter(), "key": item.key, "status": "active"},
-                {"content": 1, "source.messages_through": 1},
+                {"content": 1, "source.messages_through": 1, "last_said": 1},
             ).to_list(None)
-            return [
-                Candidate(doc["_id"], doc["content"], said=_said(doc.get("source"))) for doc in docs
-            ]
+            return [Candidate(doc["_id"], doc["content"], said=_last_said(doc)) for doc in docs]
         hits = await self._searcher.search(
             self.target,
             SearchQuery(
@@ -326,6 +331,14 @@ class LongTermMemory:
 
     async def _reinforce(self, tenant: Tenant, target: str, item: NewMemory, now: datetime) -> bool:
         step = self.config.reinforce_step
+        # Said again: the fact is as late as its latest statement, so a change said before
+        # this restatement but formed after it (sessions formed out of order) stays history.
+        said = _said(item.source)
+        restated = (
+            {"last_said": {"$max": [{"$ifNull": ["$last_said", "$source.messages_through"]}, said]}}
+            if said is not None
+            else {}
+        )
         result = await self.collection.update_one(
             {"_id": target, **tenant.filter(), "status": "active"},
             [
@@ -340,6 +353,7 @@ class LongTermMemory:
                         "reinforced": {"$add": [{"$ifNull": ["$reinforced", 0]}, 1]},
                         "last_accessed": now,
                         "tags": {"$setUnion": [{"$ifNull": ["$tags", []]}, list(item.tags)]},
+                        **restated,
                     }
                 }
             ],

@@ -199,6 +199,57 @@ async def test_a_statement_formed_late_does_not_replace_a_later_one(memory):
     assert (rome.action, rome.superseded) == ("superseded", (faro.id,))
 
 
+async def test_a_restated_fact_counts_as_said_when_restated(memory):
+    """A fact said again later is as late as its restatement: a change said between the two
+    but formed after both (sessions formed out of order) is history, not the current value."""
+    window = await memory.store(
+        ALICE,
+        "Alice prefers window seats",
+        key="seat",
+        source=_said_at("0000000001000.000000.a.0001"),
+    )
+    aisle = await memory.store(
+        ALICE,
+        "Alice prefers aisle seats",
+        key="seat",
+        source=_said_at("0000000002000.000000.a.0001"),
+    )
+    assert aisle.superseded == (window.id,)
+    again = await memory.store(
+        ALICE,
+        "Alice prefers aisle seats",
+        key="seat",
+        source=_said_at("0000000004000.000000.a.0001"),
+    )
+    assert (again.action, again.id) == ("reinforced", aisle.id)
+    between = await memory.store(
+        ALICE,
+        "Alice prefers window seats",
+        key="seat",
+        source=_said_at("0000000003000.000000.a.0001"),
+    )
+    assert (between.action, between.superseded) == ("outdated", (aisle.id,))
+    current = await memory.retrieve(ALICE, "which seat does Alice prefer?")
+    assert [h.memory.content for h in current if h.memory.key == "seat"] == [
+        "Alice prefers aisle seats"
+    ]
+    # A restatement formed late does not move the fact back in time.
+    late = await memory.store(
+        ALICE,
+        "Alice prefers aisle seats",
+        key="seat",
+        source=_said_at("0000000001500.000000.a.0001"),
+    )
+    assert late.action == "reinforced"
+    later = await memory.store(
+        ALICE,
+        "Alice prefers window seats",
+        key="seat",
+        source=_said_at("0000000003500.000000.a.0001"),
+    )
+    assert later.action == "outdated"
+
+
 async def test_a_judge_model_can_find_contradictions_without_keys(connection, embedder):
     await IndexManager(connection, embedder.signature).setup()
     judge = FakeChatModel(['{"relation": "contradicts"}'])
