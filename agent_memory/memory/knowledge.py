@@ -27,6 +27,12 @@ asynchronously anyway (Atlas Search lags writes), so a transaction would not mak
 more atomic for readers. Unchanged text (same hash, title, metadata, tags and chunk
 settings) is a no-op: nothing embedded, nothing written.
 
+Searches keep each scope's chunks in memory (as long-term memories are kept, see
+``agent_memory/mongo/search/snapshots.py``): every write here announces itself, and a search
+reads the scope's generation token and ranks the kept chunks, reading the scope again only
+when the token changed. A shared knowledge base is thus read once per process, not at every
+turn of every user.
+
 Round trips: commands sent (how many the caller waits for one after another, in brackets)
 and provider calls; counted in ``tests/integration/test_knowledge.py``. An instance's first
 ingest or retrieve also reads the embedder record once, concurrently with its first read.
@@ -36,30 +42,32 @@ ingest or retrieve also reads the embedder record once, concurrently with its fi
 ==============================  ==========================================  ============
 operation                       commands                                    provider
 ==============================  ==========================================  ============
-ingest, new source              find versions, insert_many, update_many     1 embed
-                                (3)
+ingest, new source              find versions, insert_many, update_many,    1 embed
+                                announce (4)
 ingest, changed source          find, insert_many, update_many,             1 embed
-                                delete_many older versions (4)
-ingest, unchanged               find versions (1); + 1 delete if a crash    none
-                                left stale chunks
-retrieve, plain tier            per scope one find of the chunks with       1 embed, none
-                                their vectors (both rankings computed       with a
-                                here); two scopes concurrently: 2 (1);      query_vector
-                                own only: 1 (1)
+                                delete_many older versions, announce (5)
+ingest, unchanged               find versions (1); + 1 delete and 1         none
+                                announce if a crash left stale chunks
+retrieve, plain tier            both scopes' generation tokens in one       1 embed, none
+                                find, with any other search's of the        with a
+                                moment (1); a scope changed since: + its    query_vector
+                                chunks, then the vectors not held yet
 retrieve, Atlas tier            per scope 1 aggregate ($rankFusion) or 2    as above
                                 concurrent; two scopes: 2 or 4 (1)
-list_sources, delete_source,    1 (1)                                       none
-forget_user
+list_sources                    1 (1)                                       none
+delete_source                   delete, announce (2)                        none
+forget_user                     delete, delete the token (2)                none
 ==============================  ==========================================  ============
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -86,6 +94,12 @@ from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, SourceScore, make_searcher
 from agent_memory.mongo.search.fusion import reciprocal_rank_fusion
+from agent_memory.mongo.search.snapshots import (
+    GENERATIONS,
+    Snapshots,
+    announce_write,
+    generation_id,
+)
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.embedders.base import Embedder
@@ -241,14 +255,22 @@ class KnowledgeBase:
                 f"{type(embedder).__name__} embeds ({embedder.max_chars} characters)"
             )
         self.collection = connection.collection(COLLECTION)
-        self.target = IndexCatalog.load(
-            dimensions=embedder.dimensions,
-            similarity=embedder.similarity,
-            prefix=connection.settings.collection_prefix,
-        ).target(COLLECTION)
+        # Every write to this collection goes through this class and is announced, so the
+        # plain tier keeps each scope's chunks in memory between searches (a turn reads two
+        # generation tokens, not every chunk of both scopes).
+        self.target = replace(
+            IndexCatalog.load(
+                dimensions=embedder.dimensions,
+                similarity=embedder.similarity,
+                prefix=connection.settings.collection_prefix,
+            ).target(COLLECTION),
+            snapshot=True,
+        )
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
         )
+        self._snapshots: Snapshots | None = getattr(self._searcher, "snapshots", None)
+        self._generations = connection.collection(GENERATIONS)
         self._embedder_guard = EmbedderGuard(connection, embedder.signature)
 
     # --- ingest -----------------------------------------------------------------------------
@@ -311,9 +333,10 @@ class KnowledgeBase:
                 removed = 0
                 if any(row["version"] < live["version"] for row in existing):
                     # Left over by a crash or a concurrent ingest: clean up, re-embed nothing.
-                    result = await self.collection.delete_many(
-                        {**where, "source": source, "version": {"$lt": live["version"]}}
-                    )
+                    async with self._announcing(where):
+                        result = await self.collection.delete_many(
+                            {**where, "source": source, "version": {"$lt": live["version"]}}
+                        )
                     removed = result.deleted_count
                 return IngestReport(
                     source, "unchanged", live["version"], live["chunks"], removed, content_hash
@@ -321,21 +344,23 @@ class KnowledgeBase:
             vectors = await self.embedder.embed_documents([chunk.content for chunk in chunks])
             for document, vector in zip(documents, vectors, strict=True):
                 document["embedding"] = to_bson_vector(vector)
-            try:
-                await self.collection.insert_many(documents, ordered=True)
-                await self.collection.update_many(
-                    {**where, "source": source, "version": version}, {"$set": {"state": "live"}}
-                )
-            except Exception:
-                # Pending chunks are invisible; a later ingest removes any this cannot.
-                await _quietly(self.collection.delete_many({**where, "version": version}))
-                raise
-            removed = 0
-            if existing:
-                result = await self.collection.delete_many(
-                    {**where, "source": source, "version": {"$lt": version}}
-                )
-                removed = result.deleted_count
+            async with self._announcing(where):
+                try:
+                    await self.collection.insert_many(documents, ordered=True)
+                    await self.collection.update_many(
+                        {**where, "source": source, "version": version},
+                        {"$set": {"state": "live"}},
+                    )
+                except Exception:
+                    # Pending chunks are invisible; a later ingest removes any this cannot.
+                    await _quietly(self.collection.delete_many({**where, "version": version}))
+                    raise
+                removed = 0
+                if existing:
+                    result = await self.collection.delete_many(
+                        {**where, "source": source, "version": {"$lt": version}}
+                    )
+                    removed = result.deleted_count
         action = "replaced" if live is not None else "inserted"
         logger.info(
             "knowledge_ingested",
@@ -470,7 +495,8 @@ class KnowledgeBase:
         where = _scope_filter(scope)
         source = check_id(source, "source")
         with translate_errors("deleting a knowledge source"):
-            result = await self.collection.delete_many({**where, "source": source})
+            async with self._announcing(where):
+                result = await self.collection.delete_many({**where, "source": source})
         logger.info(
             "knowledge_source_deleted", agent_id=where["agent_id"], chunks=result.deleted_count
         )
@@ -483,7 +509,32 @@ class KnowledgeBase:
         where = _scope_filter(tenant)
         with translate_errors("forgetting a user's knowledge"):
             result = await self.collection.delete_many(where)
+            # The token goes too (it names the user); a reader then starts afresh.
+            await self._generations.delete_one(
+                {"_id": generation_id(self.target.collection, where)}
+            )
+        if self._snapshots is not None:
+            self._snapshots.forget(self.target, where)
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
+
+    @contextlib.asynccontextmanager
+    async def _announcing(self, where: dict[str, str]) -> AsyncIterator[None]:
+        """Announce the scope's writes made inside, also when they fail half-way (what did
+        land must be seen by searches); a failed announcement does not hide the write's own
+        error."""
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self._announce(where)
+            raise
+        await self._announce(where)
+
+    async def _announce(self, where: dict[str, str]) -> None:
+        if self._snapshots is not None:
+            await self._snapshots.announce(self.target, where, None)
+        else:
+            await announce_write(self._generations, self.target.collection, where)
 
 
 # --- helpers ----------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from agent_memory.mongo.capabilities import (
 )
 from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
 from agent_memory.mongo.search.layout import Layout, LayoutWatch, choose_layout, read_layout
+from agent_memory.mongo.search.snapshots import GENERATIONS, TokenReads
 
 __all__ = ["META_COLLECTION", "Connection", "connect", "ensure_collection"]
 
@@ -83,6 +84,9 @@ class Connection:
             search_layout,
             layout_reason,
         )
+        #: Generation tokens of the kept search corpora, read together by every store of this
+        #: connection (:class:`~agent_memory.mongo.search.snapshots.TokenReads`).
+        self.token_reads = TokenReads(db[settings.collection_prefix + GENERATIONS])
         self._client = client
         self._embedded = embedded
         self._closed = False

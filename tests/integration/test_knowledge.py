@@ -292,12 +292,14 @@ async def test_round_trips_match_the_documented_table(counted, embedder):
             await operation
         return sorted(sent)
 
+    # Every write ends with its announcement (an update of the scope's generation token).
     assert await sent_by(kb.ingest(ALICE, source="m", text=MANUAL)) == sorted(
-        ["find", "find", "insert", "update"]  # + the embedder record, first use only
+        ["find", "find", "insert", "update", "update"]  # + the embedder record, first use only
     )
     assert await sent_by(kb.ingest(SHARED, source="m", text=MANUAL)) == [
         "find",
         "insert",
+        "update",
         "update",
     ]
     assert await sent_by(kb.ingest(ALICE, source="m", text=MANUAL + " More.")) == [
@@ -305,32 +307,65 @@ async def test_round_trips_match_the_documented_table(counted, embedder):
         "find",
         "insert",
         "update",
+        "update",
     ]
     embedder.calls.clear()
     assert await sent_by(kb.ingest(ALICE, source="m", text=MANUAL + " More.")) == ["find"]
     assert embedder.calls == []
-    assert await sent_by(kb.retrieve(ALICE, "refunds")) == ["find"] * 2
+    # First search: both scopes' tokens in one find, then each scope's chunks.
+    assert await sent_by(kb.retrieve(ALICE, "refunds")) == ["find"] * 3
     assert embedder.calls == [("query", 1)]
     vector = await embedder.embed_query("refunds")
     embedder.calls.clear()
-    assert await sent_by(kb.retrieve(ALICE, "refunds", query_vector=vector)) == ["find"] * 2
+    # Nothing changed since: the two tokens only, in one find.
+    assert await sent_by(kb.retrieve(ALICE, "refunds", query_vector=vector)) == ["find"]
     assert embedder.calls == []
     assert await sent_by(kb.retrieve(ALICE, "refunds", include_shared=False)) == ["find"]
     assert await sent_by(kb.list_sources(ALICE)) == ["find"]
-    assert await sent_by(kb.delete_source(SHARED, "m")) == ["delete"]
-    assert await sent_by(kb.forget_user(ALICE)) == ["delete"]
+    assert await sent_by(kb.delete_source(SHARED, "m")) == ["delete", "update"]
+    assert await sent_by(kb.forget_user(ALICE)) == ["delete", "delete"]
+
+
+async def test_searches_see_every_writer_of_another_instance(connection, embedder):
+    """Each instance keeps the scopes it searched in memory (as another process would); what
+    another instance ingests, replaces, deletes or forgets is seen by the next search."""
+    await IndexManager(connection, embedder.signature).setup()
+    reader = KnowledgeBase(connection, embedder, config=SMALL)
+    writer = KnowledgeBase(connection, embedder, config=SMALL)
+    await writer.ingest(ALICE, source="tea", text="Tea grows in Assam.")
+    await writer.ingest(SHARED, source="faq", text="Tea is served at four.")
+
+    async def found(query, **kwargs):
+        return sorted((h.source, h.content) for h in await reader.retrieve(ALICE, query, **kwargs))
+
+    assert await found("tea") == [("faq", "Tea is served at four."), ("tea", "Tea grows in Assam.")]
+    await writer.ingest(ALICE, source="coffee", text="Coffee grows in Kerala.")
+    assert ("coffee", "Coffee grows in Kerala.") in await found("coffee Kerala")
+    await writer.ingest(SHARED, source="faq", text="Tea is served at five.")
+    assert [c for s, c in await found("tea served") if s == "faq"] == ["Tea is served at five."]
+    await writer.delete_source(ALICE, "coffee")
+    assert "coffee" not in {s for s, _ in await found("coffee Kerala")}
+    await writer.forget_user(ALICE)
+    assert await found("tea") == [("faq", "Tea is served at five.")]
+    # Bob never sees Alice's (kept or not), and the shared scope is kept once for both.
+    await writer.ingest(ALICE, source="secret", text="Alice keeps tea in the attic.")
+    assert await found("attic") != []
+    assert {h.source for h in await reader.retrieve(BOB, "tea attic")} == {"faq"}
 
 
 async def test_both_scopes_are_searched_at_once(kb, embedder, monkeypatch):
-    """Retrieval over two scopes runs their searches at once: each read of the chunks waits
-    until the other scope's read has started too, which only searches that overlap can do
+    """Retrieval over two scopes runs their searches at once: each read of a scope's chunks
+    waits until the other scope's read has started too, which only searches that overlap can do
     (one after the other, the first would wait in vain and the test fail with a timeout).
     Nothing here depends on how fast the machine is."""
     await kb.ingest(ALICE, source="a", text="Tea grows in Assam.")
     await kb.ingest(SHARED, source="s", text="Tea is served at four.")
     await kb.retrieve(ALICE, "tea")  # the embedder record is read once, on first use
-    searcher = kb._searcher
-    original = searcher._search_read
+    # Changed since they were kept: both scopes are read again.
+    await kb.ingest(ALICE, source="a2", text="Tea is picked by hand.")
+    await kb.ingest(SHARED, source="s2", text="Tea comes with milk.")
+    snapshots = kb._snapshots
+    original = snapshots.refresh
     started: list[int] = []
     both = asyncio.Event()
 
@@ -341,7 +376,7 @@ async def test_both_scopes_are_searched_at_once(kb, embedder, monkeypatch):
         await asyncio.wait_for(both.wait(), timeout=60)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(searcher, "_search_read", meeting)
+    monkeypatch.setattr(snapshots, "refresh", meeting)
     vector = await embedder.embed_query("tea")
     hits = await kb.retrieve(ALICE, "tea", query_vector=vector)
     assert len(started) == 2

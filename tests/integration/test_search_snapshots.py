@@ -234,3 +234,91 @@ async def test_a_write_whose_announcement_failed_is_still_found_by_this_process(
     found = [h.memory.content for h in await memory.retrieve(ALICE, "Penny Black", k=2)]
     assert found[0] == "Alice bought a rare Penny Black stamp"
     await memory.aclose()
+
+
+# --- generation tokens read together ------------------------------------------------------------
+
+
+async def test_tokens_asked_for_at_once_are_read_in_one_find(counted, embedder):
+    """Searches of several tenants at the same moment (the users of a busy agent) read their
+    generation tokens in one command, and each gets its own tenant's answer."""
+    connection, counter = counted
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    await memory.store(ALICE, "Alice plays the cello")
+    await memory.store(BOB, "Bob plays the drums")
+    vector = await embedder.embed_query("which instrument")
+    for tenant in (ALICE, BOB):
+        await memory.retrieve(tenant, "instrument", query_vector=vector)  # now kept
+    await memory.drain()
+    with counter.count() as sent:
+        alice, bob = await asyncio.gather(
+            memory.retrieve(ALICE, "instrument", query_vector=vector),
+            memory.retrieve(BOB, "instrument", query_vector=vector),
+        )
+    assert [c for c in sent if c == "find"] == ["find"]
+    assert contents(alice) == ["Alice plays the cello"] and contents(bob) == ["Bob plays the drums"]
+    # A write between two searches is seen by the second (its token is read afresh).
+    await memory.store(BOB, "Bob also plays the banjo")
+    assert "Bob also plays the banjo" in contents(
+        await memory.retrieve(BOB, "banjo", query_vector=await embedder.embed_query("banjo"))
+    )
+    await memory.aclose()
+
+
+async def test_a_failed_token_read_fails_each_search_that_waited_for_it_and_only_those(
+    connection, embedder
+):
+    from pymongo.errors import AutoReconnect
+
+    from agent_memory.errors import StorageUnavailableError
+
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    await memory.store(ALICE, "Alice grows tomatoes")
+    await memory.store(BOB, "Bob grows peppers")
+    reads = connection.token_reads
+    generations = reads._generations
+
+    class Down:
+        def __getattr__(self, name):
+            return getattr(generations, name)
+
+        def find(self, *args, **kwargs):
+            raise AutoReconnect("connection lost")
+
+    reads._generations = Down()
+    try:
+        results = await asyncio.gather(
+            memory.retrieve(ALICE, "grows"), memory.retrieve(BOB, "grows"), return_exceptions=True
+        )
+    finally:
+        reads._generations = generations
+    assert [type(r) for r in results] == [StorageUnavailableError] * 2
+    # Nothing is left waiting or stuck: the next searches read and answer.
+    assert contents(await memory.retrieve(ALICE, "tomatoes")) == ["Alice grows tomatoes"]
+    await memory.aclose()
+
+
+async def test_a_search_cancelled_while_its_token_is_read_leaves_the_others_answered(
+    connection, embedder
+):
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    await memory.store(ALICE, "Alice reads poetry")
+    await memory.store(BOB, "Bob reads novels")
+    vector = await embedder.embed_query("reads")
+    cancelled = asyncio.create_task(memory.retrieve(ALICE, "reads", query_vector=vector))
+    answered = asyncio.create_task(memory.retrieve(BOB, "reads", query_vector=vector))
+    reads = connection.token_reads
+    for _ in range(100):  # until both wait for the one token read (a few turns of the loop)
+        if len(reads._asked) == 2:
+            break
+        await asyncio.sleep(0)
+    assert len(reads._asked) == 2
+    cancelled.cancel()
+    assert contents(await answered) == ["Bob reads novels"]
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert contents(await memory.retrieve(ALICE, "poetry")) == ["Alice reads poetry"]
+    await memory.aclose()

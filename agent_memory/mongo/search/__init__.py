@@ -45,7 +45,11 @@ def make_searcher(
 ) -> Searcher:
     """The searcher for the tier ``connection`` uses. ``similarity`` is the embedder's (the
     vector indexes' on Atlas); either tier reports vector scores as cosines."""
-    snapshots = Snapshots(connection.collection(GENERATIONS), dimensions=dimensions)
+    snapshots = Snapshots(
+        connection.collection(GENERATIONS),
+        dimensions=dimensions,
+        reads=getattr(connection, "token_reads", None),
+    )
     if connection.tier == "atlas":
         # With vector indexes only (search/layout.py) the plain tier ranks the keywords; the
         # layout can change under a running process, so the keyword searcher is always there.

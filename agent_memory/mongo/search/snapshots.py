@@ -9,8 +9,10 @@ document in Python). A target whose writers all announce their writes keeps its 
   changes a filterable field. It sets a fresh random token in the tenant's generation document
   (``search_generations``, one small document per collection and tenant). A random token, not
   a counter: a counter deleted with the tenant would restart and repeat old values.
-- **Readers** (:class:`Snapshots`) read the token (one read by ``_id``), then rank over the
-  kept corpus. A token that differs from the one the corpus was kept under means another
+- **Readers** (:class:`Snapshots`) read the token (one read by ``_id``; the reads asked for
+  at one moment on a connection go out as one ``find``, :class:`TokenReads`: a turn's
+  memories and both scopes of its knowledge, and other users' searches of that moment),
+  then rank over the kept corpus. A token that differs from the one the corpus was kept under means another
   writer (any process) wrote since: the corpus is brought up to date (the tenant's documents
   without vectors, then the vectors of documents not held yet) and the search runs again. A
   write announced before a search started is always seen by that search.
@@ -25,6 +27,7 @@ recently used.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections import OrderedDict
@@ -44,6 +47,7 @@ __all__ = [
     "Change",
     "Snapshot",
     "Snapshots",
+    "TokenReads",
     "announce_write",
     "announce_writes",
     "generation_id",
@@ -62,6 +66,10 @@ DEFAULT_MAX_DOCUMENTS = 50_000
 DEFAULT_MAX_AGE_SECONDS = 300.0
 #: Ids in one ``$in`` when reading the vectors of documents not held yet.
 VECTOR_BATCH = 500
+#: Turns of the event loop a token read waits for others to join it (see :class:`TokenReads`).
+READ_WINDOW_TURNS = 4
+#: Tokens read in one ``find`` at most.
+READ_BATCH = 500
 
 
 def generation_id(collection: str, tenant: Mapping[str, str]) -> dict[str, str]:
@@ -102,6 +110,86 @@ async def announce_writes(
     )
 
 
+def _id_key(document_id: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(document_id.items()))
+
+
+class TokenReads:
+    """Generation tokens read together: the reads asked for within a few turns of the event
+    loop (:data:`READ_WINDOW_TURNS`) go out as one ``find`` by ``_id``.
+
+    A turn of the agent asks for three at once (the user's memories, the user's and the
+    agent's shared knowledge) and, under load, other users' searches ask at the same moment:
+    one command instead of one each. The wait is counted in turns of the loop, not in time,
+    so a search on an idle process is not delayed; a token read is never older than the
+    moment it was asked for, so a write announced before a search started is still seen.
+    """
+
+    def __init__(self, generations: Any) -> None:
+        self._generations = generations
+        self._asked: dict[tuple[tuple[str, Any], ...], tuple[dict[str, Any], list[Any]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._flush: asyncio.Task[None] | None = None
+        self.reads = 0
+
+    async def read(self, document_id: dict[str, Any]) -> str | None:
+        """The token stored under ``document_id``, or ``None`` when there is none."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None and not self._loop.is_closed() and self._flush is not None:
+                # Another loop is gathering reads (a client serves one loop; this is for
+                # safety): this one is read alone.
+                self.reads += 1
+                found = await self._generations.find_one({"_id": document_id}, {"token": 1})
+                return _token_of(found)
+            self._loop, self._asked, self._flush = loop, {}, None
+        waiting: asyncio.Future[str | None] = loop.create_future()
+        entry = self._asked.setdefault(_id_key(document_id), (document_id, []))
+        entry[1].append(waiting)
+        if self._flush is None:
+            self._flush = loop.create_task(self._read_asked(), name="generation-token-reads")
+        return await waiting
+
+    async def _read_asked(self) -> None:
+        asked = None
+        try:
+            for _ in range(READ_WINDOW_TURNS):
+                await asyncio.sleep(0)  # let the searches of this moment ask too
+            asked, self._asked, self._flush = self._asked, {}, None
+            entries = list(asked.items())
+            for start in range(0, len(entries), READ_BATCH):
+                part = entries[start : start + READ_BATCH]
+                self.reads += 1
+                try:
+                    rows = await self._generations.find(
+                        {"_id": {"$in": [document_id for _, (document_id, _) in part]}},
+                        {"token": 1},
+                    ).to_list(None)
+                except Exception as exc:  # each waiting search fails as its own read would
+                    for _, (_, waiting) in part:
+                        for future in waiting:
+                            if not future.done():
+                                future.set_exception(exc)
+                    continue
+                tokens = {_id_key(row["_id"]): _token_of(row) for row in rows}
+                for key, (_, waiting) in part:
+                    for future in waiting:
+                        if not future.done():
+                            future.set_result(tokens.get(key))
+        finally:
+            if asked is None:  # cancelled while waiting for others to ask
+                asked, self._asked, self._flush = self._asked, {}, None
+            for _, waiting in asked.values():  # nobody is left waiting for ever
+                for future in waiting:
+                    if not future.done():
+                        future.cancel()
+
+
+def _token_of(found: Mapping[str, Any] | None) -> str | None:
+    token = None if found is None else found.get("token")
+    return token if isinstance(token, str) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """What one writer changed, for a kept corpus to follow without reading it back:
@@ -130,8 +218,10 @@ class Snapshots:
         dimensions: int,
         max_documents: int = DEFAULT_MAX_DOCUMENTS,
         max_age: float = DEFAULT_MAX_AGE_SECONDS,
+        reads: TokenReads | None = None,
     ) -> None:
         self._generations = generations
+        self._reads = reads or TokenReads(generations)
         self._max_age = max_age
         self._dimensions = dimensions
         self._max_documents = max_documents
@@ -158,16 +248,17 @@ class Snapshots:
     async def token(self, target: SearchTarget, tenant: Mapping[str, str]) -> str:
         """The tenant's generation token now. A tenant without one (written before tokens
         existed, or never) gets one, so that its corpus can be kept from then on."""
-        key = {"_id": generation_id(target.collection, tenant)}
-        found = await self._generations.find_one(key, {"token": 1})
-        if found is None or not isinstance(found.get("token"), str):
-            found = await self._generations.find_one_and_update(
-                key,
-                {"$setOnInsert": {"token": secrets.token_hex(8), **tenant}},
-                upsert=True,
-                projection={"token": 1},
-                return_document=ReturnDocument.AFTER,
-            )
+        document_id = generation_id(target.collection, tenant)
+        token = await self._reads.read(document_id)
+        if token is not None:
+            return token
+        found = await self._generations.find_one_and_update(
+            {"_id": document_id},
+            {"$setOnInsert": {"token": secrets.token_hex(8), **tenant}},
+            upsert=True,
+            projection={"token": 1},
+            return_document=ReturnDocument.AFTER,
+        )
         return str(found.get("token"))
 
     async def refresh(
