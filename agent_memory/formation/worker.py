@@ -225,8 +225,19 @@ class FormationWorker:
         profiles = self.memories.profiles
         current = await profiles.get(job.tenant, patch.name)
         ops = profile_changes(current.data, extraction.profile)
+        if job.messages_through is not None:
+            # Said where the job's messages end, so that a session formed late does not undo
+            # a newer value (as for keyed memories); a value said again is recorded as said
+            # again, or a change said between the two but formed after both would win.
+            ops += [
+                PatchOp("set", name, value)
+                for name, value in extraction.profile.items()
+                if value is not None
+                and not isinstance(value, Mapping | list)
+                and value == current.data.get(name)
+            ]
         if ops:
-            await profiles.patch(job.tenant, ops, schema=patch.name)
+            await profiles.patch(job.tenant, ops, schema=patch.name, said=job.messages_through)
 
     async def _apply_memories(self, job: Job, extraction: Extraction) -> int:
         insert = insert_schema(self.schemas)

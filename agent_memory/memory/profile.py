@@ -197,6 +197,12 @@ def _ops(changes: Mapping[str, Any] | Sequence[PatchOp]) -> list[PatchOp]:
     return ops
 
 
+def _stated_later(op: PatchOp, stated: Mapping[str, str], said: str | None) -> bool:
+    """Whether ``op`` sets or removes a field that was last stated after ``said``."""
+    last = stated.get(op.path)
+    return said is not None and op.op in ("set", "remove") and last is not None and last > said
+
+
 def _apply(data: dict[str, Any], ops: list[PatchOp]) -> dict[str, Any]:
     result = json.loads(json.dumps(data, default=str))  # a deep copy of plain data
     for op in ops:
@@ -260,12 +266,21 @@ class ProfileMemory:
     async def get(self, tenant: Tenant, schema: str = "User") -> Profile:
         tenant = check_tenant(tenant)
         self.schema(schema, "patch")
+        profile, _ = await self._read(tenant, schema)
+        return profile
+
+    async def _read(self, tenant: Tenant, schema: str) -> tuple[Profile, dict[str, str]]:
+        """The profile and, per field, where in a conversation it was last stated."""
         with translate_errors("reading a profile"):
             doc = await self.collection.find_one({**tenant.filter(), "schema": schema})
         if doc is None:
-            return Profile(schema)
-        return Profile(
-            schema, doc.get("data", {}), int(doc.get("version", 0)), doc.get("updated_at")
+            return Profile(schema), {}
+        stated = doc.get("said")
+        return (
+            Profile(schema, doc.get("data", {}), int(doc.get("version", 0)), doc.get("updated_at")),
+            {k: v for k, v in stated.items() if isinstance(v, str)}
+            if isinstance(stated, dict)
+            else {},
         )
 
     async def patch(
@@ -274,23 +289,39 @@ class ProfileMemory:
         changes: Mapping[str, Any] | Sequence[PatchOp],
         *,
         schema: str = "User",
+        said: str | None = None,
     ) -> Profile:
         """Apply ``changes`` (``{field: value}``, ``None`` removes; or a list of
         :class:`PatchOp`) and return the profile. The result must validate against the
         schema; a concurrent patch is not lost (the write is guarded by a version and
-        re-applied on the fresh profile)."""
+        re-applied on the fresh profile).
+
+        ``said``: where in a conversation the changes were stated (the ``seq`` of the last
+        message they were formed from; memory formation passes it). A ``set`` or ``remove``
+        of a field that a later statement changed is skipped, so a session formed late does
+        not undo a newer value; ``add`` and ``merge`` accumulate as always. Without it the
+        newest write wins."""
         tenant = check_tenant(tenant)
         definition = self.schema(schema, "patch")
         ops = _ops(changes)
+        if said is not None and not isinstance(said, str):
+            raise InvalidInputError(f"said must be a string, got {type(said).__name__}")
         for _ in range(_PATCH_ATTEMPTS):
-            current = await self.get(tenant, schema)
-            data = _apply(current.data, ops)
+            current, stated = await self._read(tenant, schema)
+            kept = [op for op in ops if not _stated_later(op, stated, said)]
+            if not kept:
+                return current  # every change was stated before the profile's own
+            data = _apply(current.data, kept)
             definition.validate(data)
             now = utcnow()
+            if said is not None:
+                single = {op.path for op in kept if op.op in ("set", "remove")}
+                stated = {**stated, **{path: max(said, stated.get(path, "")) for path in single}}
             document = {
                 **tenant.filter(),
                 "schema": schema,
                 "data": data,
+                "said": stated,
                 "version": current.version + 1,
                 "updated_at": now,
             }
@@ -304,7 +335,14 @@ class ProfileMemory:
                 else:
                     result = await self.collection.update_one(
                         {**tenant.filter(), "schema": schema, "version": current.version},
-                        {"$set": {"data": data, "version": current.version + 1, "updated_at": now}},
+                        {
+                            "$set": {
+                                "data": data,
+                                "said": stated,
+                                "version": current.version + 1,
+                                "updated_at": now,
+                            }
+                        },
                     )
                     if result.matched_count == 0:
                         continue  # someone patched in between: re-apply on theirs

@@ -305,6 +305,34 @@ async def test_structured_extraction_forms_profile_notes_and_facts(memories, que
     assert fact["source"]["formation_job"] and fact["source"]["session_id"] == "s1"
 
 
+async def test_sessions_formed_out_of_order_end_with_what_was_said_last(memories, queue):
+    """Three sessions held in order (Ana, then Bea, then Ana again), formed first, third,
+    second: the profile and the keyed fact end with the third session's, restated values
+    included (the third only repeats what the first set)."""
+    said = {
+        "s1": "My name is Ana. I live in Lisbon.",
+        "s2": "My name is Bea. I live in Porto.",
+        "s3": "My name is Ana. I live in Lisbon.",
+    }
+    for session, text in said.items():
+        await say(memories, ANA, session, text)
+    for delay, session in enumerate(("s1", "s3", "s2")):  # the order they are formed in
+        await queue.schedule(ANA, session, now=at(delay))
+    w = worker(memories, queue, "w")
+    for delay in range(3):
+        assert await w.run_once(now=at(DEBOUNCE + delay)) is True
+    assert [job.session_id for job in sorted(await queue.jobs(ANA), key=lambda j: j.run_after)] == [
+        "s1",
+        "s3",
+        "s2",
+    ]
+    assert (await memories.profiles.get(ANA)).data["user_name"] == "Ana"
+    homes = await memories.long_term.collection.find(
+        {**ANA.filter(), "key": "home", "status": "active"}
+    ).to_list(None)
+    assert [d["content"] for d in homes] == ["The user lives in Lisbon."]
+
+
 async def test_a_job_for_one_user_never_writes_anothers_memories(memories, queue):
     await say(memories, ANA, "ana-s", "My name is Ana.")
     await say(memories, XIAOMING, "xm-s", "我叫小明。")

@@ -44,6 +44,34 @@ async def test_patches_build_a_profile(profiles):
     assert "- preferences: 座位: 靠窗; 饮食: 素食" in rendered  # readable, not JSON
 
 
+async def test_a_change_stated_before_the_profiles_own_does_not_undo_it(profiles):
+    """Sessions are not always formed in the order they were held: a set or remove said
+    before the field's last statement is skipped; a restatement counts as said again."""
+    await profiles.patch(XIAOMING, {"user_name": "Ming"}, said="0000000001000.000000.a.0001")
+    await profiles.patch(XIAOMING, {"user_name": "Xiaoming"}, said="0000000002000.000000.a.0001")
+    # Said again later (same value): it is now as late as the restatement.
+    await profiles.patch(XIAOMING, {"user_name": "Xiaoming"}, said="0000000004000.000000.a.0001")
+    late = await profiles.patch(
+        XIAOMING, {"user_name": "Ming", "age": 30}, said="0000000003000.000000.a.0001"
+    )
+    assert late.data == {"user_name": "Xiaoming", "age": 30}  # the age was never stated
+    assert (await profiles.patch(XIAOMING, {"age": None}, said="0000000000500.000000.a.0001")).data[
+        "age"
+    ] == 30
+    # Said later: applied, as any change is; without a place in a conversation, newest wins.
+    newer = await profiles.patch(
+        XIAOMING, {"user_name": "Ming"}, said="0000000005000.000000.a.0001"
+    )
+    assert newer.data["user_name"] == "Ming"
+    assert (await profiles.patch(XIAOMING, {"user_name": "X"})).data["user_name"] == "X"
+    # Only the said changes are skipped; nothing skipped writes nothing.
+    version = (await profiles.get(XIAOMING)).version
+    await profiles.patch(XIAOMING, {"age": 31}, said="0000000000100.000000.a.0001")
+    assert (await profiles.get(XIAOMING)).version == version
+    with pytest.raises(InvalidInputError):
+        await profiles.patch(XIAOMING, {"age": 32}, said=12)
+
+
 async def test_patches_that_break_the_schema_are_refused(profiles):
     await profiles.patch(XIAOMING, {"age": 30})
     for bad in ({"age": "thirty"}, {"age": -1}, {"shoe_size": 42}, {"interests": "hiking"}):
