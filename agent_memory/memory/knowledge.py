@@ -67,7 +67,7 @@ import contextlib
 import hashlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -258,14 +258,11 @@ class KnowledgeBase:
         # Every write to this collection goes through this class and is announced, so the
         # plain tier keeps each scope's chunks in memory between searches (a turn reads two
         # generation tokens, not every chunk of both scopes).
-        self.target = replace(
-            IndexCatalog.load(
-                dimensions=embedder.dimensions,
-                similarity=embedder.similarity,
-                prefix=connection.settings.collection_prefix,
-            ).target(COLLECTION),
-            snapshot=True,
-        )
+        self.target = IndexCatalog.load(
+            dimensions=embedder.dimensions,
+            similarity=embedder.similarity,
+            prefix=connection.settings.collection_prefix,
+        ).target(COLLECTION, snapshot=True)
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
         )

@@ -51,7 +51,6 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -196,14 +195,11 @@ class LongTermMemory:
         self.collection = connection.collection(COLLECTION)
         # Every write to this collection goes through this class and is announced, so the
         # plain tier may keep a tenant's memories in memory between searches.
-        self.target = replace(
-            IndexCatalog.load(
-                dimensions=embedder.dimensions,
-                similarity=embedder.similarity,
-                prefix=connection.settings.collection_prefix,
-            ).target(COLLECTION),
-            snapshot=True,
-        )
+        self.target = IndexCatalog.load(
+            dimensions=embedder.dimensions,
+            similarity=embedder.similarity,
+            prefix=connection.settings.collection_prefix,
+        ).target(COLLECTION, snapshot=True)
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -117,12 +117,14 @@ class IndexCatalog:
     def __getitem__(self, name: str) -> CollectionSpec:
         return self.collections[name]
 
-    def target(self, name: str) -> SearchTarget:
-        """The search target of collection ``name`` (with the prefix applied)."""
+    def target(self, name: str, *, snapshot: bool = False) -> SearchTarget:
+        """The search target of collection ``name`` (with the prefix applied). ``snapshot``:
+        every writer of the collection announces its writes, so the plain tier may keep its
+        documents in memory between searches (``mongo/search/snapshots.py``)."""
         target = self.collections[name].search_target(self.prefix)
         if target is None:
             raise ConfigurationError(f"collection {name!r} has no search indexes")
-        return target
+        return replace(target, snapshot=True) if snapshot else target
 
 
 def _parse(raw: dict[str, Any], *, dimensions: int, similarity: str, source: str) -> CollectionSpec:
