@@ -316,7 +316,10 @@ class ProfileMemory:
             now = utcnow()
             if said is not None:
                 single = {op.path for op in kept if op.op in ("set", "remove")}
+                before = stated
                 stated = {**stated, **{path: max(said, stated.get(path, "")) for path in single}}
+                if data == current.data and stated == before:
+                    return current  # said again where it was said already (a job resumed)
             document = {
                 **tenant.filter(),
                 "schema": schema,

@@ -64,9 +64,11 @@ async def test_a_change_stated_before_the_profiles_own_does_not_undo_it(profiles
     )
     assert newer.data["user_name"] == "Ming"
     assert (await profiles.patch(XIAOMING, {"user_name": "X"})).data["user_name"] == "X"
-    # Only the said changes are skipped; nothing skipped writes nothing.
+    # Only the said changes are skipped; nothing skipped writes nothing, and neither does the
+    # same patch said again where it was said (a formation job resumed after a crash).
     version = (await profiles.get(XIAOMING)).version
     await profiles.patch(XIAOMING, {"age": 31}, said="0000000000100.000000.a.0001")
+    await profiles.patch(XIAOMING, {"user_name": "X"}, said="0000000005000.000000.a.0001")
     assert (await profiles.get(XIAOMING)).version == version
     with pytest.raises(InvalidInputError):
         await profiles.patch(XIAOMING, {"age": 32}, said=12)
