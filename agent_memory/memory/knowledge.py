@@ -94,12 +94,7 @@ from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, SourceScore, make_searcher
 from agent_memory.mongo.search.fusion import reciprocal_rank_fusion
-from agent_memory.mongo.search.snapshots import (
-    GENERATIONS,
-    Snapshots,
-    announce_write,
-    generation_id,
-)
+from agent_memory.mongo.search.snapshots import GENERATIONS, Snapshots, announce, erase_tenant
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.embedders.base import Embedder
@@ -506,12 +501,7 @@ class KnowledgeBase:
         where = _scope_filter(tenant)
         with translate_errors("forgetting a user's knowledge"):
             result = await self.collection.delete_many(where)
-            # The token goes too (it names the user); a reader then starts afresh.
-            await self._generations.delete_one(
-                {"_id": generation_id(self.target.collection, where)}
-            )
-        if self._snapshots is not None:
-            self._snapshots.forget(self.target, where)
+            await erase_tenant(self._snapshots, self._generations, self.target, where)
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
 
     @contextlib.asynccontextmanager
@@ -523,15 +513,9 @@ class KnowledgeBase:
             yield
         except BaseException:
             with contextlib.suppress(Exception):
-                await self._announce(where)
+                await announce(self._snapshots, self._generations, self.target, where)
             raise
-        await self._announce(where)
-
-    async def _announce(self, where: dict[str, str]) -> None:
-        if self._snapshots is not None:
-            await self._snapshots.announce(self.target, where, None)
-        else:
-            await announce_write(self._generations, self.target.collection, where)
+        await announce(self._snapshots, self._generations, self.target, where)
 
 
 # --- helpers ----------------------------------------------------------------------------------

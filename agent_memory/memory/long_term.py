@@ -94,8 +94,8 @@ from agent_memory.mongo.search.snapshots import (
     GENERATIONS,
     Change,
     Snapshots,
-    announce_write,
-    generation_id,
+    announce,
+    erase_tenant,
 )
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.transactions import run_in_transaction
@@ -581,10 +581,7 @@ class LongTermMemory:
     async def _announce(self, tenant: Tenant, change: Change | None = None) -> None:
         """Tell every process's search that this tenant's memories changed; a corpus this
         instance keeps follows ``change`` when nobody else wrote meanwhile."""
-        if self._snapshots is not None:
-            await self._snapshots.announce(self.target, tenant.filter(), change)
-        else:
-            await announce_write(self._generations, self.target.collection, tenant.filter())
+        await announce(self._snapshots, self._generations, self.target, tenant.filter(), change)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -786,12 +783,7 @@ class LongTermMemory:
         tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's memories"):
             result = await self.collection.delete_many(tenant.filter())
-            # The token goes too (it names the user); a reader then starts afresh.
-            await self._generations.delete_one(
-                {"_id": generation_id(self.target.collection, tenant.filter())}
-            )
-        if self._snapshots is not None:
-            self._snapshots.forget(self.target, tenant.filter())
+            await erase_tenant(self._snapshots, self._generations, self.target, tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
 
     async def drain(self) -> None:

@@ -48,7 +48,7 @@ def make_searcher(
     snapshots = Snapshots(
         connection.collection(GENERATIONS),
         dimensions=dimensions,
-        reads=getattr(connection, "token_reads", None),
+        reads=connection.token_reads,
     )
     if connection.tier == "atlas":
         # With vector indexes only (search/layout.py) the plain tier ranks the keywords; the

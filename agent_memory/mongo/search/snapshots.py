@@ -12,7 +12,8 @@ document in Python). A target whose writers all announce their writes keeps its 
 - **Readers** (:class:`Snapshots`) read the token (one read by ``_id``; the reads asked for
   at one moment on a connection go out as one ``find``, :class:`TokenReads`: a turn's
   memories and both scopes of its knowledge, and other users' searches of that moment),
-  then rank over the kept corpus. A token that differs from the one the corpus was kept under means another
+  then rank over the kept corpus. A token that differs from the one the corpus was kept
+  under means another
   writer (any process) wrote since: the corpus is brought up to date (the tenant's documents
   without vectors, then the vectors of documents not held yet) and the search runs again. A
   write announced before a search started is always seen by that search.
@@ -48,8 +49,10 @@ __all__ = [
     "Snapshot",
     "Snapshots",
     "TokenReads",
+    "announce",
     "announce_write",
     "announce_writes",
+    "erase_tenant",
     "generation_id",
 ]
 
@@ -108,6 +111,32 @@ async def announce_writes(
         ],
         ordered=False,
     )
+
+
+async def announce(
+    snapshots: Snapshots | None,
+    generations: Any,
+    target: SearchTarget,
+    tenant: Mapping[str, str],
+    change: Change | None = None,
+) -> None:
+    """Announce a writer's write to ``tenant``'s documents of ``target``: through this
+    process's kept corpora when it keeps them (a kept corpus follows ``change``), otherwise
+    by the token alone."""
+    if snapshots is not None:
+        await snapshots.announce(target, tenant, change)
+    else:
+        await announce_write(generations, target.collection, tenant)
+
+
+async def erase_tenant(
+    snapshots: Snapshots | None, generations: Any, target: SearchTarget, tenant: Mapping[str, str]
+) -> None:
+    """After a tenant's documents of ``target`` were erased: its token goes too (it names the
+    tenant) with whatever this process kept of it; a reader then starts afresh."""
+    await generations.delete_one({"_id": generation_id(target.collection, tenant)})
+    if snapshots is not None:
+        snapshots.forget(target, tenant)
 
 
 def _id_key(document_id: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
