@@ -47,10 +47,14 @@ __all__ = ["FormationWorker", "profile_changes"]
 logger = get_logger(__name__)
 
 
-def profile_changes(current: Mapping[str, Any], patch: Mapping[str, Any]) -> list[PatchOp]:
+def profile_changes(
+    current: Mapping[str, Any], patch: Mapping[str, Any], *, restate: bool = False
+) -> list[PatchOp]:
     """The patch operations that bring ``current`` up to ``patch``, and nothing more: object
     fields are merged key by key (``None`` removes a key), array fields gain missing items,
-    other fields are set when they differ. A repeat gives no operation (no new version)."""
+    other fields are set when they differ. A repeat gives no operation (no new version),
+    unless ``restate``: then other fields said again are set again (to record where they
+    were said, see :meth:`ProfileMemory.patch`)."""
     ops: list[PatchOp] = []
     for name, value in patch.items():
         old = current.get(name)
@@ -70,7 +74,7 @@ def profile_changes(current: Mapping[str, Any], patch: Mapping[str, Any]) -> lis
                 ops.append(PatchOp("merge", name, changed))
         elif isinstance(value, list) and isinstance(old, list):
             ops.extend(PatchOp("add", name, item) for item in value if item not in old)
-        elif value != old:
+        elif restate or value != old:
             ops.append(PatchOp("set", name, value))
     return ops
 
@@ -224,20 +228,13 @@ class FormationWorker:
             return
         profiles = self.memories.profiles
         current = await profiles.get(job.tenant, patch.name)
-        ops = profile_changes(current.data, extraction.profile)
-        if job.messages_through is not None:
-            # Said where the job's messages end, so that a session formed late does not undo
-            # a newer value (as for keyed memories); a value said again is recorded as said
-            # again, or a change said between the two but formed after both would win.
-            ops += [
-                PatchOp("set", name, value)
-                for name, value in extraction.profile.items()
-                if value is not None
-                and not isinstance(value, Mapping | list)
-                and value == current.data.get(name)
-            ]
+        # Said where the job's messages end, so that a session formed late does not undo a
+        # newer value (as for keyed memories); a value said again is recorded as said again,
+        # or a change said between the two but formed after both would win.
+        said = job.messages_through
+        ops = profile_changes(current.data, extraction.profile, restate=said is not None)
         if ops:
-            await profiles.patch(job.tenant, ops, schema=patch.name, said=job.messages_through)
+            await profiles.patch(job.tenant, ops, schema=patch.name, said=said)
 
     async def _apply_memories(self, job: Job, extraction: Extraction) -> int:
         insert = insert_schema(self.schemas)

@@ -355,6 +355,13 @@ def test_extraction_model_follows_the_configured_schemas() -> None:
 def test_profile_changes_are_minimal() -> None:
     current = {"user_name": "Ana", "preferences": {"diet": "vegan"}, "interests": ["jazz"]}
     assert profile_changes(current, {"user_name": "Ana", "preferences": {"diet": "vegan"}}) == []
+    # Restated (formation knows where it was said): a field said again is set again; merged
+    # objects and arrays still add only what is new.
+    assert profile_changes(
+        current,
+        {"user_name": "Ana", "preferences": {"diet": "vegan"}, "interests": ["jazz"]},
+        restate=True,
+    ) == [PatchOp("set", "user_name", "Ana")]
     ops = profile_changes(
         current,
         {"preferences": {"seat": "window"}, "interests": ["jazz", "tea"], "home": None, "age": 30},
