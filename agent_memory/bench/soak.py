@@ -36,6 +36,7 @@ import numpy as np
 from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent
+from agent_memory.bench._cost import CommandTally, cpu_seconds
 from agent_memory.bench._memory import MemorySampler, memory_verdict
 from agent_memory.bench._server import ServerWatch, describe_server
 from agent_memory.bench._soak_checks import Ledger, check_store
@@ -238,7 +239,16 @@ class Soak:
         config = AgentConfig(
             self.agent_id, run_formation_worker=False, formation_debounce_s=s.debounce_seconds
         )
-        worker_connections = [await connect(self.connection.settings) for _ in range(s.workers)]
+        # The users' turns and the workers' jobs each on connections of their own, so that
+        # the commands of each are counted apart (the run's ``cost``).
+        turn_tally, job_tally = CommandTally(), CommandTally()
+        agent_connection = await connect(
+            self.connection.settings, client_options={"event_listeners": [turn_tally]}
+        )
+        worker_connections = [
+            await connect(self.connection.settings, client_options={"event_listeners": [job_tally]})
+            for _ in range(s.workers)
+        ]
         workers = [
             FormationWorker(
                 MemorySystem(conn, self.embedder),
@@ -251,17 +261,28 @@ class Soak:
             for i, conn in enumerate(worker_connections)
         ]
 
+        server_pid = self.watch.pid if self.watch is not None and self.watch.apart else None
+
         def sample() -> dict[str, Any]:
             server = self.watch.sample() if self.watch is not None else {}
-            return {**server, "jobs_worked": sum(worker.jobs_worked for worker in workers)}
+            if server_pid is not None:
+                server["server_cpu_s"] = cpu_seconds(server_pid)
+            return {
+                **server,
+                "cpu_s": cpu_seconds(),
+                "turns": len(counters.latencies),
+                "jobs_worked": sum(worker.jobs_worked for worker in workers),
+            }
 
         sampler = MemorySampler(s.sample_interval, traced=s.tracemalloc, extra=sample)
         load_before = os.getloadavg()
         check_error = cleanup_error = ""
         try:
-            async with RAGAgent(self.connection, self.embedder, chat, config=config) as agent:
+            async with RAGAgent(agent_connection, self.embedder, chat, config=config) as agent:
                 await agent.queue.setup()
                 sampler.start()
+                cost_start, turns_before = sampler.sample_now(), turn_tally.snapshot()
+                jobs_before = job_tally.snapshot()
                 for worker in workers:
                     worker.start()
                 loop = asyncio.get_running_loop()
@@ -273,6 +294,7 @@ class Soak:
                     *(self._talk(agent, i, user, deadline) for i, user in enumerate(users))
                 )
                 elapsed = time.perf_counter() - started
+                cost_end, turns_after = sampler.sample_now(), turn_tally.snapshot()
                 await agent.drain()
                 under_load = sampler.stop()
                 load_during = os.getloadavg()
@@ -297,6 +319,7 @@ class Soak:
                 await worker.memories.aclose()
             for conn in worker_connections:
                 await conn.close()
+            await agent_connection.close()
         memory = memory_verdict(under_load, warmup=s.warmup, max_growth=s.max_growth)
         memory["after_drain"] = after
         turns = len(counters.latencies)
@@ -340,6 +363,14 @@ class Soak:
             "cleanup_error": cleanup_error,
             **checks,
             "memory": memory,
+            "cost": _cost(
+                cost_start,
+                cost_end,
+                turns_after.summary(cost_end["turns"] - cost_start["turns"], since=turns_before),
+                job_tally.summary(
+                    after["jobs_worked"] - cost_start["jobs_worked"], since=jobs_before
+                ),
+            ),
             "ok": ok,
         }
 
@@ -416,12 +447,28 @@ def _windows(
         row = {"from_s": round(i * width, 1), "turns": len(inside), **_percentiles(inside)}
         row["sessions_ended"] = sum(map(within, sessions_ended or ()))
         if worked:
-            # The last sample inside the window less the last one before it.
-            before = [n for t, n in worked if t < i * width]
-            upto = [n for t, n in worked if last or t < (i + 1) * width]
-            row["jobs_worked"] = (upto[-1] if upto else 0) - (before[-1] if before else 0)
+            row["jobs_worked"] = _grown(worked, i * width, None if last else (i + 1) * width)
+        # CPU per turn within the window: does a turn cost more as the data grows?
+        for name, key in (("server", "server_cpu_s"), ("framework", "cpu_s")):
+            used = [(x["t"], x[key]) for x in samples or () if x.get(key) is not None]
+            turns = [(x["t"], x["turns"]) for x in samples or () if x.get(key) is not None]
+            if used and turns:
+                end = None if last else (i + 1) * width
+                done = _grown(turns, i * width, end)
+                if done:
+                    row[f"{name}_cpu_ms_per_turn"] = round(
+                        _grown(used, i * width, end) * 1000 / done, 1
+                    )
         rows.append(row)
     return rows
+
+
+def _grown(series: list[tuple[float, float]], start: float, end: float | None) -> float:
+    """How much a running total grew within [start, end): its last sample inside less its
+    last sample before (0 before the first sample)."""
+    before = [v for t, v in series if t < start]
+    upto = [v for t, v in series if end is None or t < end]
+    return (upto[-1] if upto else 0) - (before[-1] if before else 0)
 
 
 def _latency_verdict(latencies: list[tuple[float, float]], s: SoakSettings) -> dict[str, Any]:
@@ -447,6 +494,24 @@ def _latency_verdict(latencies: list[tuple[float, float]], s: SoakSettings) -> d
         "max_drift": s.max_drift,
         "ok": ok,
     }
+
+
+def _cost(
+    start: dict[str, Any], end: dict[str, Any], per_turn: dict[str, Any], per_job: dict[str, Any]
+) -> dict[str, Any]:
+    """What the load cost: CPU per turn of the server (when it runs apart) and of this
+    process (users, agent and workers, so formation too), from the first turn to the last;
+    the commands a turn sent over the same span, and those a formation job sent, from the
+    start to the end of the drain (so that every job counted is a whole one)."""
+    turns = end["turns"] - start["turns"]
+    cost: dict[str, Any] = {"turns": turns}
+    seconds = end["t"] - start["t"]
+    for name, key in (("server", "server_cpu_s"), ("framework", "cpu_s")):
+        if start.get(key) is not None and end.get(key) is not None and turns and seconds > 0:
+            used = end[key] - start[key]
+            cost[f"{name}_cpu_ms_per_turn"] = round(used * 1000 / turns, 2)
+            cost[f"{name}_cpu_busy"] = round(used / seconds, 2)  # of one core
+    return {**cost, "per_turn": per_turn, "per_job": per_job}
 
 
 def _wal_verdict(samples: list[dict[str, Any]], limit: float) -> dict[str, Any]:
@@ -475,6 +540,33 @@ def _rss_line(label: str, rss: dict[str, Any], s: dict[str, Any], samples: int) 
         f"{rss.get('growth_pct')} % (limit {s['max_growth'] * 100:g} %), slope "
         f"{rss.get('slope_mb_per_min')} MB/min over {samples} samples."
     )
+
+
+def _cost_lines(cost: dict[str, Any] | None) -> list[str]:
+    if not cost:
+        return []
+    busy = [
+        f"{name} {cost[f'{name}_cpu_ms_per_turn']} ms a turn, {cost[f'{name}_cpu_busy']:.0%} of a core"
+        for name in ("server", "framework")
+        if f"{name}_cpu_ms_per_turn" in cost
+    ]
+    lines = ["", f"CPU under load: {'; '.join(busy)}." if busy else "CPU under load: not read."]
+    for label, part in (("a turn", cost["per_turn"]), ("a formation job", cost["per_job"])):
+        lines += [
+            "",
+            f"Commands of {label}: {part['commands_per_unit']} on average over {part['units']}"
+            + (f" ({part['failed']} failed)" if part["failed"] else "")
+            + ".",
+            "",
+            "| command | collection | per unit | documents each | ms each |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {r['command']} | {r['collection']} | {r['per_unit']} | "
+                f"{r['documents_per_command']} | {r['ms_per_command']} |"
+                for r in part["top"]
+            ),
+        ]
+    return lines
 
 
 def render_soak(result: dict[str, Any]) -> str:
@@ -509,13 +601,16 @@ def render_soak(result: dict[str, Any]) -> str:
         f"{result['turn_ms']['p95']} | {result['errors']} | {result.get('memories_formed')} | "
         f"{result.get('formation_jobs_with_memories')} | {result['formation_drain_seconds']} |",
         "",
-        "| from s | turns | p50 ms | p95 ms | sessions ended | formation jobs worked |",
-        "|---|---|---|---|---|---|",
+        "| from s | turns | p50 ms | p95 ms | sessions ended | formation jobs worked | "
+        "server CPU ms / turn | framework CPU ms / turn |",
+        "|---|---|---|---|---|---|---|---|",
         *(
             f"| {w['from_s']} | {w['turns']} | {w['p50']} | {w['p95']} | "
-            f"{w.get('sessions_ended', '')} | {w.get('jobs_worked', '')} |"
+            f"{w.get('sessions_ended', '')} | {w.get('jobs_worked', '')} | "
+            f"{w.get('server_cpu_ms_per_turn', '')} | {w.get('framework_cpu_ms_per_turn', '')} |"
             for w in result["turn_ms_by_window"]
         ),
+        *_cost_lines(result.get("cost")),
         "",
         drift_line,
         "",

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
+from pymongo.errors import OperationFailure
 from typer.testing import CliRunner
 
+from agent_memory.bench._cost import CommandTally, cpu_seconds
 from agent_memory.bench._memory import memory_verdict
 from agent_memory.bench._soak_checks import expected_values
 from agent_memory.bench.soak import (
@@ -26,6 +29,7 @@ from agent_memory.bench.soak import (
 from agent_memory.cli import app
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory._common import new_id, utcnow
+from agent_memory.mongo.connection import connect
 from agent_memory.mongo.embedded import find_running_server
 from agent_memory.mongo.indexes import IndexManager
 
@@ -108,6 +112,36 @@ def test_statements_and_the_values_they_leave():
     assert expected_values(marker, 1) == {}
 
 
+async def test_the_command_tally_counts_commands_documents_and_failures(settings):
+    tally = CommandTally()
+    conn = await connect(settings, client_options={"event_listeners": [tally]})
+    try:
+        before = tally.snapshot()
+        docs = conn.collection("tally")
+        await docs.insert_many([{"_id": i} for i in range(5)])
+        assert len(await docs.find({"_id": {"$gte": 1}}).to_list(None)) == 4
+        with pytest.raises(OperationFailure):
+            await conn.db.command("noSuchCommand")
+        summary = tally.summary(2, since=before)
+    finally:
+        await conn.close()
+    rows = {(r["command"], r["collection"]): r for r in summary["top"]}
+    assert rows[("insert", "tally")]["per_unit"] == 0.5
+    assert rows[("find", "tally")]["documents_per_command"] == 4
+    assert summary["failed"] == 1 and summary["commands_per_unit"] == 1.5
+    assert tally.summary(1, since=tally.snapshot())["commands_per_unit"] == 0
+
+
+def test_cpu_seconds_reads_this_process_and_others():
+    began = cpu_seconds()
+    deadline = time.process_time() + 0.2
+    while time.process_time() < deadline:
+        pass
+    assert cpu_seconds() - began >= 0.15
+    assert cpu_seconds(os.getpid()) == pytest.approx(cpu_seconds(), abs=0.1)
+    assert cpu_seconds(2**22 + 7) is None  # above Linux's largest pid: no such process
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -161,6 +195,14 @@ async def test_short_soak_holds_and_its_checks_catch_planted_faults(connection, 
         sum(w["sessions_ended"] for w in windows) == result["sessions_checked"] - settings.sessions
     )
     assert sum(w["jobs_worked"] for w in windows) > 0
+    # What a turn and a job sent: a turn appends its messages, a job reads them.
+    cost = result["cost"]
+    assert cost["turns"] > 0 and cost["framework_cpu_ms_per_turn"] > 0
+    turn_commands = {(r["command"], r["collection"]) for r in cost["per_turn"]["top"]}
+    assert ("insert", "messages") in turn_commands
+    assert ("find", "messages") in {(r["command"], r["collection"]) for r in cost["per_job"]["top"]}
+    assert cost["per_turn"]["commands_per_unit"] >= 3 and cost["per_job"]["units"] > 0
+    assert any("framework_cpu_ms_per_turn" in w for w in windows)
 
     # Now break what was stored, one fault of each kind, and see each one counted.
     users = list(soak.ledger.markers)
@@ -256,8 +298,11 @@ def test_soak_runs_the_embedded_server_apart_and_watches_it(tmp_path: Path):
     assert data["ok"] and data["machine"]["server"] == "embedded server, own process"
     assert data["memory"]["server_rss_mb"]["peak"] > 0
     assert 0 <= data["wal"]["max_mb"] <= data["wal"]["limit_mb"] == 64
+    # What a turn cost the server, read from its process: the server did some work for it.
+    assert data["cost"]["server_cpu_ms_per_turn"] > 0 and data["cost"]["server_cpu_busy"] > 0
     table = out.with_suffix(".md").read_text()
     assert "Server RSS MB" in table and "Write-ahead log MB" in table
+    assert "CPU under load: server" in table and "Commands of a turn:" in table
     assert find_running_server(data_dir, wait=0) is None  # stopped with the run
     # With a log limit it cannot meet, the same run fails and says why.
     failed = CliRunner().invoke(app, [*args, "--max-wal-mb", "1", "--max-p95-ms", "1"], env=env)
