@@ -54,11 +54,17 @@ past its first :data:`INLINE_STEPS_PER_COMMAND` (an update of many documents wri
 step each): on the loop, a read beside it would get one turn per document written, and it
 needs several.
 
-**Change delivery off the event loop.** After every write the engine delivered the change
-to its change-stream hubs on the server's event loop (a lease, a heartbeat thread, a dozen
-statements: half the cost of an insert, with every client waiting). Here one thread delivers
-them, several writes at a time, and finishes before the engine closes. (The wire server does
-not serve change streams; the delivery keeps the engine's outbox pruned.)
+**No change outbox.** The engine wrote every change into an outbox table in the write's own
+transaction (the whole document serialised again), then delivered the outbox to its
+change-stream hubs under a lease, with a heartbeat thread started and joined for each
+delivery. The wire server serves no change streams and the framework opens none, so all of it
+was work nobody read: under the soak, 18% of the server's time (a sixth of it on the
+event loop, the rest on a delivery thread holding the engine's lock). Here the engine declares
+no change delivery (``change_delivery="none"``, one of the modes mongoeco supports: the
+client then tells in-process change-stream watchers itself, after each write) and its writes
+publish nothing to the outbox. Should a mongoeco release not allow that, delivery at least
+runs on one thread of its own, several writes at a time, off the event loop, and finishes
+before the engine closes.
 """
 
 from __future__ import annotations
@@ -731,8 +737,78 @@ def counting_steps() -> Iterator[None]:
         _COMMAND_STEPS.reset(token)
 
 
+def _no_change_delivery(original: Any) -> Any:
+    """The engine's capabilities with no change delivery (see the module's docstring)."""
+    if not dataclasses.is_dataclass(original) or getattr(original, "change_delivery", None) != (
+        "transactional-outbox"
+    ):
+        return None
+    return dataclasses.replace(original, change_delivery="none")
+
+
+#: Set while a write of the adjusted engine runs: the outbox append does nothing.
+_UNPUBLISHED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "agent_memory_unpublished", default=False
+)
+
+
+def _outbox_skippable() -> bool:
+    """Make mongoeco's outbox append (a function of its SQLite engine's module, called by
+    name from each write) do nothing while :data:`_UNPUBLISHED` is set; other engines in the
+    process (the stock one) append as before. ``False`` when this mongoeco has no such
+    function."""
+    try:
+        from mongoeco.engines import sqlite as module
+    except ImportError:
+        return False
+    with _STATE_LOCK:
+        append = getattr(module, "_sqlite_append_change", None)
+        if append is None or not callable(append):
+            return False
+        if getattr(append, "agent_memory_skippable", False):
+            return True
+
+        @functools.wraps(append)
+        def append_change(*args: Any, **kwargs: Any) -> Any:
+            return None if _UNPUBLISHED.get() else append(*args, **kwargs)
+
+        append_change.agent_memory_skippable = True  # type: ignore[attr-defined]
+        module._sqlite_append_change = append_change
+        return True
+
+
+def _unpublished(original: Any) -> Any:
+    """A write that records nothing in the change outbox, when the engine declares no change
+    delivery (otherwise mongoeco expects the outbox's sequence number of each write)."""
+    if not _outbox_skippable():
+        return None
+
+    @functools.wraps(original)
+    def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.capabilities.monotonic_commit_sequence:
+            return original(self, *args, **kwargs)
+        token = _UNPUBLISHED.set(True)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _UNPUBLISHED.reset(token)
+
+    return write
+
+
+#: The engine's writes that append to the change outbox.
+_PUBLISHING_WRITES = (
+    "_insert_document_sync",
+    "_insert_documents_sync",
+    "_merge_document_sync",
+    "_update_with_operation_sync",
+    "_delete_matching_document_sync",
+)
+
 #: Method name -> factory of its replacement from the original (``None``: leave it).
 ADJUSTMENTS: dict[str, Callable[[Any], Any]] = {
+    "capabilities": _no_change_delivery,
+    **dict.fromkeys(_PUBLISHING_WRITES, _unpublished),
     "_create_sqlite_connection": _create_connection,
     "_connect_sync": _connect,
     "_can_use_dedicated_reader": _one_connection,
