@@ -15,8 +15,13 @@ from mongoeco.engines import SQLiteEngine
 from pymongo import AsyncMongoClient
 from pymongo.errors import DuplicateKeyError
 
+from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.rag_agent import RAGAgent
+from agent_memory.formation.worker import FormationWorker
 from agent_memory.mongo._mongoeco import engine_class
 from agent_memory.mongo.embedded import EmbeddedServer
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.chat.fake import FakeChatModel
 
 pytestmark = pytest.mark.mongoeco
 
@@ -126,3 +131,38 @@ async def test_cursors_come_in_bounded_batches(tmp_path: Path) -> None:
     finally:
         await client.close()
         server.stop()
+
+
+async def test_turns_and_their_formation_read_no_collection_whole(
+    connection, embedder, embedded_server, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Every read of an agent turn and of a formation job is answered through SQL (an index
+    or the primary key), never by the engine decoding a whole collection in Python: such a
+    read costs more with every user the server holds. The generation tokens, read by an
+    ``$in`` of embedded documents, once were (mongoeco cannot translate a document equality)."""
+    if not isinstance(embedded_server, EmbeddedServer):
+        pytest.skip("the engine's reads are counted in this process; the server is elsewhere")
+    await IndexManager(connection, embedder.signature).setup()
+    chat = FakeChatModel(default="noted", delay=0)
+    config = AgentConfig("scans", run_formation_worker=False, formation_debounce_s=0)
+    users = ("u1", "u2", "u3")
+    async with RAGAgent(connection, embedder, chat, config=config) as agent:
+        worker = FormationWorker(agent.memories, None, queue=agent.queue, concurrency=1)
+        for user in users:  # every collection of a turn and a job holds several users
+            for query in ("My name is Ann.", "I live in Lisbon.", "Please book me a window seat."):
+                await agent.process_query(user, f"{user}-s1", query)
+            await agent.start_new_session(user, f"{user}-s2")
+        await agent.drain()
+        while await worker.run_once():
+            pass
+        scans = _count_scans(monkeypatch)
+        for user in users:
+            await agent.process_query(user, f"{user}-s2", "Which seat do I like?")
+            await agent.process_query(user, f"{user}-s2", "I live in Porto now.")
+            await agent.start_new_session(user, f"{user}-s3")
+        await agent.drain()
+        formed = 0
+        while await worker.run_once():
+            formed += 1
+    assert formed >= len(users)
+    assert scans == []

@@ -29,6 +29,7 @@ recently used.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections import OrderedDict
@@ -75,8 +76,25 @@ READ_WINDOW_TURNS = 4
 READ_BATCH = 500
 
 
-def generation_id(collection: str, tenant: Mapping[str, str]) -> dict[str, str]:
-    """The ``_id`` of a tenant's generation document for ``collection``."""
+def generation_id(collection: str, tenant: Mapping[str, str]) -> str:
+    """The ``_id`` of a tenant's generation document for ``collection``: the collection and
+    the tenant's fields as compact JSON, sorted by name (unambiguous whatever the ids hold).
+
+    A string, not an embedded document: a server reads many of them with one ``$in`` through
+    its ``_id`` index, where mongoeco cannot translate a ``$in`` (or an equality) of
+    documents to SQL and read every generation document of every tenant in Python instead,
+    at every token read (``docs/upstream/mongoeco-document-equality.md``)."""
+    return json.dumps(
+        {"collection": collection, **tenant},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def _legacy_generation_id(collection: str, tenant: Mapping[str, str]) -> dict[str, str]:
+    """The ``_id`` generation documents had before :func:`generation_id` was a string; only
+    erasure still names it, so that a tenant's token written by an earlier version goes too."""
     return {"collection": collection, **{key: tenant[key] for key in sorted(tenant)}}
 
 
@@ -134,13 +152,13 @@ async def erase_tenant(
 ) -> None:
     """After a tenant's documents of ``target`` were erased: its token goes too (it names the
     tenant) with whatever this process kept of it; a reader then starts afresh."""
-    await generations.delete_one({"_id": generation_id(target.collection, tenant)})
+    ids = [
+        generation_id(target.collection, tenant),
+        _legacy_generation_id(target.collection, tenant),
+    ]
+    await generations.delete_many({"_id": {"$in": ids}})
     if snapshots is not None:
         snapshots.forget(target, tenant)
-
-
-def _id_key(document_id: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(document_id.items()))
 
 
 class TokenReads:
@@ -156,12 +174,12 @@ class TokenReads:
 
     def __init__(self, generations: Any) -> None:
         self._generations = generations
-        self._asked: dict[tuple[tuple[str, Any], ...], tuple[dict[str, Any], list[Any]]] = {}
+        self._asked: dict[str, list[asyncio.Future[str | None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._flush: asyncio.Task[None] | None = None
         self.reads = 0
 
-    async def read(self, document_id: dict[str, Any]) -> str | None:
+    async def read(self, document_id: str) -> str | None:
         """The token stored under ``document_id``, or ``None`` when there is none."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
@@ -173,8 +191,7 @@ class TokenReads:
                 return _token_of(found)
             self._loop, self._asked, self._flush = loop, {}, None
         waiting: asyncio.Future[str | None] = loop.create_future()
-        entry = self._asked.setdefault(_id_key(document_id), (document_id, []))
-        entry[1].append(waiting)
+        self._asked.setdefault(document_id, []).append(waiting)
         if self._flush is None:
             self._flush = loop.create_task(self._read_asked(), name="generation-token-reads")
         return await waiting
@@ -191,24 +208,24 @@ class TokenReads:
                 self.reads += 1
                 try:
                     rows = await self._generations.find(
-                        {"_id": {"$in": [document_id for _, (document_id, _) in part]}},
+                        {"_id": {"$in": [document_id for document_id, _ in part]}},
                         {"token": 1},
                     ).to_list(None)
                 except Exception as exc:  # each waiting search fails as its own read would
-                    for _, (_, waiting) in part:
+                    for _, waiting in part:
                         for future in waiting:
                             if not future.done():
                                 future.set_exception(exc)
                     continue
-                tokens = {_id_key(row["_id"]): _token_of(row) for row in rows}
-                for key, (_, waiting) in part:
+                tokens = {row["_id"]: _token_of(row) for row in rows}
+                for key, waiting in part:
                     for future in waiting:
                         if not future.done():
                             future.set_result(tokens.get(key))
         finally:
             if asked is None:  # cancelled while waiting for others to ask
                 asked, self._asked, self._flush = self._asked, {}, None
-            for _, waiting in asked.values():  # nobody is left waiting for ever
+            for waiting in asked.values():  # nobody is left waiting for ever
                 for future in waiting:
                     if not future.done():
                         future.cancel()
