@@ -4,9 +4,10 @@
 ...     result = await agent.process_query("user-1", "session-1", "Which seat do I like?")
 ...     print(result.answer, result.action_id, result.memory_ids)
 
-What the user waits for (DESIGN.md §3): recall (the conversation context, active task and
-profile concurrently with the query embedding; then long-term, knowledge and instruction
-searches concurrently, all reusing that one embedding), assembling, the model (with a bounded
+What the user waits for (DESIGN.md §3): recall (the conversation context concurrently with
+the query embedding; then long-term, knowledge and instruction searches, reusing that one
+embedding, concurrently with the active task and the profile: all five kept between turns
+while their generation tokens stand, so their tokens are read in one command), assembling, the model (with a bounded
 tool loop), and the commit: the turn's messages and its formation job (on the durable,
 debounced queue) written concurrently, then one episodic record, so a success is never recorded
 for a turn whose messages or job were lost. Memories are formed later by a worker; a summary
@@ -307,13 +308,12 @@ class RAGAgent:
         turn = state["turn"]
         m = self.memories
         try:
-            vector, context, tasks, profile = await asyncio.gather(
-                self.embedder.embed_query(turn.query),
-                self._context(turn),
-                m.working.list_active_tasks(turn.tenant, turn.session_id, limit=1),
-                m.profiles.render(turn.tenant),
+            vector, context = await asyncio.gather(
+                self.embedder.embed_query(turn.query), self._context(turn)
             )
-            memories, documents = await asyncio.gather(
+            # The task and the profile are kept between turns while their tokens stand: asked
+            # here, their tokens go out in one read with the memories' and the knowledge's.
+            memories, documents, tasks, profile = await asyncio.gather(
                 m.long_term.retrieve(
                     turn.tenant,
                     turn.query,
@@ -329,6 +329,8 @@ class RAGAgent:
                 )
                 if self.config.knowledge_limit
                 else _nothing(),
+                m.working.list_active_tasks(turn.tenant, turn.session_id, limit=1),
+                m.profiles.render(turn.tenant),
             )
         except Exception as exc:  # any provider's failure, ours or a custom one's
             turn.error = exc

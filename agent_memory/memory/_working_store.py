@@ -7,7 +7,7 @@ id, tenant, version and the statuses the change starts from. :class:`CheckpointS
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -34,9 +34,17 @@ CHECKPOINT_ORDER = [("version", -1), ("created_at", -1)]
 class TaskStore:
     """Reads and guarded writes of task documents."""
 
-    def __init__(self, collection: Any, *, conflict_retries: int) -> None:
+    def __init__(
+        self,
+        collection: Any,
+        *,
+        conflict_retries: int,
+        announce: Callable[[Tenant], Awaitable[None]] | None = None,
+    ) -> None:
         self.collection = collection
         self.conflict_retries = conflict_retries
+        #: Called after every write (landed or not), so that kept task lists are read again.
+        self.announce = announce
 
     async def read(self, task_id: str, tenant: Tenant) -> dict[str, Any]:
         with translate_errors("reading a task"):
@@ -83,10 +91,15 @@ class TaskStore:
             if version is not None:
                 query["version"] = version
             with translate_errors(action):
-                doc = await self.collection.find_one_and_update(
-                    query, update, return_document=ReturnDocument.AFTER
-                )
+                try:
+                    doc = await self.collection.find_one_and_update(
+                        query, update, return_document=ReturnDocument.AFTER
+                    )
+                except BaseException:  # it may have landed
+                    await self._announce(tenant)
+                    raise
             if doc is not None:
+                await self._announce(tenant)
                 return doc
             try:
                 await self._explain_miss(task_id, tenant, version, check)
@@ -94,6 +107,10 @@ class TaskStore:
                 if attempt == attempts:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _announce(self, tenant: Tenant) -> None:
+        if self.announce is not None:
+            await self.announce(tenant)
 
     async def _explain_miss(
         self, task_id: str, tenant: Tenant, version: int | None, check: Check

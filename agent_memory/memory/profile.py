@@ -11,14 +11,17 @@ and JSON-schema parameters, as in seed 001:
 Custom schemas are passed in as configuration (``ProfileMemory(schemas=...)`` or
 :meth:`MemorySchema.from_dict`).
 
-Round trips: get 1; patch 2 (read, guarded write; one more per lost race); add 1 + store;
-render 1 per patch schema; forget_user 1.
+Round trips: get 1 (the user's generation token) while the profile this process read last is
+current, 2 when it is not (the token, then the profile; see :mod:`agent_memory.mongo.kept`);
+patch 3 (read, guarded write, then its announcement; one more read and write per lost race);
+add 1 + store; render as get, per patch schema; forget_user 2 (the profile, then its token).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -42,6 +45,7 @@ from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory, StoreResult
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
+from agent_memory.mongo.kept import KeptReads
 
 __all__ = [
     "DEFAULT_SCHEMAS",
@@ -243,6 +247,9 @@ class ProfileMemory:
         self.connection = connection
         self.long_term = long_term
         self.collection = connection.collection(COLLECTION)
+        #: Profiles as last read, kept while the user's token says nothing changed (an agent
+        #: turn reads the profile every time; it changes when formation learns something).
+        self.kept = KeptReads(connection, COLLECTION)
         self.schemas = {schema.name: schema for schema in schemas}
         if len(self.schemas) != len(schemas):
             raise ConfigurationError("memory schema names must be unique")
@@ -266,22 +273,28 @@ class ProfileMemory:
     async def get(self, tenant: Tenant, schema: str = "User") -> Profile:
         tenant = check_tenant(tenant)
         self.schema(schema, "patch")
-        profile, _ = await self._read(tenant, schema)
+        with translate_errors("reading a profile"):
+            doc = await self.kept.read(tenant.filter(), schema, lambda: self._find(tenant, schema))
+        profile, _ = _profile(schema, doc)
         return profile
 
-    async def _read(self, tenant: Tenant, schema: str) -> tuple[Profile, dict[str, str]]:
-        """The profile and, per field, where in a conversation it was last stated."""
+    async def _find(self, tenant: Tenant, schema: str) -> dict[str, Any] | None:
         with translate_errors("reading a profile"):
-            doc = await self.collection.find_one({**tenant.filter(), "schema": schema})
-        if doc is None:
-            return Profile(schema), {}
-        stated = doc.get("said")
-        return (
-            Profile(schema, doc.get("data", {}), int(doc.get("version", 0)), doc.get("updated_at")),
-            {k: v for k, v in stated.items() if isinstance(v, str)}
-            if isinstance(stated, dict)
-            else {},
-        )
+            return await self.collection.find_one({**tenant.filter(), "schema": schema})
+
+    async def _read(self, tenant: Tenant, schema: str) -> tuple[Profile, dict[str, str]]:
+        """The profile as stored now (never a kept one: a patch builds on it) and, per field,
+        where in a conversation it was last stated."""
+        return _profile(schema, await self._find(tenant, schema))
+
+    @contextlib.asynccontextmanager
+    async def _announced(self, tenant: Tenant) -> AsyncIterator[None]:
+        """Announce a write of the tenant's profile once it ran, landed or not."""
+        try:
+            yield
+        finally:
+            with translate_errors("announcing a profile change"):
+                await self.kept.announce(tenant.filter())
 
     async def patch(
         self,
@@ -329,26 +342,27 @@ class ProfileMemory:
                 "updated_at": now,
             }
             check_document_size(document, f"the {schema} profile")
-            with translate_errors("writing a profile"):
-                if current.version == 0:
-                    try:
-                        await self.collection.insert_one(document)
-                    except pm.DuplicateKeyError:
-                        continue  # created concurrently: patch that one
-                else:
-                    result = await self.collection.update_one(
-                        {**tenant.filter(), "schema": schema, "version": current.version},
-                        {
-                            "$set": {
-                                "data": data,
-                                "said": stated,
-                                "version": current.version + 1,
-                                "updated_at": now,
-                            }
-                        },
-                    )
-                    if result.matched_count == 0:
-                        continue  # someone patched in between: re-apply on theirs
+            async with self._announced(tenant):
+                with translate_errors("writing a profile"):
+                    if current.version == 0:
+                        try:
+                            await self.collection.insert_one(document)
+                        except pm.DuplicateKeyError:
+                            continue  # created concurrently: patch that one
+                    else:
+                        result = await self.collection.update_one(
+                            {**tenant.filter(), "schema": schema, "version": current.version},
+                            {
+                                "$set": {
+                                    "data": data,
+                                    "said": stated,
+                                    "version": current.version + 1,
+                                    "updated_at": now,
+                                }
+                            },
+                        )
+                        if result.matched_count == 0:
+                            continue  # someone patched in between: re-apply on theirs
             logger.info(
                 "profile_patched", schema=schema, fields=len(ops), version=current.version + 1
             )
@@ -413,7 +427,19 @@ class ProfileMemory:
         tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's profile"):
             result = await self.collection.delete_many(tenant.filter())
+            await self.kept.erase(tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
+
+
+def _profile(schema: str, doc: dict[str, Any] | None) -> tuple[Profile, dict[str, str]]:
+    """A stored profile and, per field, where in a conversation it was last stated."""
+    if doc is None:
+        return Profile(schema), {}
+    stated = doc.get("said")
+    return (
+        Profile(schema, doc.get("data", {}), int(doc.get("version", 0)), doc.get("updated_at")),
+        {k: v for k, v in stated.items() if isinstance(v, str)} if isinstance(stated, dict) else {},
+    )
 
 
 def _readable(value: Any) -> str:

@@ -51,20 +51,28 @@ Round trips (commands the caller waits for, in sequence):
 ===========================================  ==================================================  =====
 operation                                    commands                                            trips
 ===========================================  ==================================================  =====
-create_task / get_task / list_active_tasks   insert / find / find                                1
-start_task, complete_task, fail_task,        find_one_and_update                                 1
+create_task                                  insert + update (announced)                         2
+get_task                                     find                                                1
+list_active_tasks                            find (the token) [+ find, unless kept]              1-2
+start_task, complete_task, fail_task,        find_one_and_update + update (announced)            2
 advance_step -- with ``expected_version``
-the same without ``expected_version``        find + find_one_and_update                          2
+the same without ``expected_version``        find + find_one_and_update + update                 3
 advance_step that takes an auto-checkpoint   + insert + find (retention) [+ delete]              +2-3
-update_context, add_steps                    find + find_one_and_update (the read checks the     2
-                                             size of the resulting document)
-resume                                       find [+ find_one_and_update if anything changes]    1-2
+update_context, add_steps                    find + find_one_and_update + update (the read       3
+                                             checks the size of the resulting document)
+resume                                       find [+ find_one_and_update + update if anything    1-3
+                                             changes]
 checkpoint                                   find + insert + find (retention) [+ delete]         3-4
 list_checkpoints                             find                                                1
-restore (latest or chosen)                   find (checkpoint) + find_one_and_update             2
-forget_user                                  delete (tasks) + delete (checkpoints)               2
+restore (latest or chosen)                   find (checkpoint) + find_one_and_update + update    3
+forget_user                                  delete (tasks) + delete (checkpoints) + delete      3
+                                             (the token)
 a write that matches nothing                 + find, to tell NotFound / Conflict / invalid       +1
 ===========================================  ==================================================  =====
+
+"announced": every write of a task is followed by a new generation token for the user's tasks,
+so that the active tasks an agent turn lists are kept between turns while no task changed, in
+every process (:mod:`agent_memory.mongo.kept`).
 
 A retried conflict (``update_context``, ``fail_task`` without ``expected_version``) repeats its
 trips, at most ``conflict_retries`` times.
@@ -112,6 +120,7 @@ from agent_memory.memory._tasks import (
 from agent_memory.memory._working_store import CheckpointStore, TaskStore
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
+from agent_memory.mongo.kept import KeptReads
 
 __all__ = [
     "STEP_TRANSITIONS",
@@ -166,7 +175,12 @@ class WorkingMemory:
         self.config = config or WorkingConfig()
         self.tasks = connection.collection(TASKS)
         self.checkpoints = connection.collection(CHECKPOINTS)
-        self._store = TaskStore(self.tasks, conflict_retries=self.config.conflict_retries)
+        #: Active tasks as last listed, kept while the user's token says no task changed (an
+        #: agent turn lists them every time; they change when the model plans).
+        self.kept = KeptReads(connection, TASKS)
+        self._store = TaskStore(
+            self.tasks, conflict_retries=self.config.conflict_retries, announce=self._announce
+        )
         self._saved = CheckpointStore(self.checkpoints, kept=self.config.checkpoints_kept)
 
     # --- creating and reading -----------------------------------------------------------------
@@ -203,7 +217,10 @@ class WorkingMemory:
             "restored_from": None,
         }
         with translate_errors("creating a task"):
-            await self.tasks.insert_one(doc)
+            try:
+                await self.tasks.insert_one(doc)
+            finally:
+                await self._announce(tenant)
         logger.info(
             "task_created", task_id=doc["_id"], agent_id=tenant.agent_id, steps=len(doc["plan"])
         )
@@ -224,10 +241,19 @@ class WorkingMemory:
             query["session_id"] = check_id(session_id, "session_id")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1_000:
             raise InvalidInputError(f"limit must be an integer from 1 to 1000, got {shown(limit)}")
-        with translate_errors("listing active tasks"):
+
+        async def listed() -> list[dict[str, Any]]:
             # Sorted on updated_at alone, so the tenant_*_status_updated index serves it.
-            cursor = self.tasks.find(query).sort("updated_at", -1).limit(limit)
-            return [Task.from_document(doc) for doc in await cursor.to_list(None)]
+            return await self.tasks.find(query).sort("updated_at", -1).limit(limit).to_list(None)
+
+        with translate_errors("listing active tasks"):
+            docs = await self.kept.read(tenant.filter(), ("active", session_id, limit), listed)
+        return [Task.from_document(doc) for doc in docs]
+
+    async def _announce(self, tenant: Tenant) -> None:
+        """After a write of the tenant's tasks (landed or not): every process lists them anew."""
+        with translate_errors("announcing a task change"):
+            await self.kept.announce(tenant.filter())
 
     # --- task transitions ---------------------------------------------------------------------
 
@@ -513,6 +539,7 @@ class WorkingMemory:
         with translate_errors("forgetting a user's tasks"):
             tasks = await self.tasks.delete_many(tenant.filter())
             checkpoints = await self.checkpoints.delete_many(tenant.filter())
+            await self.kept.erase(tenant.filter())
         counts = {TASKS: tasks.deleted_count, CHECKPOINTS: checkpoints.deleted_count}
         logger.info("tasks_forgotten", agent_id=tenant.agent_id, **counts)
         return counts

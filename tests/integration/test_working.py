@@ -942,45 +942,51 @@ async def test_round_trips_stay_within_the_documented_numbers(counted):
             result = await call
         return result, commands
 
+    # Every write announces itself (an update of the user's generation token): the active
+    # tasks an agent lists at each turn are kept between turns while none changed.
     task, cmds = await sent(memory.create_task(ALICE, "s-1", "goal", plan=["a", "b", "c"]))
-    assert cmds == ["insert"]
+    assert cmds == ["insert", "update"]
     _, cmds = await sent(memory.get_task(task.id, tenant=ALICE))
     assert cmds == ["find"]
     _, cmds = await sent(memory.list_active_tasks(ALICE))
-    assert cmds == ["find"]
+    assert cmds == ["find", "find"]  # the token, then the tasks
+    listed, cmds = await sent(memory.list_active_tasks(ALICE))
+    assert cmds == ["find"] and [t.id for t in listed] == [task.id]  # kept: the token alone
     task, cmds = await sent(memory.start_task(task.id, tenant=ALICE, expected_version=1))
-    assert cmds == ["findAndModify"]
+    assert cmds == ["findAndModify", "update"]
+    listed, cmds = await sent(memory.list_active_tasks(ALICE))
+    assert cmds == ["find", "find"] and listed[0].status == "in_progress"  # read anew
     task, cmds = await sent(
         memory.advance_step(
             task.id, 0, status="in_progress", tenant=ALICE, expected_version=task.version
         )
     )
-    assert cmds == ["findAndModify"]
+    assert cmds == ["findAndModify", "update"]
     task, cmds = await sent(memory.advance_step(task.id, 1, status="skipped", tenant=ALICE))
-    assert cmds == ["find", "findAndModify"]
+    assert cmds == ["find", "findAndModify", "update"]
     task, cmds = await sent(  # takes an auto-checkpoint (every step), nothing to prune yet
         memory.advance_step(
             task.id, 0, status="completed", tenant=ALICE, expected_version=task.version
         )
     )
-    assert cmds == ["findAndModify", "insert", "find"]
+    assert cmds == ["findAndModify", "update", "insert", "find"]
     task, cmds = await sent(memory.update_context(task.id, {"k": 1}, tenant=ALICE))
-    assert cmds == ["find", "findAndModify"]
+    assert cmds == ["find", "findAndModify", "update"]
     task, cmds = await sent(memory.add_steps(task.id, ["d"], tenant=ALICE))
-    assert cmds == ["find", "findAndModify"]
+    assert cmds == ["find", "findAndModify", "update"]
     _, cmds = await sent(memory.checkpoint(task.id, tenant=ALICE))  # prunes the auto one
     assert cmds == ["find", "insert", "find", "delete"]
     _, cmds = await sent(memory.list_checkpoints(task.id, tenant=ALICE))
     assert cmds == ["find"]
     task, cmds = await sent(memory.restore(task.id, tenant=ALICE))
-    assert cmds == ["find", "findAndModify"]
+    assert cmds == ["find", "findAndModify", "update"]
     _, cmds = await sent(memory.resume(task.id, tenant=ALICE))
     assert cmds == ["find"]  # nothing stuck: no write
     task = await memory.advance_step(task.id, 2, status="in_progress", tenant=ALICE)
     _, cmds = await sent(memory.resume(task.id, tenant=ALICE))
-    assert cmds == ["find", "findAndModify"]
+    assert cmds == ["find", "findAndModify", "update"]
     with counter.count() as cmds, pytest.raises(ConflictError):
         await memory.fail_task(task.id, error="x", tenant=ALICE, expected_version=1)
     assert cmds == ["findAndModify", "find"]  # a guarded write that misses: one read explains
     _, cmds = await sent(memory.forget_user(ALICE))
-    assert cmds == ["delete", "delete"]
+    assert cmds == ["delete", "delete", "delete"]

@@ -53,7 +53,9 @@ __all__ = [
     "announce",
     "announce_write",
     "announce_writes",
+    "current_token",
     "erase_tenant",
+    "erase_token",
     "generation_id",
 ]
 
@@ -147,16 +149,39 @@ async def announce(
         await announce_write(generations, target.collection, tenant)
 
 
+async def current_token(
+    reads: TokenReads, generations: Any, collection: str, tenant: Mapping[str, str]
+) -> str:
+    """The tenant's generation token for ``collection`` now. A tenant without one (written
+    before tokens existed, or never) gets one, so that what is kept of it can be kept from
+    then on."""
+    document_id = generation_id(collection, tenant)
+    token = await reads.read(document_id)
+    if token is not None:
+        return token
+    found = await generations.find_one_and_update(
+        {"_id": document_id},
+        {"$setOnInsert": {"token": secrets.token_hex(8), **tenant}},
+        upsert=True,
+        projection={"token": 1},
+        return_document=ReturnDocument.AFTER,
+    )
+    return str(found.get("token"))
+
+
+async def erase_token(generations: Any, collection: str, tenant: Mapping[str, str]) -> None:
+    """Delete the tenant's generation token for ``collection`` (in its current and its
+    earlier form of ``_id``)."""
+    ids = [generation_id(collection, tenant), _legacy_generation_id(collection, tenant)]
+    await generations.delete_many({"_id": {"$in": ids}})
+
+
 async def erase_tenant(
     snapshots: Snapshots | None, generations: Any, target: SearchTarget, tenant: Mapping[str, str]
 ) -> None:
     """After a tenant's documents of ``target`` were erased: its token goes too (it names the
     tenant) with whatever this process kept of it; a reader then starts afresh."""
-    ids = [
-        generation_id(target.collection, tenant),
-        _legacy_generation_id(target.collection, tenant),
-    ]
-    await generations.delete_many({"_id": {"$in": ids}})
+    await erase_token(generations, target.collection, tenant)
     if snapshots is not None:
         snapshots.forget(target, tenant)
 
@@ -292,20 +317,8 @@ class Snapshots:
         return snapshot.token == token and time.monotonic() - snapshot.read_at <= self._max_age
 
     async def token(self, target: SearchTarget, tenant: Mapping[str, str]) -> str:
-        """The tenant's generation token now. A tenant without one (written before tokens
-        existed, or never) gets one, so that its corpus can be kept from then on."""
-        document_id = generation_id(target.collection, tenant)
-        token = await self._reads.read(document_id)
-        if token is not None:
-            return token
-        found = await self._generations.find_one_and_update(
-            {"_id": document_id},
-            {"$setOnInsert": {"token": secrets.token_hex(8), **tenant}},
-            upsert=True,
-            projection={"token": 1},
-            return_document=ReturnDocument.AFTER,
-        )
-        return str(found.get("token"))
+        """The tenant's generation token now (see :func:`current_token`)."""
+        return await current_token(self._reads, self._generations, target.collection, tenant)
 
     async def refresh(
         self,
