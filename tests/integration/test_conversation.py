@@ -717,11 +717,11 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, sm
     assert await sent(memory.list_sessions(ALICE)) == ["find"]
 
     # One aggregate joining the session and its messages; on the embedded engine, whose
-    # $lookup reads the whole messages collection, the session and then one aggregate per
-    # set of messages read (the window; the window and the oldest unsummarised).
+    # $lookup reads the whole messages collection, the session and then one find per set of
+    # messages read (the window; the window and the oldest unsummarised).
     def read(sets: int) -> list[str]:
         if connection.capabilities.mongoeco:
-            return sorted(["find", *["aggregate"] * sets])
+            return ["find"] * (1 + sets)
         return ["aggregate"]
 
     assert await sent(memory.window(ALICE, "s1")) == read(1)
