@@ -346,8 +346,19 @@ def _forget_facts(original: Any) -> Any:
 
 
 def _indexed_equality(original: Any) -> Any:
+    """String equalities and memberships stated so that an index serves them:
+
+    - ``field == "s"``: the index's own expressions beside the engine's (which say the same
+      of a plain string);
+    - ``field $in ["s", ...]`` on a top-level field at which no document of the collection
+      holds an array (a fact the engine keeps): the same, with ``IN``. The engine's own
+      translation allows for arrays, with a subquery per document, which no index serves;
+    - ``_id == "s"`` and ``_id $in ["s", ...]``: also the document's storage key, which the
+      table's primary key serves (an ``_id`` is never an array). The engine read every
+      document of the collection for them (a tenant's generation tokens, a batch of
+      memories by id)."""
     try:
-        from mongoeco.core.query_plan import EqualsCondition
+        from mongoeco.core.query_plan import EqualsCondition, InCondition
         from mongoeco.engines.sqlite_query import index_expressions_sql, json_path_for_field
     except ImportError:
         return None
@@ -356,14 +367,41 @@ def _indexed_equality(original: Any) -> Any:
         self: Any, db_name: str, coll_name: str, plan: Any
     ) -> tuple[str, list[object]]:
         sql, params = original(self, db_name, coll_name, plan)
+        field = getattr(plan, "field", None)
         if isinstance(plan, EqualsCondition) and type(plan.value) is str:
             path = _literal(json_path_for_field(plan.field))
             plain = f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) = ?)"
             if sql == plain and params == [plan.value]:
+                if field == "_id" and hasattr(self, "_storage_key"):
+                    return f"({plain} AND storage_key = ?)", [
+                        *params,
+                        self._storage_key(plan.value),
+                    ]
                 type_sql, value_sql = index_expressions_sql(plan.field)
                 return (
                     f"({plain[1:-1]} AND {type_sql} = '' AND {value_sql} = ?)",
                     [plan.value, plan.value],
+                )
+        elif (
+            isinstance(plan, InCondition)
+            and plan.values
+            and all(type(value) is str for value in plan.values)
+            and isinstance(field, str)
+            and "." not in field
+        ):
+            marks = ", ".join("?" * len(plan.values))
+            values = list(plan.values)
+            if field == "_id" and hasattr(self, "_storage_key"):
+                keys = [self._storage_key(value) for value in values]
+                return f"(({sql}) AND storage_key IN ({marks}))", [*params, *keys]
+            arrays = getattr(self, "_field_is_top_level_array_in_collection", None)
+            if arrays is not None and not arrays(db_name, coll_name, field):
+                path = _literal(json_path_for_field(field))
+                type_sql, value_sql = index_expressions_sql(field)
+                return (
+                    f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) "
+                    f"IN ({marks}) AND {type_sql} = '' AND {value_sql} IN ({marks}))",
+                    [*values, *values],
                 )
         return sql, params
 

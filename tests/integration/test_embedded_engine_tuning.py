@@ -64,6 +64,12 @@ _OPERATIONS = st.lists(
             st.sampled_from([None, "s", "a", "n.x"]),
         ),
         st.tuples(st.just("range"), st.sampled_from(("a", "s")), _QUERY_VALUE),
+        st.tuples(
+            st.just("in"),
+            st.sampled_from(("_id", "a", "s", "k", "n.x")),
+            st.lists(st.sampled_from(["alpha", "beta", "Zürich", "d1", "d3", "x7"]), max_size=3),
+            st.sampled_from(["find", "update", "delete"]),
+        ),
     ),
     min_size=5,
     max_size=30,
@@ -101,6 +107,13 @@ def _apply(docs: Any, operation: tuple[Any, ...]) -> Any:
             cursor = cursor.sort([(operation[2], 1), ("_id", 1)])
         found = list(cursor)
         return found if operation[2] else sorted(map(repr, found))
+    if kind == "in":  # string memberships (and ids), which the tuned engine states for SQL
+        query = {operation[1]: {"$in": operation[2]}}
+        if operation[3] == "update":
+            return docs.update_many(query, {"$set": {"u": 1}}).modified_count
+        if operation[3] == "delete":
+            return docs.delete_many(query).deleted_count
+        return sorted(repr(d) for d in docs.find(query))
     field, value = operation[1], operation[2]
     return sorted(repr(d) for d in docs.find({field: {"$gte": value}}, {"_id": 0}))
 
@@ -655,3 +668,45 @@ def test_an_operation_of_many_steps_lets_the_loop_serve_between_them(tmp_path: P
             return turns[0] - before
 
     assert asyncio.run(main()) >= 200  # a turn for the other client at every step at least
+
+
+def _plan(engine: Any, db: str, coll: str, query: dict[str, Any]) -> str:
+    """How SQLite would run the tuned engine's translation of ``query`` (its query plan)."""
+    from mongoeco.core.query_plan import compile_filter
+
+    sql, params = engine._translate_query_plan_with_multikey(db, coll, compile_filter(query))
+    where = f"SELECT document FROM documents WHERE db_name = ? AND coll_name = ? AND {sql}"
+    rows = engine._require_connection().execute(f"EXPLAIN QUERY PLAN {where}", [db, coll, *params])
+    return " | ".join(row[3] for row in rows)
+
+
+def test_string_memberships_and_ids_are_served_by_an_index(tmp_path: Path) -> None:
+    """``_id`` equalities and ``$in`` go through the primary key; a ``$in`` of strings
+    through the field's index while no document holds an array there, and with the engine's
+    array-aware translation (the same answers as the stock engine) once one does."""
+    engine = engine_class()(str(tmp_path / "in.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        docs.create_index([("a", 1)], name="a")
+        docs.insert_many([{"_id": f"x{i}", "a": f"v{i % 3}"} for i in range(30)])
+        assert sorted(d["_id"] for d in docs.find({"_id": {"$in": ["x1", "x7", "nope"]}})) == [
+            "x1",
+            "x7",
+        ]
+        assert docs.count_documents({"a": {"$in": ["v1", "v2"]}}) == 20
+        with engine._lock:
+            by_id = _plan(engine, "db", "docs", {"_id": {"$in": ["x1", "x7"]}})
+            one_id = _plan(engine, "db", "docs", {"_id": "x1"})
+            by_field = _plan(engine, "db", "docs", {"a": {"$in": ["v1", "v2"]}})
+        assert "storage_key=?" in by_id and "storage_key=?" in one_id, (by_id, one_id)
+        assert "USING INDEX" in by_field and "<expr>=?" in by_field, by_field
+        docs.insert_one({"_id": "arr", "a": ["v1", "w"]})  # now an array at "a"
+        assert sorted(d["_id"] for d in docs.find({"a": {"$in": ["w"]}})) == ["arr"]
+        assert docs.count_documents({"a": {"$in": ["v1"]}}) == 11
+        assert (
+            docs.update_many({"_id": {"$in": ["arr", "x2"]}}, {"$set": {"u": 1}}).modified_count
+            == 2
+        )
+    finally:
+        client.close()
