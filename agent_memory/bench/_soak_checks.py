@@ -75,10 +75,13 @@ async def check_store(connection: Connection, agent_id: str, ledger: Ledger) -> 
     """
     owner = {marker: user for user, marker in ledger.markers.items()}
     counts: Counter[str] = Counter()
+    stale: list[dict[str, Any]] = []
     stored: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
     last_seq: dict[tuple[str, str], str] = {}
     actions: Counter[tuple[str, str]] = Counter()
     active: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    #: Every keyed memory of each user (active or history), to explain a stale value.
+    keyed: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     cursors: dict[tuple[str, str], tuple[Any, str | None]] = {}
     jobs_seen: set[str] = set()
     for name in USER_COLLECTIONS:
@@ -98,6 +101,8 @@ async def check_store(connection: Connection, agent_id: str, ledger: Ledger) -> 
                 actions[session] += 1
             elif name == "memories":
                 _memory(doc, ledger, counts, active, jobs_seen)
+                if doc.get("key"):
+                    keyed[(user, doc["key"])].append(doc)
             elif name == "formation_jobs":
                 _job(doc, counts, cursors)
     counts["formation_jobs_with_memories"] = len(jobs_seen)
@@ -116,34 +121,70 @@ async def check_store(connection: Connection, agent_id: str, ledger: Ledger) -> 
     for user, last_turn in ledger.last_turns().items():
         current = {m["key"]: m["content"] for m in active[user] if m.get("key")}
         for key, content in expected_values(ledger.markers[user], last_turn).items():
-            counts["stale_values"] += current.get(key) != content
+            if current.get(key) != content:
+                counts["stale_values"] += 1
+                stale.append(_stale(user, key, content, keyed[(user, key)], last_turn))
         keys = Counter(m["key"] for m in active[user] if m.get("key"))
         texts = Counter(_SPACE.sub(" ", m["content"]).strip().casefold() for m in active[user])
         counts["duplicate_memories"] += sum(n - 1 for n in keys.values()) + sum(
             n - 1 for n in texts.values()
         )
     return {
-        name: counts[name]
-        for name in (
-            "sessions_checked",
-            "documents_checked",
-            "lost_messages",
-            "duplicated_messages",
-            "sessions_out_of_order",
-            "unacknowledged_messages",
-            "missing_actions",
-            "foreign_markers",
-            "memories_formed",
-            "active_memories",
-            "formation_jobs_with_memories",
-            "memories_from_foreign_sessions",
-            "duplicate_memories",
-            "stale_values",
-            "dead_jobs",
-            "stuck_jobs",
-            "open_jobs",
-            "sessions_not_formed",
-        )
+        "stale_details": stale[:5],
+        **{name: counts[name] for name in _COUNTS},
+    }
+
+
+_COUNTS = (
+    "sessions_checked",
+    "documents_checked",
+    "lost_messages",
+    "duplicated_messages",
+    "sessions_out_of_order",
+    "unacknowledged_messages",
+    "missing_actions",
+    "foreign_markers",
+    "memories_formed",
+    "active_memories",
+    "formation_jobs_with_memories",
+    "memories_from_foreign_sessions",
+    "duplicate_memories",
+    "stale_values",
+    "dead_jobs",
+    "stuck_jobs",
+    "open_jobs",
+    "sessions_not_formed",
+)
+
+
+def _stale(
+    user: str, key: str, expected: str, memories: list[dict[str, Any]], last_turn: int
+) -> dict[str, Any]:
+    """What a stale value's key went through: every memory of it, oldest said first, with
+    where it was said, its status and what superseded it (a failed run explains itself)."""
+
+    def said(doc: dict[str, Any]) -> str:
+        return str(doc.get("last_said") or (doc.get("source") or {}).get("messages_through"))
+
+    return {
+        "user": user,
+        "key": key,
+        "expected": expected,
+        "last_turn": last_turn,
+        "memories": [
+            {
+                "content": doc.get("content"),
+                "status": doc.get("status"),
+                "said": said(doc),
+                "first_said": (doc.get("source") or {}).get("messages_through"),
+                "session": (doc.get("source") or {}).get("session_id"),
+                "job": (doc.get("source") or {}).get("formation_job"),
+                "created_at": str(doc.get("created_at")),
+                "superseded_by": doc.get("superseded_by"),
+                "id": doc.get("_id"),
+            }
+            for doc in sorted(memories, key=said)
+        ],
     }
 
 

@@ -22,6 +22,7 @@ and must be flat after the warm-up. The result says ``ok`` only when every check
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -618,6 +619,15 @@ def render_soak(result: dict[str, Any]) -> str:
         "|---|---|",
         *(f"| {name} | {result.get(name, 'not checked')} |" for name in sorted(_MUST_BE_ZERO)),
         f"| crossed_prompts | {result['crossed_prompts']} |",
+        *(
+            [
+                "",
+                "Stale values, each with its key's memories in the order they were said:",
+                *(json.dumps(detail, ensure_ascii=False) for detail in result["stale_details"]),
+            ]
+            if result.get("stale_details")
+            else []
+        ),
         *(
             ["", f"Reading back what was stored failed: {result['check_error']}"]
             if result.get("check_error")

@@ -218,6 +218,8 @@ async def test_short_soak_holds_and_its_checks_catch_planted_faults(connection, 
         {**agent, "user_id": users[3], "status": "active", "key": "home"}
     )
     await memories.insert_one({**kept, "_id": new_id("mem")})
+    seat = {**agent, "user_id": users[5], "status": "active", "key": "preference:seat"}
+    await memories.update_one(seat, {"$set": {"content": "The user prefers no seat."}})
     await jobs.insert_one(
         {
             **agent,
@@ -235,7 +237,13 @@ async def test_short_soak_holds_and_its_checks_catch_planted_faults(connection, 
     assert checks["foreign_markers"] == 1 and checks["unacknowledged_messages"] == 1
     assert checks["duplicate_memories"] == 2  # same key and same text
     assert checks["dead_jobs"] == 1
-    assert checks["duplicated_messages"] == checks["stale_values"] == 0
+    assert checks["duplicated_messages"] == 0
+    # A stale value explains itself: its key's memories, in the order they were said.
+    assert checks["stale_values"] == 1
+    (stale,) = checks["stale_details"]
+    assert stale["user"] == users[5] and stale["key"] == "preference:seat"
+    assert "The user prefers no seat." in [m["content"] for m in stale["memories"]]
+    assert all(m["said"] for m in stale["memories"])
 
 
 async def test_a_failed_read_back_still_reports_the_load(connection, embedder, monkeypatch):
