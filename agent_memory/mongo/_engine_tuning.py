@@ -23,7 +23,11 @@ collection up to a dozen times. Here a temporary trigger on the engine's connect
 every document written to the callback that updates the facts the document bears on
 (:mod:`agent_memory.mongo._engine_features`), so only writes that could change a fact cost a
 probe. A change the callback did not see (an index or namespace change, a failure in the
-callback) forgets the collection's facts as before.
+callback) forgets the collection's facts as before. A rollback (a write refused for a
+duplicate key, an aborted transaction) made the engine forget every fact of every
+collection, and the next reads scanned each large collection a dozen times, for seconds, with
+every client waiting; here it forgets only the facts probed inside the transaction, the only
+ones it can have made wrong.
 
 **Indexes that narrow reads.** The engine indexes a field by two expressions (its tagged type
 and its value) but filters a string equality with others, so SQLite never chose the index and
@@ -105,8 +109,19 @@ INLINE_WAIT_SECONDS = 0.05
 #: Steps of one command that may run on the event loop; the rest of a longer command (a
 #: write of many documents, one step each) go to the pool.
 INLINE_STEPS_PER_COMMAND = 4
+
+
+@dataclasses.dataclass
+class CommandSteps:
+    """The engine steps of the command being served: how many, and the seconds spent in them
+    (on the loop, or in the pool counting its wait for the engine's lock)."""
+
+    count: int = 0
+    seconds: float = 0.0
+
+
 #: The steps taken so far by the command being served (see :func:`counting_steps`).
-_COMMAND_STEPS: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+_COMMAND_STEPS: contextvars.ContextVar[CommandSteps | None] = contextvars.ContextVar(
     "agent_memory_command_steps", default=None
 )
 #: Pause before delivering again while a transaction is open on the engine's connection.
@@ -117,11 +132,65 @@ _SORT_SHAPE_SQL = ", ".join(f"'{tag}'" for tag in sorted(SORT_SHAPE_TAGS))
 
 class _Facts:
     """Per engine: the collections whose writes the trigger reported since their facts were
-    last reconciled."""
+    last reconciled, and what a rollback may undo."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.seen: set[tuple[str, str]] = set()
+        #: Set while the engine rolls a write or a transaction back (see :func:`_rolled_back`).
+        self.rolling_back = threading.local()
+
+
+class _ProbedFacts(dict):  # type: ignore[type-arg]
+    """The engine's cache of collection facts (it fills it as it probes), noting each fact
+    probed while a transaction was open on its connection: such a probe saw writes that a
+    rollback may undo, so a rollback forgets those facts and keeps the others (see
+    :func:`_rolled_back`)."""
+
+    def __init__(self, engine: Any, facts: dict[Any, Any]) -> None:
+        super().__init__(facts)
+        self._engine = weakref.ref(engine)
+        self.unsettled: set[Any] = set()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        engine = self._engine()
+        connection = getattr(engine, "_connection", None) if engine is not None else None
+        if connection is None or connection.in_transaction:
+            self.unsettled.add(key)
+        super().__setitem__(key, value)
+
+    def reconciled(self, key: Any, value: Any) -> None:
+        """Store a fact the trigger brought up to date: it holds for every version of the
+        document the collection had, the one a rollback restores among them."""
+        super().__setitem__(key, value)
+
+    def clear(self) -> None:
+        self.unsettled.clear()
+        super().clear()
+
+    def settle(self, connection: Any) -> None:
+        """A commit: unless a transaction is still open around it, what was probed inside
+        describes committed data now."""
+        if connection is not None and not connection.in_transaction:
+            self.unsettled.clear()
+
+    def forget_unsettled(self) -> int:
+        forgotten = 0
+        for key in self.unsettled:
+            forgotten += self.pop(key, _ABSENT) is not _ABSENT
+        self.unsettled.clear()
+        return forgotten
+
+
+_ABSENT = object()
+
+
+def _probed_facts(engine: Any) -> None:
+    """Put a :class:`_ProbedFacts` in place of the engine's cache of collection facts."""
+    state = getattr(engine, "_cache_state", None)
+    cache = getattr(state, "collection_features_cache", None)
+    if type(cache) is dict:
+        state.collection_features_cache = _ProbedFacts(engine, cache)  # type: ignore[union-attr]
 
 
 def _facts(engine: Any) -> _Facts:
@@ -146,13 +215,11 @@ def _written(engine_ref: weakref.ref[Any]) -> Callable[[str, str, str | None], N
                 cache = engine._collection_features_cache
                 namespace = (db_name, coll_name)
                 keys = [key for key in list(cache) if key[:2] == namespace]
-                if document is not None:
-                    if keys:
-                        _reconcile(cache, keys, json.loads(document))
-                else:  # a removal: "every document has one type" may now be of none
-                    for key in keys:
-                        if key[2].startswith("uniform_scalar_sort_type:"):
-                            cache.pop(key, None)
+                # A removal leaves every fact safe: "some document has P" may turn false, which
+                # keeps the engine on its general path, and "every document has one type" holds
+                # for the ones left (for none, an ordered read of nothing is still right).
+                if document is not None and keys:
+                    _reconcile(cache, keys, json.loads(document))
                 facts.seen.add(namespace)
             except Exception:  # the facts are forgotten instead: always safe
                 logger.debug("engine_facts_forgotten", exc_info=True)
@@ -173,6 +240,8 @@ def _reconcile(cache: dict[Any, Any], keys: list[Any], document: Any) -> None:
         value = still_holds(key[2], cached, document)
         if value is None:
             cache.pop(key, None)
+        elif isinstance(cache, _ProbedFacts):
+            cache.reconciled(key, value)
         else:
             cache[key] = value
 
@@ -205,8 +274,56 @@ def _create_connection(original: Any) -> Any:
     return _create_sqlite_connection
 
 
+def _rollbacks_keep_facts(engine: Any) -> None:
+    """A rolled-back write (a duplicate key, say) or transaction made the engine forget every
+    fact of every collection, and the next reads probed them all again: a dozen scans of each
+    collection read, seconds on a large one, with every other client waiting. What the
+    trigger recorded during the write holds for the state restored as well (see
+    :class:`_ProbedFacts`), so here only the facts probed inside the transaction are
+    forgotten. The engine's session runtime clears the caches after a rollback in one step,
+    which a failed write and an aborted transaction both take (marked here), and commits in
+    two (after which the facts probed inside the transaction are settled)."""
+    runtime = getattr(engine, "_session_runtime", None)
+    clear = getattr(runtime, "_clear_rollback_sensitive_caches", None)
+    commits = [getattr(runtime, name, None) for name in _COMMITS]
+    if clear is None or None in commits or getattr(clear, "_agent_memory_marked", False):
+        return
+    facts = _facts(engine)
+
+    @functools.wraps(clear)
+    def cleared_after_rollback() -> None:
+        facts.rolling_back.active = True
+        try:
+            clear()
+        finally:
+            facts.rolling_back.active = False
+
+    def settling(commit: Any) -> Any:
+        @functools.wraps(commit)
+        def committed(*args: Any, **kwargs: Any) -> Any:
+            result = commit(*args, **kwargs)
+            cache = engine._collection_features_cache
+            if isinstance(cache, _ProbedFacts) and cache.unsettled:
+                with facts.lock:
+                    cache.settle(getattr(engine, "_connection", None))
+            return result
+
+        return committed
+
+    cleared_after_rollback._agent_memory_marked = True  # type: ignore[attr-defined]
+    runtime._clear_rollback_sensitive_caches = cleared_after_rollback
+    for name, commit in zip(_COMMITS, commits, strict=True):
+        setattr(runtime, name, settling(commit))
+
+
+#: The session runtime's commits: of one write, and of a session's transaction.
+_COMMITS = ("commit_write", "commit_session_transaction")
+
+
 def _connect(original: Any) -> Any:
     def _connect_sync(self: Any) -> None:
+        _probed_facts(self)
+        _rollbacks_keep_facts(self)
         original(self)
         connection = getattr(self, "_connection", None)
         if connection is not None:
@@ -333,7 +450,11 @@ def _forget_facts(original: Any) -> Any:
             cache = self._collection_features_cache
             if db_name is None or coll_name is None:
                 facts.seen.clear()
-                cache.clear()
+                if getattr(facts.rolling_back, "active", False) and isinstance(cache, _ProbedFacts):
+                    forgotten = cache.forget_unsettled()
+                    logger.debug("engine_facts_rolled_back", forgotten=forgotten, kept=len(cache))
+                else:
+                    cache.clear()
                 return
             namespace = (db_name, coll_name)
             if namespace in facts.seen:
@@ -737,13 +858,17 @@ def _inline(original: Any) -> Any:
     async def _run_blocking(self: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:
         steps = _COMMAND_STEPS.get()
         if steps is not None:
-            steps[0] += 1
-            if steps[0] > INLINE_STEPS_PER_COMMAND:
+            steps.count += 1
+            if steps.count > INLINE_STEPS_PER_COMMAND:
                 # A command of many steps (an update_many writes document by document): on
                 # the loop, every step of it would run between two of each other command's
                 # (a read needs several turns of the loop), and a one-document read beside it
                 # would wait about as long as the whole write. In the pool the loop stays free.
-                return await original(self, func, *args, **kwargs)
+                started = time.perf_counter()
+                try:
+                    return await original(self, func, *args, **kwargs)
+                finally:
+                    steps.seconds += time.perf_counter() - started
         # Let the loop serve its other clients first: an operation made of many steps (a
         # delete_many deletes document by document) must not hold it from start to end,
         # or a client's heartbeat goes unanswered and it drops its connections.
@@ -754,23 +879,32 @@ def _inline(original: Any) -> Any:
             and getattr(func, "__name__", None) in SHORT_STEPS
             and lock.acquire(timeout=INLINE_WAIT_SECONDS)
         ):
+            started = time.perf_counter()
             try:
                 # As the pool runs it: in a copy of the command's context.
                 return contextvars.copy_context().run(func, *args, **kwargs)
             finally:
                 lock.release()
-        return await original(self, func, *args, **kwargs)
+                if steps is not None:
+                    steps.seconds += time.perf_counter() - started
+        started = time.perf_counter()
+        try:
+            return await original(self, func, *args, **kwargs)
+        finally:
+            if steps is not None:
+                steps.seconds += time.perf_counter() - started
 
     return _run_blocking
 
 
 @contextlib.contextmanager
-def counting_steps() -> Iterator[None]:
+def counting_steps() -> Iterator[CommandSteps]:
     """Count the engine steps of one command served (the wire server's guard wraps each
     command in it): past :data:`INLINE_STEPS_PER_COMMAND` its steps run in the pool."""
-    token = _COMMAND_STEPS.set([0])
+    steps = CommandSteps()
+    token = _COMMAND_STEPS.set(steps)
     try:
-        yield
+        yield steps
     finally:
         _COMMAND_STEPS.reset(token)
 

@@ -59,6 +59,9 @@ FIRST_BATCH = 101
 NEXT_BATCH = 1000
 #: Operators that run code inside the server.
 SERVER_SIDE_CODE = frozenset({"$where", "$function", "$accumulator"})
+#: A command whose engine steps take longer is logged (``embedded_slow_command``): each such
+#: step holds every other client's command behind it.
+SLOW_COMMAND_SECONDS = 0.1
 
 
 def engine_class() -> type[Any]:
@@ -160,6 +163,39 @@ def _retryable(context: Any) -> bool:
     )
 
 
+def command_shape(value: Any, depth: int = 0) -> Any:
+    """``value`` with its field names kept and every value replaced by its type's name, for
+    logs: a command's shape says which query it was without what the user said."""
+    if depth > 4:
+        return "..."
+    if isinstance(value, dict):
+        return {str(k)[:64]: command_shape(v, depth + 1) for k, v in list(value.items())[:16]}
+    if isinstance(value, list | tuple):
+        return [command_shape(v, depth + 1) for v in value[:3]]
+    return type(value).__name__
+
+
+def _log_slow(context: Any, steps: Any) -> None:
+    document = (
+        getattr(context, "raw_body", None) or getattr(context, "command_document", None) or {}
+    )
+    name = getattr(context, "command_name", None) or next(iter(document), "?")
+    target = document.get(name) if isinstance(document, dict) else None
+    shape = {
+        key: command_shape(value)
+        for key, value in document.items()
+        if key in ("filter", "sort", "query", "update", "pipeline", "q", "u", "updates", "deletes")
+    }
+    logger.info(
+        "embedded_slow_command",
+        command=str(name),
+        collection=target if isinstance(target, str) else None,
+        engine_ms=round(steps.seconds * 1000, 1),
+        steps=steps.count,
+        shape=shape,
+    )
+
+
 def guard_server(server: Any) -> None:
     """Make ``server`` (mongoeco's ``AsyncMongoEcoProxyServer``, not yet started) refuse every
     command that carries server-side code, and let a command refused for another session's
@@ -190,8 +226,12 @@ def guard_server(server: Any) -> None:
         pause = 0.002
         while True:
             try:
-                with _engine_tuning.counting_steps():
-                    return await execute(context)
+                with _engine_tuning.counting_steps() as steps:
+                    try:
+                        return await execute(context)
+                    finally:
+                        if steps.seconds >= SLOW_COMMAND_SECONDS:
+                            _log_slow(context, steps)
             except Exception as exc:
                 if _BUSY not in str(exc) or loop.time() >= deadline or not _retryable(context):
                     raise

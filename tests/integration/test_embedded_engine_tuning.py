@@ -70,6 +70,18 @@ _OPERATIONS = st.lists(
             st.lists(st.sampled_from(["alpha", "beta", "Zürich", "d1", "d3", "x7"]), max_size=3),
             st.sampled_from(["find", "update", "delete"]),
         ),
+        # A write in a transaction, read back inside it (facts probed on what it wrote), then
+        # rolled back.
+        st.tuples(
+            st.just("abort"),
+            st.one_of(
+                st.tuples(st.just("insert"), _DOCUMENT),
+                st.tuples(st.just("set"), st.integers(0, 20), st.sampled_from(_FIELDS), _VALUES),
+                st.tuples(st.just("unset"), st.integers(0, 20), st.sampled_from(("a", "s"))),
+                st.tuples(st.just("delete"), st.integers(0, 20)),
+            ),
+            st.sampled_from(_FIELDS),
+        ),
     ),
     min_size=5,
     max_size=30,
@@ -87,20 +99,33 @@ def _collections(tmp_path: Path, tag: str):  # type: ignore[no-untyped-def]
     return stock, tuned
 
 
-def _apply(docs: Any, operation: tuple[Any, ...]) -> Any:
-    kind = operation[0]
+def _apply(client: Any, operation: tuple[Any, ...], session: Any = None) -> Any:
+    docs, kind = client["db"]["docs"], operation[0]
     if kind == "insert":
-        return docs.insert_one(dict(operation[1])).acknowledged
+        return docs.insert_one(dict(operation[1]), session=session).acknowledged
     if kind in ("set", "unset", "delete"):
-        ids = sorted(d["_id"] for d in docs.find({}, {"_id": 1}))
+        ids = sorted(d["_id"] for d in docs.find({}, {"_id": 1}, session=session))
         if not ids:
             return None
         target = {"_id": ids[operation[1] % len(ids)]}
         if kind == "set":
-            return docs.update_one(target, {"$set": {operation[2]: operation[3]}}).modified_count
+            change = {"$set": {operation[2]: operation[3]}}
+            return docs.update_one(target, change, session=session).modified_count
         if kind == "unset":
-            return docs.update_one(target, {"$unset": {operation[2]: ""}}).modified_count
-        return docs.delete_one(target).deleted_count
+            change = {"$unset": {operation[2]: ""}}
+            return docs.update_one(target, change, session=session).modified_count
+        return docs.delete_one(target, session=session).deleted_count
+    if kind == "abort":
+        with client.start_session() as session:
+            session.start_transaction()
+            with contextlib.suppress(Exception):  # a refused write is rolled back all the same
+                _apply(client, operation[1], session)
+            field = operation[2]
+            docs.find_one({field: "alpha"}, session=session)
+            docs.find_one({field: {"$gte": 1}}, session=session)
+            list(docs.find({}, session=session).sort(field, 1))
+            session.abort_transaction()
+        return sorted(repr(d) for d in docs.find({}))
     if kind == "find":
         cursor = docs.find(operation[1], {"_id": 0})
         if operation[2]:
@@ -128,19 +153,18 @@ def test_every_read_answers_as_the_stock_engine(tmp_path: Path, seed, operations
     tag = uuid.uuid4().hex  # hypothesis replays examples in the same tmp_path
     stock, tuned = _collections(tmp_path, tag)
     try:
-        a, b = stock["db"]["docs"], tuned["db"]["docs"]
         # ids the same in both, so updates and deletes pick the same one
         seeded = [("insert", {"_id": f"d{i}", **seed, "k": i}) for i in range(8)]
         for step, operation in enumerate([*seeded, *operations]):
             if operation[0] == "insert" and "_id" not in operation[1]:
                 operation = ("insert", {"_id": f"x{step}", **operation[1]})
             try:
-                expected = _apply(a, operation)
+                expected = _apply(stock, operation)
             except Exception as exc:  # the stock engine refuses it: so must the tuned one
                 with pytest.raises(type(exc)):
-                    _apply(b, operation)
+                    _apply(tuned, operation)
                 continue
-            assert _apply(b, operation) == expected, operation
+            assert _apply(tuned, operation) == expected, operation
     finally:
         stock.close()
         tuned.close()
@@ -175,12 +199,13 @@ def _probe(engine: Any, names: list[str]) -> dict[Any, Any]:
     return facts
 
 
-def _safe(kept: Any, fresh: Any, key: tuple[Any, ...]) -> bool:
+def _safe(kept: Any, fresh: Any, key: tuple[Any, ...], empty: bool) -> bool:
     """A kept fact may be stale only towards the engine's general path."""
     if kept == fresh:
         return True
     if key[0] == "uniform":
-        return kept is None  # "not one type" is the general path
+        # "not one type" is the general path; "one type" holds for no document at all
+        return kept is None or empty
     return kept is True
 
 
@@ -205,14 +230,17 @@ def test_facts_kept_across_writes_are_never_wrong(tmp_path: Path, first, then) -
             if operation[0] == "insert":
                 operation = ("insert", {"_id": f"x{step}", **operation[1]})
             try:
-                _apply(docs, operation)
+                _apply(client, operation)
             except Exception:
                 continue
             with engine._lock:
                 kept = _probe(engine, names)
                 engine._collection_features_cache.clear()
                 fresh = _probe(engine, names)
-            unsafe = {k: (kept[k], fresh[k]) for k in kept if not _safe(kept[k], fresh[k], k)}
+            empty = docs.count_documents({}) == 0
+            unsafe = {
+                k: (kept[k], fresh[k]) for k in kept if not _safe(kept[k], fresh[k], k, empty)
+            }
             assert not unsafe, (operation, unsafe)
     finally:
         client.close()
@@ -236,6 +264,66 @@ def test_a_write_keeps_the_facts_it_cannot_change(tmp_path: Path) -> None:
         assert cache[("db", "docs", "top_level_array:a")] is True
         assert cache[("db", "docs", "contains_real_numeric:s")] is True
         assert ("db", "docs", "uniform_scalar_sort_type:a") not in cache
+    finally:
+        client.close()
+
+
+def test_a_removal_and_a_refused_write_keep_the_facts(tmp_path: Path) -> None:
+    """Neither a delete nor a write the engine rolls back (a duplicate key) sends the next
+    read to probe the collection again: on a large collection each probe is a scan, and the
+    server answers nobody meanwhile."""
+    engine = engine_class()(str(tmp_path / "kept.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        docs.create_index([("k", 1)], name="k", unique=True)
+        docs.insert_many(
+            [{"_id": f"d{i}", "a": "alpha", "s": f"{i:03d}", "k": i} for i in range(20)]
+        )
+        with engine._lock:
+            engine._collection_features_cache.clear()
+            _probe(engine, ["a", "s"])
+        cached = dict(engine._collection_features_cache)
+        assert cached[("db", "docs", "uniform_scalar_sort_type:s")] == "string"
+        docs.delete_one({"_id": "d3"})
+        assert engine._collection_features_cache == cached
+        with pytest.raises(DuplicateKeyError):
+            docs.insert_one({"_id": "d4"})
+        with pytest.raises(DuplicateKeyError):
+            docs.insert_one({"_id": "other", "k": 5})
+        assert engine._collection_features_cache == cached
+        assert [d["_id"] for d in docs.find({"a": "alpha"}).sort("s", -1).limit(2)] == [
+            "d19",
+            "d18",
+        ]
+        docs.delete_many({})  # "one type" of no document at all: an ordered read of nothing
+        assert list(docs.find({}).sort("s", 1)) == []
+        docs.insert_one({"_id": "n", "s": 7, "k": 1})
+        docs.insert_one({"_id": "t", "s": "7", "k": 2})
+        assert [d["_id"] for d in docs.find({}).sort("s", 1)] == ["n", "t"]  # numbers first
+    finally:
+        client.close()
+
+
+def test_a_rolled_back_transaction_leaves_no_fact_it_probed(tmp_path: Path) -> None:
+    """Inside a transaction the engine probes what the transaction wrote: here, that no
+    document holds an array at ``a`` any more. The rollback brings the array back, and the
+    fact with it must go, or a read for one of its elements finds nothing."""
+    engine = engine_class()(str(tmp_path / "rollback.sqlite3"))
+    client = MongoClient(engine=engine)
+    try:
+        docs = client["db"]["docs"]
+        docs.insert_many([{"_id": "x", "a": ["alpha", "beta"]}, {"_id": "y", "a": "gamma"}])
+        with engine._lock:
+            engine._collection_features_cache.clear()
+        with client.start_session() as session:
+            session.start_transaction()
+            docs.update_one({"_id": "x"}, {"$set": {"a": "plain"}}, session=session)
+            assert docs.find_one({"a": "beta"}, session=session) is None
+            assert engine._collection_features_cache[("db", "docs", "top_level_array:a")] is False
+            session.abort_transaction()
+        assert ("db", "docs", "top_level_array:a") not in engine._collection_features_cache
+        assert [d["_id"] for d in docs.find({"a": "beta"})] == ["x"]
     finally:
         client.close()
 
@@ -630,9 +718,9 @@ def test_the_server_counts_the_steps_of_each_command_it_serves(
 
     @contextlib.contextmanager
     def noted() -> Any:
-        with counting():
-            yield
-            counted.append(_engine_tuning._COMMAND_STEPS.get()[0])
+        with counting() as steps:
+            yield steps
+            counted.append(steps.count)
 
     monkeypatch.setattr(_engine_tuning, "counting_steps", noted)
     with PyMongoClient(own_embedded_server.uri) as client:
@@ -710,3 +798,29 @@ def test_string_memberships_and_ids_are_served_by_an_index(tmp_path: Path) -> No
         )
     finally:
         client.close()
+
+
+def test_a_slow_command_is_logged_by_its_shape_alone(
+    own_embedded_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server logs each command whose engine steps take long, by command, collection and
+    shape: field names and value types, never a value a user wrote."""
+    from structlog.testing import capture_logs
+
+    from agent_memory.mongo import _mongoeco
+
+    with PyMongoClient(own_embedded_server.uri) as client:
+        notes = client["db"]["notes"]
+        notes.insert_one({"secret": "hunter2", "n": 1})
+        monkeypatch.setattr(_mongoeco, "SLOW_COMMAND_SECONDS", 3600.0)
+        with capture_logs() as quick:
+            notes.find_one({"secret": "hunter2"})
+        monkeypatch.setattr(_mongoeco, "SLOW_COMMAND_SECONDS", 0.0)
+        with capture_logs() as logs:
+            notes.find_one({"secret": "hunter2", "n": {"$gte": 1}})
+    assert not [e for e in quick if e["event"] == "embedded_slow_command"]
+    slow = [e for e in logs if e["event"] == "embedded_slow_command"]
+    assert slow and slow[0]["command"] == "find" and slow[0]["collection"] == "notes"
+    assert slow[0]["shape"]["filter"] == {"secret": "str", "n": {"$gte": "int"}}
+    assert slow[0]["steps"] >= 1 and slow[0]["engine_ms"] >= 0
+    assert "hunter2" not in repr(slow)
