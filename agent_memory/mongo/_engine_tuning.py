@@ -137,7 +137,7 @@ class _Facts:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.seen: set[tuple[str, str]] = set()
-        #: Set while the engine rolls a write or a transaction back (see :func:`_rolled_back`).
+        #: Set while the engine clears its caches after a rollback (:func:`_rollbacks_keep_facts`).
         self.rolling_back = threading.local()
 
 
@@ -145,7 +145,7 @@ class _ProbedFacts(dict):  # type: ignore[type-arg]
     """The engine's cache of collection facts (it fills it as it probes), noting each fact
     probed while a transaction was open on its connection: such a probe saw writes that a
     rollback may undo, so a rollback forgets those facts and keeps the others (see
-    :func:`_rolled_back`)."""
+    :func:`_rollbacks_keep_facts`)."""
 
     def __init__(self, engine: Any, facts: dict[Any, Any]) -> None:
         super().__init__(facts)
