@@ -176,7 +176,7 @@ class _ProbedFacts(dict):  # type: ignore[type-arg]
 
     def forget_unsettled(self) -> int:
         forgotten = 0
-        for key in self.unsettled:
+        for key in list(self.unsettled):  # a copy: never iterate what a probe may add to
             forgotten += self.pop(key, _ABSENT) is not _ABSENT
         self.unsettled.clear()
         return forgotten
