@@ -857,38 +857,33 @@ def _inline(original: Any) -> Any:
 
     async def _run_blocking(self: Any, func: Any, /, *args: Any, **kwargs: Any) -> Any:
         steps = _COMMAND_STEPS.get()
+        # A command of many steps (an update_many writes document by document): on the loop,
+        # every step of it would run between two of each other command's (a read needs
+        # several turns of the loop), and a one-document read beside it would wait about as
+        # long as the whole write. Past its first steps it goes to the pool: the loop stays free.
         if steps is not None:
             steps.count += 1
-            if steps.count > INLINE_STEPS_PER_COMMAND:
-                # A command of many steps (an update_many writes document by document): on
-                # the loop, every step of it would run between two of each other command's
-                # (a read needs several turns of the loop), and a one-document read beside it
-                # would wait about as long as the whole write. In the pool the loop stays free.
-                started = time.perf_counter()
-                try:
-                    return await original(self, func, *args, **kwargs)
-                finally:
-                    steps.seconds += time.perf_counter() - started
-        # Let the loop serve its other clients first: an operation made of many steps (a
-        # delete_many deletes document by document) must not hold it from start to end,
-        # or a client's heartbeat goes unanswered and it drops its connections.
-        await asyncio.sleep(0)
+        to_pool = steps is not None and steps.count > INLINE_STEPS_PER_COMMAND
+        if not to_pool:
+            # Let the loop serve its other clients first: an operation made of many steps (a
+            # delete_many deletes document by document) must not hold it from start to end,
+            # or a client's heartbeat goes unanswered and it drops its connections.
+            await asyncio.sleep(0)
         lock = getattr(self, "_lock", None)
-        if (
-            lock is not None
+        inline = (
+            not to_pool
+            and lock is not None
             and getattr(func, "__name__", None) in SHORT_STEPS
             and lock.acquire(timeout=INLINE_WAIT_SECONDS)
-        ):
-            started = time.perf_counter()
-            try:
-                # As the pool runs it: in a copy of the command's context.
-                return contextvars.copy_context().run(func, *args, **kwargs)
-            finally:
-                lock.release()
-                if steps is not None:
-                    steps.seconds += time.perf_counter() - started
+        )
         started = time.perf_counter()
         try:
+            if inline:
+                try:
+                    # As the pool runs it: in a copy of the command's context.
+                    return contextvars.copy_context().run(func, *args, **kwargs)
+                finally:
+                    lock.release()
             return await original(self, func, *args, **kwargs)
         finally:
             if steps is not None:

@@ -175,7 +175,7 @@ def command_shape(value: Any, depth: int = 0) -> Any:
     return type(value).__name__
 
 
-def _log_slow(context: Any, steps: Any) -> None:
+def _log_slow(context: Any, steps: _engine_tuning.CommandSteps) -> None:
     document = (
         getattr(context, "raw_body", None) or getattr(context, "command_document", None) or {}
     )
