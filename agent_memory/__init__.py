@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agent_memory._version import __version__
 from agent_memory.config import Settings, load_settings
 from agent_memory.errors import (
     AgentMemoryError,
@@ -35,15 +36,12 @@ from agent_memory.errors import (
     UnknownProviderError,
 )
 
-__version__ = "0.1.0"
-
 if TYPE_CHECKING:
     from agent_memory.agent.config import AgentConfig
     from agent_memory.agent.mcp import McpServer
     from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
     from agent_memory.langgraph.checkpointer import MongoCheckpointer
     from agent_memory.langgraph.store import MemoryStore
-    from agent_memory.memory._common import Tenant
     from agent_memory.memory.knowledge import SharedKnowledge
     from agent_memory.memory.system import MemorySystem
     from agent_memory.mongo.capabilities import Capabilities
@@ -63,6 +61,7 @@ if TYPE_CHECKING:
     from agent_memory.providers.rerankers.base import Reranker, RerankScore
     from agent_memory.providers.rerankers.fake import FakeReranker
     from agent_memory.providers.rerankers.voyage import VoyageReranker
+    from agent_memory.tenancy import Tenant
 
 # Imported on first use, so `import agent_memory` stays light and optional SDKs stay optional.
 _LAZY = {
@@ -74,7 +73,7 @@ _LAZY = {
     "MongoCheckpointer": "agent_memory.langgraph.checkpointer",
     "RAGAgent": "agent_memory.agent.rag_agent",
     "SharedKnowledge": "agent_memory.memory.knowledge",
-    "Tenant": "agent_memory.memory._common",
+    "Tenant": "agent_memory.tenancy",
     "TurnResult": "agent_memory.agent.rag_agent",
     "Capabilities": "agent_memory.mongo.capabilities",
     "Connection": "agent_memory.mongo.connection",

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from agent_memory.checks import check_id
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory._common import check_id
 
 __all__ = ["EMBEDDERS", "CHAT_MODELS", "RERANKERS", "Settings", "load_settings"]
 

@@ -7,8 +7,8 @@ from typing import Literal
 
 from agent_memory.agent.prompt import Budget
 from agent_memory.agent.routing import RoutingConfig
+from agent_memory.checks import check_count, check_id
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_count, check_id
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "AgentConfig"]
 

@@ -40,10 +40,11 @@ from agent_memory.agent.prompt import (
 )
 from agent_memory.agent.routing import Route, RoutingInput, route
 from agent_memory.agent.tools import ToolBox
+from agent_memory.checks import check_id, check_text
 from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import BackgroundWrites, Tenant, check_id, check_text
+from agent_memory.memory.background import BackgroundWrites
 from agent_memory.memory.conversation_records import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection
@@ -60,6 +61,7 @@ from agent_memory.providers.chat.base import (
 )
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.rerankers.base import Reranker
+from agent_memory.tenancy import Tenant
 
 __all__ = ["AnswerDelta", "RAGAgent", "TurnResult"]
 

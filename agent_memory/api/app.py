@@ -53,13 +53,13 @@ from agent_memory.errors import (
     NotFoundError,
     StorageUnavailableError,
 )
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.episodic import EpisodicMemory
 from agent_memory.memory.episodic_feedback import Feedback
 from agent_memory.memory.episodic_retention import SuccessRates
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.registry import make_embedder
+from agent_memory.tenancy import Tenant
 
 __all__ = ["create_app"]
 

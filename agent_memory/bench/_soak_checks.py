@@ -11,9 +11,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.memory._common import utcnow
 from agent_memory.mongo.connection import Connection
 from agent_memory.ops.forget import USER_COLLECTIONS
+from agent_memory.stamps import utcnow
 
 __all__ = ["Ledger", "check_store", "expected_values"]
 

@@ -31,11 +31,11 @@ import numpy as np
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.errors import NotFoundError
-from agent_memory.memory._common import Tenant
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatRequest
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.tenancy import Tenant
 
 __all__ = ["ConcurrencySettings", "crossed_reads", "render_concurrency", "run_concurrency"]
 

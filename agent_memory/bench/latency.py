@@ -38,7 +38,6 @@ from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
 from agent_memory.config import Settings
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation_records import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection, connect
@@ -48,6 +47,7 @@ from agent_memory.providers.chat.base import ChatRequest, ChatResponse, Message
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 
 __all__ = ["LatencySettings", "run_latency"]
 

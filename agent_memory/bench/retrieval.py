@@ -41,11 +41,11 @@ from agent_memory.bench.embedders import (
     load_locomo,
     ranks_of,
 )
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.tenancy import Tenant
 
 __all__ = ["AGENT_ID", "RecordingEmbedder", "RetrievalRun", "render", "run_retrieval"]
 

@@ -44,12 +44,12 @@ from agent_memory.bench._soak_checks import Ledger, check_store
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.chat.base import ChatRequest
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.tenancy import Tenant
 
 __all__ = ["Soak", "SoakSettings", "render_soak", "run_soak"]
 

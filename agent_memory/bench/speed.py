@@ -21,11 +21,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.tenancy import Tenant
 
 __all__ = ["SpeedRun", "render_speed", "run_speed"]
 

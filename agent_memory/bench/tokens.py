@@ -51,7 +51,6 @@ from agent_memory.bench import write_with_plot
 from agent_memory.bench.embedders import CATEGORIES, Conversation, Turn, load_locomo
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import (
     ChatModel,
@@ -63,6 +62,7 @@ from agent_memory.providers.chat.base import (
     text_response,
 )
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.tenancy import Tenant
 
 __all__ = [
     "AGENT_ID",

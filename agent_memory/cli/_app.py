@@ -18,6 +18,7 @@ from rich.markup import escape  # ids in messages may look like markup: [/x]
 from typer.core import TyperGroup
 
 from agent_memory._words import noun, plural
+from agent_memory.checks import check_id
 from agent_memory.cli._logging import configure_logging
 from agent_memory.errors import (
     AgentMemoryError,
@@ -30,7 +31,6 @@ from agent_memory.errors import (
     SearchUnavailableError,
     StorageUnavailableError,
 )
-from agent_memory.memory._common import check_id
 
 __all__ = [
     "EXIT",

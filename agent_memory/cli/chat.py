@@ -40,10 +40,10 @@ from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.indexes import what_to_run
 from agent_memory.errors import AgentMemoryError, NotInitialisedError
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.registry import make_chat_model
+from agent_memory.tenancy import Tenant
 
 if TYPE_CHECKING:
     from agent_memory.agent.rag_agent import RAGAgent, TurnResult

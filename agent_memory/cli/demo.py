@@ -31,10 +31,10 @@ from agent_memory.cli.demo_feedback import decay_part, feedback_part
 from agent_memory.cli.demo_long_term import AGENT, MEMORIES, long_term_part
 from agent_memory.cli.demo_working import working_part
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.mongo.capabilities import ATLAS_LOCAL
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.offline import OfflineChatModel
+from agent_memory.tenancy import Tenant
 
 if TYPE_CHECKING:
     from agent_memory.agent.rag_agent import TurnResult

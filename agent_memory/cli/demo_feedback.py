@@ -24,11 +24,12 @@ from agent_memory.agent.config import AgentConfig
 from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
 from agent_memory.cli.demo_long_term import AGENT, ANSWER_TYPES
-from agent_memory.memory._common import Tenant, utcnow
 from agent_memory.memory.decay import DecayJob
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import Memory, NewMemory, RetrievedMemory
 from agent_memory.providers.chat.base import ChatModel
+from agent_memory.stamps import utcnow
+from agent_memory.tenancy import Tenant
 
 __all__ = ["decay_part", "feedback_part"]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import typer
 
+from agent_memory.checks import check_text
 from agent_memory.cli._app import checked_id, console, plural, reflowed, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory._common import check_text
 from agent_memory.memory.episodic_records import EpisodicConfig
 
 
@@ -70,8 +70,8 @@ def feedback(
         raise typer.BadParameter(
             "give at least one", param_hint="--rating, --helpful/--not-helpful or --correction"
         )
-    from agent_memory.memory._common import Tenant
     from agent_memory.memory.episodic import LOGS, EpisodicMemory
+    from agent_memory.tenancy import Tenant
 
     async def main() -> dict[str, Any]:
         async with open_runtime() as rt:

@@ -28,8 +28,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
 from agent_memory._data_blocks import block, transcript
+from agent_memory.checks import check_id, check_mapping
 from agent_memory.errors import BadResponseError, InvalidInputError
-from agent_memory.memory._common import check_id, check_mapping
 from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema
 from agent_memory.providers.chat.base import ChatModel, ChatRequest, Message, SystemPart
 

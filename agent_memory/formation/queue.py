@@ -56,11 +56,13 @@ from pymongo import ReturnDocument
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_id
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory._common import Tenant, check_id, new_id, utcnow
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
+from agent_memory.stamps import new_id, utcnow
+from agent_memory.tenancy import Tenant
 
 __all__ = ["COLLECTION", "FormationQueue", "Job", "JobStatus"]
 

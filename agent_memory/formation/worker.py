@@ -33,9 +33,9 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_count, check_seconds
 from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
 from agent_memory.formation.queue import FormationQueue, Job
-from agent_memory.memory._common import check_count, check_seconds
 from agent_memory.memory.conversation_records import ConversationMessage
 from agent_memory.memory.profile import PatchOp
 from agent_memory.memory.records import NewMemory

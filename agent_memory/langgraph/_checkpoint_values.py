@@ -17,8 +17,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import get_checkpoint_id
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import Tenant, check_id
+from agent_memory.tenancy import Tenant
 
 INT64 = 2**63
 _MAX_DEPTH = 32

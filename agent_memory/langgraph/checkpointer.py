@@ -34,12 +34,14 @@ from pymongo import IndexModel, ReplaceOne, UpdateOne
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_document_size, check_id
 from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
-from agent_memory.memory._common import Tenant, check_document_size, check_id, utcnow
 from agent_memory.mongo._errors import map_error, translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection, connect
+from agent_memory.stamps import utcnow
+from agent_memory.tenancy import Tenant
 
 try:
     from langchain_core.runnables import RunnableConfig

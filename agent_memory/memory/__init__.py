@@ -33,24 +33,24 @@ __all__ = [
 ]
 
 _WHERE = {
-    "ConversationMemory": "conversation",
-    "DecayConfig": "decay",
-    "DecayJob": "decay",
-    "EpisodicMemory": "episodic",
-    "KnowledgeBase": "knowledge",
-    "LongTermConfig": "records",
-    "LongTermMemory": "long_term",
-    "Memory": "records",
-    "MemorySchema": "profile",
-    "MemorySystem": "system",
-    "NewMemory": "records",
-    "PatchOp": "profile",
-    "ProfileMemory": "profile",
-    "RankingWeights": "ranking",
-    "RetrievedMemory": "records",
-    "StoreResult": "records",
-    "Tenant": "_common",
-    "WorkingMemory": "working",
+    "ConversationMemory": "agent_memory.memory.conversation",
+    "DecayConfig": "agent_memory.memory.decay",
+    "DecayJob": "agent_memory.memory.decay",
+    "EpisodicMemory": "agent_memory.memory.episodic",
+    "KnowledgeBase": "agent_memory.memory.knowledge",
+    "LongTermConfig": "agent_memory.memory.records",
+    "LongTermMemory": "agent_memory.memory.long_term",
+    "Memory": "agent_memory.memory.records",
+    "MemorySchema": "agent_memory.memory.profile",
+    "MemorySystem": "agent_memory.memory.system",
+    "NewMemory": "agent_memory.memory.records",
+    "PatchOp": "agent_memory.memory.profile",
+    "ProfileMemory": "agent_memory.memory.profile",
+    "RankingWeights": "agent_memory.memory.ranking",
+    "RetrievedMemory": "agent_memory.memory.records",
+    "StoreResult": "agent_memory.memory.records",
+    "Tenant": "agent_memory.tenancy",
+    "WorkingMemory": "agent_memory.memory.working",
 }
 
 
@@ -58,6 +58,6 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'agent_memory.memory' has no attribute {name!r}")
-    value = getattr(import_module(f"agent_memory.memory.{module}"), name)
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value

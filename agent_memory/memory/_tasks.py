@@ -29,21 +29,15 @@ from typing import Any
 
 import bson
 
+from agent_memory.checks import MAX_DOCUMENT_BYTES, MAX_ID_CHARS, check_id, check_mapping, shown
 from agent_memory.errors import (
     ConfigurationError,
     ConflictError,
     InvalidInputError,
     InvalidTransitionError,
 )
-from agent_memory.memory._common import (
-    MAX_DOCUMENT_BYTES,
-    MAX_ID_CHARS,
-    check_id,
-    check_mapping,
-    check_tenant,
-    shown,
-)
 from agent_memory.memory._task_records import DONE_STEP_STATUSES
+from agent_memory.tenancy import check_tenant
 
 __all__ = [
     "ACTIVE_STATUSES",

@@ -19,8 +19,9 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory._log import get_logger
-from agent_memory.memory._common import BackgroundWrites, Tenant
+from agent_memory.memory.background import BackgroundWrites
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.tenancy import Tenant
 
 __all__ = ["AccessRecorder"]
 

@@ -63,9 +63,9 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
+from agent_memory.checks import check_document_size, check_id
 from agent_memory.errors import BadResponseError, ConfigurationError, InvalidInputError
 from agent_memory.memory import conversation_queries as q
-from agent_memory.memory._common import Tenant, check_document_size, check_id, new_id, utcnow
 from agent_memory.memory.conversation_records import (
     TURN_CLOCK,
     ConversationConfig,
@@ -96,6 +96,8 @@ from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
+from agent_memory.stamps import new_id, utcnow
+from agent_memory.tenancy import Tenant
 
 __all__ = [
     "ConversationConfig",

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from agent_memory.memory._common import Tenant, new_id
+from agent_memory.stamps import new_id
+from agent_memory.tenancy import Tenant
 
 __all__ = [
     "activity_update",

@@ -16,17 +16,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_memory._tokens import estimate_tokens
+from agent_memory.checks import check_document_size, check_id, check_mapping, check_text, shown
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory._common import (
-    Tenant,
-    check_document_size,
-    check_id,
-    check_mapping,
-    check_tenant,
-    check_text,
-    new_id,
-    shown,
-)
+from agent_memory.stamps import new_id
+from agent_memory.tenancy import Tenant, check_tenant
 
 __all__ = [
     "ROLES",

@@ -20,10 +20,11 @@ from pymongo import errors as pm
 from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory import conversation_queries as q
-from agent_memory.memory._common import BackgroundWrites, Tenant
+from agent_memory.memory.background import BackgroundWrites
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
+from agent_memory.tenancy import Tenant
 
 __all__ = ["MESSAGES", "SESSIONS", "SessionStore", "not_found", "raced", "together"]
 

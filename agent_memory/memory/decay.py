@@ -26,12 +26,13 @@ from typing import Any
 
 from agent_memory._log import get_logger
 from agent_memory._words import plural
+from agent_memory.checks import check_id, shown
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_id, new_id, shown, utcnow
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.search.snapshots import GENERATIONS, announce_writes
+from agent_memory.stamps import new_id, utcnow
 
 __all__ = ["DecayConfig", "DecayJob", "DecayReport"]
 

@@ -46,16 +46,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from agent_memory._log import get_logger
-from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory._common import (
+from agent_memory.checks import (
     check_document_size,
     check_id,
     check_mapping,
     check_text,
     check_vector,
-    new_id,
-    utcnow,
 )
+from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory.episodic_feedback import Feedback, FeedbackLedger, FeedbackRequest
 from agent_memory.memory.episodic_records import (
     Action,
@@ -75,11 +73,12 @@ from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.search import MAX_CANDIDATES, SearchQuery, make_searcher
 from agent_memory.mongo.vectors import to_bson_vector
+from agent_memory.stamps import new_id, utcnow
 
 if TYPE_CHECKING:
-    from agent_memory.memory._common import Tenant
     from agent_memory.mongo.connection import Connection
     from agent_memory.providers.embedders.base import Embedder
+    from agent_memory.tenancy import Tenant
 
 __all__ = [
     "Action",
@@ -105,7 +104,7 @@ class EpisodicMemory:
 
     Uses the caller's :class:`~agent_memory.mongo.connection.Connection` and never opens one.
 
-    >>> from agent_memory.memory._common import Tenant
+    >>> from agent_memory.tenancy import Tenant
     >>> async def turn(connection, embedder):                     # doctest: +SKIP
     ...     episodic = EpisodicMemory(connection, embedder)
     ...     tenant = Tenant("support-agent", "user-42")

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from agent_memory.checks import check_id, check_mapping, shown
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_id, check_mapping, check_tenant, shown
+from agent_memory.tenancy import check_tenant
 
 __all__ = [
     "OUTCOMES",

@@ -75,18 +75,15 @@ import bson
 import numpy as np
 
 from agent_memory._log import get_logger
-from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory._common import (
-    Tenant,
+from agent_memory.checks import (
     check_count,
     check_document_size,
     check_id,
     check_ids,
     check_mapping,
     check_text,
-    new_id,
-    utcnow,
 )
+from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory.chunking import Chunk, check_settings, chunk_text, stitch
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
@@ -98,6 +95,8 @@ from agent_memory.mongo.search.snapshots import GENERATIONS, Snapshots, announce
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.embedders.base import Embedder
+from agent_memory.stamps import new_id, utcnow
+from agent_memory.tenancy import Tenant
 
 __all__ = [
     "SHARED_USER",

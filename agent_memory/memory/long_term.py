@@ -58,22 +58,18 @@ import numpy as np
 from pymongo import InsertOne, UpdateMany
 
 from agent_memory._log import get_logger
-from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
-from agent_memory.memory._common import (
-    BackgroundWrites,
-    Tenant,
+from agent_memory.checks import (
     check_count,
     check_document_size,
     check_id,
     check_ids,
     check_importance,
-    check_tenant,
     check_text,
     check_vector,
-    new_id,
-    utcnow,
 )
+from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
 from agent_memory.memory.access import AccessRecorder
+from agent_memory.memory.background import BackgroundWrites
 from agent_memory.memory.consolidation import Candidate, Decision, decide
 from agent_memory.memory.ranking import relevances, score_memory
 from agent_memory.memory.records import (
@@ -103,6 +99,8 @@ from agent_memory.mongo.vectors import from_bson_vector, to_bson_vector
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.rerankers.base import Reranker
+from agent_memory.stamps import new_id, utcnow
+from agent_memory.tenancy import Tenant, check_tenant
 
 __all__ = ["LongTermMemory"]
 

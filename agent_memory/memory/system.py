@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from agent_memory._log import get_logger
-from agent_memory.memory._common import Tenant, check_tenant
 from agent_memory.memory._tasks import WorkingConfig
 from agent_memory.memory.conversation import ConversationMemory
 from agent_memory.memory.conversation_records import ConversationConfig
@@ -28,6 +27,7 @@ from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.rerankers.base import Reranker
+from agent_memory.tenancy import Tenant, check_tenant
 
 __all__ = ["Forgetter", "MemorySystem"]
 

@@ -86,17 +86,8 @@ from typing import Any
 import bson
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_document_size, check_id, check_mapping, check_text, shown
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
-from agent_memory.memory._common import (
-    Tenant,
-    check_document_size,
-    check_id,
-    check_mapping,
-    check_text,
-    new_id,
-    shown,
-    utcnow,
-)
 from agent_memory.memory._task_records import Checkpoint, Resumed, Snapshot, Step, Task
 from agent_memory.memory._tasks import (
     ACTIVE_STATUSES,
@@ -121,6 +112,8 @@ from agent_memory.memory._working_store import CheckpointStore, TaskStore
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.kept import KeptReads
+from agent_memory.stamps import new_id, utcnow
+from agent_memory.tenancy import Tenant
 
 __all__ = [
     "STEP_TRANSITIONS",

@@ -25,8 +25,8 @@ from pymongo import AsyncMongoClient
 from pymongo import errors as pm
 from pymongo.driver_info import DriverInfo
 
-from agent_memory import __version__
 from agent_memory._log import get_logger
+from agent_memory._version import __version__
 from agent_memory.config import Settings, load_settings, redact_uri
 from agent_memory.errors import ConfigurationError
 from agent_memory.mongo import _driver

@@ -26,12 +26,13 @@ both answered by the collections' tenant indexes (the user alone has no index of
 from __future__ import annotations
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
-from agent_memory.memory._common import Tenant, check_id
 from agent_memory.memory.knowledge import SHARED_USER
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.tenancy import Tenant
 
 __all__ = ["USER_COLLECTIONS", "agents_of", "forget_user"]
 

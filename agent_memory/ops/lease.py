@@ -46,10 +46,11 @@ from pymongo import ReturnDocument
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_id
 from agent_memory.errors import ConflictError, InvalidInputError
-from agent_memory.memory._common import check_id, utcnow
 from agent_memory.mongo._errors import map_error, translate_errors
 from agent_memory.mongo.connection import Connection
+from agent_memory.stamps import utcnow
 
 __all__ = ["LOCKS", "Lease", "LeaseHeldError", "LeaseLostError", "LeaseState"]
 

@@ -31,12 +31,13 @@ from typing import Any
 
 from agent_memory._log import get_logger
 from agent_memory._words import noun, plural
+from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import check_id, utcnow
 from agent_memory.memory.decay import DecayReport
 from agent_memory.memory.system import MemorySystem
 from agent_memory.ops.dry_run import count_run, empty_counts
 from agent_memory.ops.lease import Lease
+from agent_memory.stamps import utcnow
 
 __all__ = ["STEPS", "Maintenance", "MaintenanceReport"]
 

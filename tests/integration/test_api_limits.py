@@ -13,9 +13,9 @@ import pytest
 
 from agent_memory.api import create_app
 from agent_memory.config import load_settings
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.episodic import EpisodicMemory
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 from tests.loopback import serve_asgi
 
 KEY = "limits-test-key-0123456789abcdef"

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import LongTermConfig
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 from tests.integration.atlas_double import AtlasDouble
 
 ALICE = Tenant("agent", "alice")

@@ -32,11 +32,11 @@ from pymongo import AsyncMongoClient
 from pymongo.errors import OperationFailure
 from pymongo.operations import SearchIndexModel
 
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 from tests.integration.atlas_double import (
     ATLAS_NOT_ALLOWED,
     RRF_DESCRIPTION,

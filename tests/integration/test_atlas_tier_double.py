@@ -32,7 +32,6 @@ from typer.testing import CliRunner
 
 from agent_memory.cli import app
 from agent_memory.errors import StorageError, StorageUnavailableError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo import _driver
 from agent_memory.mongo.catalog import IndexCatalog
@@ -44,6 +43,7 @@ from agent_memory.mongo.search.atlas import vector_search_pipeline
 from agent_memory.mongo.search.index_watch import IndexWatch
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 from tests.integration.atlas_double import ATLAS_NOT_ALLOWED, AtlasDouble, ManualClock
 
 ALICE = Tenant("agent", "alice")

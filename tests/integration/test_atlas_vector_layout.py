@@ -21,7 +21,6 @@ from structlog.testing import capture_logs
 
 from agent_memory.config import load_settings
 from agent_memory.errors import StorageError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo.connection import META_COLLECTION, connect
 from agent_memory.mongo.indexes import IndexManager
@@ -29,6 +28,7 @@ from agent_memory.mongo.search import AtlasSearcher, index_watch, make_searcher
 from agent_memory.mongo.search.index_watch import IndexWatch
 from agent_memory.mongo.search.layout import LAYOUT_META_ID
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 from tests.integration.atlas_double import ATLAS_NOT_ALLOWED, AtlasDouble, ManualClock
 
 ALICE = Tenant("agent", "alice")

@@ -28,10 +28,10 @@ from agent_memory.bench.soak import (
 )
 from agent_memory.cli import app
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory._common import new_id, utcnow
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.embedded import find_running_server
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.stamps import new_id, utcnow
 
 LONG_SOAK = os.environ.get("AGENT_MEMORY_SOAK_SECONDS")
 

@@ -20,9 +20,9 @@ from agent_memory.config import Settings
 from agent_memory.errors import InvalidInputError, StorageError
 from agent_memory.langgraph import MongoCheckpointer
 from agent_memory.langgraph.checkpointer import CHECKPOINTS, WRITES, ThreadOwnedError
-from agent_memory.memory._common import Tenant
 from agent_memory.mongo import _driver
 from agent_memory.mongo.connection import Connection, connect
+from agent_memory.tenancy import Tenant
 
 
 @pytest.fixture

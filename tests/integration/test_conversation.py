@@ -18,7 +18,6 @@ from agent_memory.errors import (
     NotFoundError,
 )
 from agent_memory.memory import conversation_queries as q
-from agent_memory.memory._common import Tenant, utcnow
 from agent_memory.memory.conversation import (
     ConversationConfig,
     ConversationMemory,
@@ -34,6 +33,8 @@ from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
+from agent_memory.stamps import utcnow
+from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("support-agent", "alice")
 BOB = Tenant("support-agent", "bob")

@@ -12,9 +12,9 @@ import structlog
 from bson.binary import Binary
 
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.episodic import EpisodicConfig, EpisodicMemory, Feedback
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")

@@ -29,7 +29,6 @@ from agent_memory.config import load_settings
 from agent_memory.errors import StorageUnavailableError
 from agent_memory.formation import FormationQueue, FormationWorker
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory._common import utcnow
 from agent_memory.memory.conversation import NewMessage
 from agent_memory.memory.working import WorkingMemory
 from agent_memory.mongo.connection import Connection, connect
@@ -38,6 +37,7 @@ from agent_memory.mongo.indexes import IndexManager
 from agent_memory.ops import LeaseHeldError, Maintenance
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
+from agent_memory.stamps import utcnow
 from tests.integration.fault_proxy import FaultProxy
 
 TIMEOUT_MS = 100

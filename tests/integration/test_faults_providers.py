@@ -40,7 +40,6 @@ from agent_memory.errors import (
     RateLimitedError,
 )
 from agent_memory.formation import FormationQueue, FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
@@ -50,6 +49,7 @@ from agent_memory.providers.chat import ChatRequest, Message
 from agent_memory.providers.chat.anthropic import AnthropicChatModel
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders import VoyageEmbedder
+from agent_memory.tenancy import Tenant
 
 ANA = Tenant("agent", "ana")
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

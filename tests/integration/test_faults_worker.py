@@ -29,10 +29,10 @@ from tests.loopback import serve_app
 pytest.importorskip("anthropic")
 
 from agent_memory.formation import FormationQueue
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 
 ANA = Tenant("agent", "ana")
 LEASE = 3.0  # seconds; the workers' queue leases jobs for this long

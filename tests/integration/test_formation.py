@@ -11,12 +11,12 @@ import pytest
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation import FormationQueue, FormationWorker
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
+from agent_memory.tenancy import Tenant
 from tests.waiting import until
 
 XIAOMING = Tenant("travel", "xiaoming")

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.knowledge import (
     SHARED_USER,
     KnowledgeBase,
@@ -17,6 +16,7 @@ from agent_memory.memory.knowledge import (
 )
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")

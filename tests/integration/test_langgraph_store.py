@@ -21,9 +21,9 @@ from langgraph.store.base import (
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.langgraph.store import MemoryStore
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 
 ALICE = ("memories", "alice")
 BOB = ("memories", "bob")

@@ -11,7 +11,6 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, NotFoundError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.consolidation import Candidate
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.ranking import RankingWeights
@@ -20,6 +19,7 @@ from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.embedders.fake import FakeEmbedder
+from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")

@@ -13,7 +13,6 @@ from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.langgraph.checkpointer import MongoCheckpointer
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory._common import utcnow
 from agent_memory.memory.conversation_records import ConversationConfig, NewMessage
 from agent_memory.memory.episodic_records import EpisodicConfig
 from agent_memory.mongo.indexes import IndexManager
@@ -27,6 +26,7 @@ from agent_memory.ops import (
     forget_user,
 )
 from agent_memory.providers.chat.fake import FakeChatModel
+from agent_memory.stamps import utcnow
 from tests.waiting import until
 
 ALICE = Tenant("agent", "alice")

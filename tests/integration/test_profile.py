@@ -7,10 +7,10 @@ import asyncio
 import pytest
 
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.profile import MemorySchema, PatchOp, ProfileMemory
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 
 XIAOMING = Tenant("travel", "xiaoming")
 OTHER = Tenant("travel", "someone-else")

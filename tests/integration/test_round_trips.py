@@ -6,12 +6,12 @@ The numbers are in the docstrings of ``agent_memory.memory.long_term``, ``.decay
 
 from __future__ import annotations
 
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.decay import DecayJob
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.profile import ProfileMemory
 from agent_memory.memory.records import NewMemory
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 
 T = Tenant("agent", "user")
 

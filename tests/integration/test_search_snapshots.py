@@ -16,13 +16,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.decay import DecayJob
 from agent_memory.memory.episodic import EpisodicMemory
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search.snapshots import GENERATIONS
+from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")
@@ -146,7 +146,7 @@ async def test_a_memory_stored_by_another_process_is_found(two, settings, embedd
         f"""
         import asyncio
         from agent_memory.config import load_settings
-        from agent_memory.memory._common import Tenant
+        from agent_memory.tenancy import Tenant
         from agent_memory.memory.long_term import LongTermMemory
         from agent_memory.mongo.connection import connect
         from agent_memory.providers.embedders.fake import FakeEmbedder

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.long_term import LongTermMemory
 from agent_memory.memory.records import NewMemory
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search import SearchQuery, make_searcher
 from agent_memory.mongo.vectors import to_bson_vector
+from agent_memory.tenancy import Tenant
 
 WORDS = [
     "tea",

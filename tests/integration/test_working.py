@@ -11,13 +11,13 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.working import (
     InvalidTransitionError,
     WorkingConfig,
     WorkingMemory,
 )
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")

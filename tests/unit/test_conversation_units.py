@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory import conversation_queries as q
-from agent_memory.memory._common import Tenant
 from agent_memory.memory.conversation_records import (
     ConversationConfig,
     ConversationMessage,
@@ -35,6 +34,7 @@ from agent_memory.memory.conversation_render import (
     summary_request,
     truncate_to_tokens,
 )
+from agent_memory.tenancy import Tenant
 
 TENANT = Tenant("agent", "user")
 CONFIG = ConversationConfig()

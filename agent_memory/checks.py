@@ -1,49 +1,41 @@
-"""What every memory store shares: the tenant, input validation, ids, time, background writes.
+"""Checks on values from callers, and how an error message shows such a value.
 
-Values from callers are checked here before anything is written, so a bad value is a clear
+Values from callers are checked before anything is written, so a bad value is a clear
 :class:`~agent_memory.errors.InvalidInputError` and never a half-done write. Ids and other
 strings from users are only ever used as values under ``$eq``-style comparisons; mapping keys
 from users are checked so they cannot become operators (``$...``) or paths (``a.b``).
+
+This module is on the ground floor: it imports nothing of the framework but its errors.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import reprlib
-import uuid
-from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import bson
 import numpy as np
 
-from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_ID_CHARS",
-    "BackgroundWrites",
-    "Tenant",
     "check_count",
     "check_document_size",
     "check_id",
     "check_ids",
     "check_importance",
     "check_mapping",
-    "check_tenant",
+    "check_seconds",
     "check_text",
     "check_vector",
     "clipped",
-    "new_id",
     "shown",
-    "utcnow",
 ]
-
-logger = get_logger(__name__)
 
 #: MongoDB's document limit is 16 MiB; leave room for the fields the framework adds.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024 - 64 * 1024
@@ -75,17 +67,6 @@ def shown(value: Any) -> str:
     except Exception:  # a hostile __repr__ is still only the caller's value
         text = f"<{type(value).__name__}>"
     return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 3]}..."
-
-
-def utcnow() -> datetime:
-    """Now, in UTC, at the millisecond precision BSON stores (so round trips compare equal)."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
-def new_id(prefix: str) -> str:
-    """A new unique string id such as ``mem_3f2a...`` (the prefix says what it names)."""
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 def check_id(value: Any, name: str) -> str:
@@ -244,69 +225,3 @@ def check_document_size(document: Mapping[str, Any], what: str) -> None:
         raise InvalidInputError(
             f"{what} would be {size / 1_048_576:.1f} MiB; MongoDB stores at most 16 MiB per document"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Tenant:
-    """Whose data an operation touches. Every read and write filters on both fields."""
-
-    agent_id: str
-    user_id: str
-
-    def __post_init__(self) -> None:
-        check_id(self.agent_id, "agent_id")
-        check_id(self.user_id, "user_id")
-
-    def filter(self) -> dict[str, str]:
-        return {"agent_id": self.agent_id, "user_id": self.user_id}
-
-
-def check_tenant(value: Any) -> Tenant:
-    """``value`` itself when it is a :class:`Tenant` (a dict or a str posing as one is not)."""
-    if not isinstance(value, Tenant):
-        raise InvalidInputError(f"tenant must be a Tenant, got {type(value).__name__}")
-    return value
-
-
-class BackgroundWrites:
-    """Writes the caller should not wait for (access statistics, touch timestamps).
-
-    Each is a tracked task; a failure is logged, never raised into an unrelated caller.
-    :meth:`drain` waits for what is pending, for clean shutdown and for tests.
-    """
-
-    def __init__(self, connection: Any | None = None) -> None:
-        self._tasks: set[asyncio.Task[Any]] = set()
-        if connection is not None:  # closing the connection first finishes these writes
-            connection.track(self)
-
-    def schedule(self, operation: Awaitable[Any], what: str) -> None:
-        task = asyncio.ensure_future(operation)
-        self._tasks.add(task)
-
-        def done(finished: asyncio.Task[Any]) -> None:
-            self._tasks.discard(finished)
-            if not finished.cancelled() and finished.exception() is not None:
-                logger.warning(
-                    "background_write_failed",
-                    what=what,
-                    error=type(finished.exception()).__name__,
-                    detail=str(finished.exception())[:200],
-                )
-
-        task.add_done_callback(done)
-
-    @property
-    def pending(self) -> int:
-        return len(self._tasks)
-
-    async def drain(self, timeout: float | None = 10.0) -> None:
-        """Wait for pending writes (up to ``timeout`` seconds), then cancel what is left."""
-        if not self._tasks:
-            return
-        tasks = set(self._tasks)
-        _, still_running = await asyncio.wait(tasks, timeout=timeout)
-        for task in still_running:
-            task.cancel()
-        if still_running:
-            await asyncio.gather(*still_running, return_exceptions=True)
