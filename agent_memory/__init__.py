@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
     from agent_memory.langgraph.checkpointer import MongoCheckpointer
     from agent_memory.langgraph.store import MemoryStore
-    from agent_memory.memory.knowledge import SharedKnowledge
+    from agent_memory.memory.knowledge.base import SharedKnowledge
     from agent_memory.memory.system import MemorySystem
     from agent_memory.mongo.capabilities import Capabilities
     from agent_memory.mongo.connection import Connection, connect
@@ -72,7 +72,7 @@ _LAZY = {
     "MemorySystem": "agent_memory.memory.system",
     "MongoCheckpointer": "agent_memory.langgraph.checkpointer",
     "RAGAgent": "agent_memory.agent.rag_agent",
-    "SharedKnowledge": "agent_memory.memory.knowledge",
+    "SharedKnowledge": "agent_memory.memory.knowledge.base",
     "Tenant": "agent_memory.tenancy",
     "TurnResult": "agent_memory.agent.rag_agent",
     "Capabilities": "agent_memory.mongo.capabilities",

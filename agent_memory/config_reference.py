@@ -49,13 +49,13 @@ CONFIG_CLASSES: tuple[tuple[str, str], ...] = (
     ("agent_memory.agent.config", "AgentConfig"),
     ("agent_memory.agent.prompt", "Budget"),
     ("agent_memory.agent.routing", "RoutingConfig"),
-    ("agent_memory.memory.records", "LongTermConfig"),
-    ("agent_memory.memory.ranking", "RankingWeights"),
-    ("agent_memory.memory.decay", "DecayConfig"),
-    ("agent_memory.memory.conversation_records", "ConversationConfig"),
-    ("agent_memory.memory._tasks", "WorkingConfig"),
-    ("agent_memory.memory.episodic_records", "EpisodicConfig"),
-    ("agent_memory.memory.knowledge", "KnowledgeConfig"),
+    ("agent_memory.memory.long_term.records", "LongTermConfig"),
+    ("agent_memory.memory.long_term.ranking", "RankingWeights"),
+    ("agent_memory.memory.long_term.decay", "DecayConfig"),
+    ("agent_memory.memory.conversation.records", "ConversationConfig"),
+    ("agent_memory.memory.working.tasks", "WorkingConfig"),
+    ("agent_memory.memory.episodic.records", "EpisodicConfig"),
+    ("agent_memory.memory.knowledge.base", "KnowledgeConfig"),
 )
 
 _CONSTRAINTS = (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<"))

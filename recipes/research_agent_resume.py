@@ -1,6 +1,6 @@
 """A research agent whose working memory survives a crash: killed with SIGKILL, resumed elsewhere.
 
-What it shows (working memory, ``agent_memory/memory/working.py``):
+What it shows (working memory, ``agent_memory/memory/working/memory.py``):
 
 - the agent plans a research task of 8 steps in working memory; each step is started, its
   finding appended to the draft in the task's context, and then completed, every change one
@@ -50,7 +50,7 @@ from typing import Any
 import structlog
 
 from agent_memory import IndexManager, Tenant, connect, load_settings, make_embedder
-from agent_memory.memory.working import Task, WorkingConfig, WorkingMemory
+from agent_memory.memory.working.memory import Task, WorkingConfig, WorkingMemory
 
 TENANT = Tenant("research-agent", "analyst-1")
 SESSION = "brief-agent-memory"

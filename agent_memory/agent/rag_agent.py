@@ -45,7 +45,7 @@ from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundErr
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory.background import BackgroundWrites
-from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.memory.conversation.records import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.search.trust import asks

@@ -17,8 +17,8 @@ import jsonschema
 
 from agent_memory._log import get_logger
 from agent_memory.errors import AgentMemoryError
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.working import WorkingMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.working.memory import WorkingMemory
 from agent_memory.providers.chat.base import ToolCall, ToolResult, ToolSpec
 from agent_memory.tenancy import Tenant
 

@@ -53,9 +53,9 @@ from agent_memory.errors import (
     NotFoundError,
     StorageUnavailableError,
 )
-from agent_memory.memory.episodic import EpisodicMemory
-from agent_memory.memory.episodic_feedback import Feedback
-from agent_memory.memory.episodic_retention import SuccessRates
+from agent_memory.memory.episodic.feedback import Feedback
+from agent_memory.memory.episodic.memory import EpisodicMemory
+from agent_memory.memory.episodic.retention import SuccessRates
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.registry import make_embedder

@@ -38,7 +38,7 @@ from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
 from agent_memory.config import Settings
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.memory.conversation.records import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.mongo.embedded import EmbeddedServer

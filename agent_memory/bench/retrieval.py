@@ -41,8 +41,8 @@ from agent_memory.bench.embedders import (
     load_locomo,
     ranks_of,
 )
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.tenancy import Tenant

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.embedders.base import Embedder
 from agent_memory.tenancy import Tenant

@@ -7,9 +7,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from agent_memory.config import Settings, load_settings
-from agent_memory.memory.conversation_records import ConversationConfig
-from agent_memory.memory.decay import DecayConfig
-from agent_memory.memory.episodic_records import EpisodicConfig
+from agent_memory.memory.conversation.records import ConversationConfig
+from agent_memory.memory.episodic.records import EpisodicConfig
+from agent_memory.memory.long_term.decay import DecayConfig
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.chat.base import ChatModel

@@ -24,9 +24,9 @@ from agent_memory.agent.config import AgentConfig
 from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
 from agent_memory.cli.demo_long_term import AGENT, ANSWER_TYPES
-from agent_memory.memory.decay import DecayJob
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import Memory, NewMemory, RetrievedMemory
+from agent_memory.memory.long_term.decay import DecayJob
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import Memory, NewMemory, RetrievedMemory
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant

@@ -16,8 +16,8 @@ from rich.table import Table
 
 from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory, RetrievedMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import NewMemory, RetrievedMemory
 from agent_memory.mongo.search.keywords import tokenize
 from agent_memory.tenancy import Tenant
 

@@ -18,7 +18,7 @@ from rich.table import Table
 from agent_memory.cli._app import console, plural
 from agent_memory.cli._runtime import Runtime
 from agent_memory.cli.demo_long_term import AGENT
-from agent_memory.memory.working import Task, WorkingMemory
+from agent_memory.memory.working.memory import Task, WorkingMemory
 from agent_memory.tenancy import Tenant
 
 __all__ = ["PLAN", "working_part"]

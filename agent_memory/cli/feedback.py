@@ -12,7 +12,7 @@ from agent_memory.checks import check_text
 from agent_memory.cli._app import checked_id, console, plural, reflowed, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory.episodic_records import EpisodicConfig
+from agent_memory.memory.episodic.records import EpisodicConfig
 
 
 def _checked_correction(value: str | None) -> str | None:
@@ -70,7 +70,7 @@ def feedback(
         raise typer.BadParameter(
             "give at least one", param_hint="--rating, --helpful/--not-helpful or --correction"
         )
-    from agent_memory.memory.episodic import LOGS, EpisodicMemory
+    from agent_memory.memory.episodic.memory import LOGS, EpisodicMemory
     from agent_memory.tenancy import Tenant
 
     async def main() -> dict[str, Any]:

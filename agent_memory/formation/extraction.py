@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 from agent_memory._data_blocks import block, transcript
 from agent_memory.checks import check_id, check_mapping
 from agent_memory.errors import BadResponseError, InvalidInputError
-from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema
+from agent_memory.memory.long_term.profile import DEFAULT_SCHEMAS, MemorySchema
 from agent_memory.providers.chat.base import ChatModel, ChatRequest, Message, SystemPart
 
 __all__ = [

@@ -36,9 +36,9 @@ from agent_memory._log import get_logger
 from agent_memory.checks import check_count, check_seconds
 from agent_memory.formation.extraction import Extraction, extract, insert_schema, patch_schema
 from agent_memory.formation.queue import FormationQueue, Job
-from agent_memory.memory.conversation_records import ConversationMessage
-from agent_memory.memory.profile import PatchOp
-from agent_memory.memory.records import NewMemory
+from agent_memory.memory.conversation.records import ConversationMessage
+from agent_memory.memory.long_term.profile import PatchOp
+from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.memory.system import MemorySystem
 from agent_memory.providers.chat.base import ChatModel
 

@@ -49,8 +49,8 @@ from langgraph.store.base import (
 from agent_memory._log import get_logger
 from agent_memory.checks import check_id, check_mapping
 from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import MEMORY_TYPES, Memory, NewMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant

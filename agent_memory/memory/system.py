@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from agent_memory._log import get_logger
-from agent_memory.memory._tasks import WorkingConfig
-from agent_memory.memory.conversation import ConversationMemory
-from agent_memory.memory.conversation_records import ConversationConfig
-from agent_memory.memory.decay import DecayConfig, DecayJob
-from agent_memory.memory.episodic import EpisodicMemory
-from agent_memory.memory.episodic_records import EpisodicConfig
-from agent_memory.memory.knowledge import KnowledgeBase, KnowledgeConfig
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.profile import DEFAULT_SCHEMAS, MemorySchema, ProfileMemory
-from agent_memory.memory.records import LongTermConfig
-from agent_memory.memory.working import WorkingMemory
+from agent_memory.memory.conversation.memory import ConversationMemory
+from agent_memory.memory.conversation.records import ConversationConfig
+from agent_memory.memory.episodic.memory import EpisodicMemory
+from agent_memory.memory.episodic.records import EpisodicConfig
+from agent_memory.memory.knowledge.base import KnowledgeBase, KnowledgeConfig
+from agent_memory.memory.long_term.decay import DecayConfig, DecayJob
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.profile import DEFAULT_SCHEMAS, MemorySchema, ProfileMemory
+from agent_memory.memory.long_term.records import LongTermConfig
+from agent_memory.memory.working.memory import WorkingMemory
+from agent_memory.memory.working.tasks import WorkingConfig
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.embedders.base import Embedder

@@ -3,7 +3,7 @@
 Each count follows the step it stands for, so a dry run reports what a run started at the
 same moment would report, not an approximation:
 
-- decay: :meth:`DecayJob.run <agent_memory.memory.decay.DecayJob.run>` with ``dry_run``;
+- decay: :meth:`DecayJob.run <agent_memory.memory.long_term.decay.DecayJob.run>` with ``dry_run``;
 - credits: actions with a pending credit, per agent as the repair walks them, up to its limit;
 - sessions: the stale sessions, and in delete mode their messages counted in the
   ``messages`` collection (a session's ``message_count`` is a counter that can drift);
@@ -22,10 +22,10 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from agent_memory.memory import conversation_queries as q
-from agent_memory.memory.decay import DecayReport
-from agent_memory.memory.episodic import LOGS
-from agent_memory.memory.episodic_records import day_start
+from agent_memory.memory.conversation import queries as q
+from agent_memory.memory.episodic.memory import LOGS
+from agent_memory.memory.episodic.records import day_start
+from agent_memory.memory.long_term.decay import DecayReport
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors

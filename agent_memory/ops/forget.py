@@ -29,7 +29,7 @@ from agent_memory._log import get_logger
 from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
-from agent_memory.memory.knowledge import SHARED_USER
+from agent_memory.memory.knowledge.base import SHARED_USER
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.tenancy import Tenant

@@ -5,7 +5,7 @@ call from its own scheduler:
 
 1. take the ``maintenance`` lease (:mod:`agent_memory.ops.lease`), so two overlapping runs
    never work at once; a run whose holder died is taken over once its lease expires;
-2. decay long-term memories not used for a while (:class:`~agent_memory.memory.decay.DecayJob`,
+2. decay long-term memories not used for a while (:class:`~agent_memory.memory.long_term.decay.DecayJob`,
    idempotent per period: a second run in the period decays nothing);
 3. finish feedback credits a crash left half-done (servers without transactions);
 4. archive or delete inactive conversation sessions;
@@ -33,7 +33,7 @@ from agent_memory._log import get_logger
 from agent_memory._words import noun, plural
 from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.decay import DecayReport
+from agent_memory.memory.long_term.decay import DecayReport
 from agent_memory.memory.system import MemorySystem
 from agent_memory.ops.dry_run import count_run, empty_counts
 from agent_memory.ops.lease import Lease

@@ -26,7 +26,7 @@ from typing import Any
 
 from agent_memory._log import get_logger
 from agent_memory.checks import check_id
-from agent_memory.memory.knowledge import SHARED_USER
+from agent_memory.memory.knowledge.base import SHARED_USER
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection

@@ -17,8 +17,8 @@ import structlog
 from agent_memory.api import create_app
 from agent_memory.config import load_settings
 from agent_memory.errors import ConfigurationError
-from agent_memory.memory.episodic import EpisodicMemory
-from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.episodic.memory import EpisodicMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 

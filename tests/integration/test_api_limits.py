@@ -13,7 +13,7 @@ import pytest
 
 from agent_memory.api import create_app
 from agent_memory.config import load_settings
-from agent_memory.memory.episodic import EpisodicMemory
+from agent_memory.memory.episodic.memory import EpisodicMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 from tests.loopback import serve_asgi

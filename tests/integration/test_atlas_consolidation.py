@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import LongTermConfig
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import LongTermConfig
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
@@ -122,7 +122,7 @@ async def test_a_batch_reads_the_recent_memories_once_per_type(atlas, double):
     """store_many compares each item with the recent memories read once for the batch (the
     items it keeps waiting are compared as they are), not once per item; a write of anything
     else makes the next item read again."""
-    from agent_memory.memory.records import NewMemory
+    from agent_memory.memory.long_term.records import NewMemory
 
     memory = LongTermMemory(atlas, FakeEmbedder())
     await memory.store(ALICE, "I like green tea")  # the first write also reads the embedder record

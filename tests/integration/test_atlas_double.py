@@ -32,7 +32,7 @@ from pymongo import AsyncMongoClient
 from pymongo.errors import OperationFailure
 from pymongo.operations import SearchIndexModel
 
-from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder

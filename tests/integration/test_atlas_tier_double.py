@@ -32,7 +32,7 @@ from typer.testing import CliRunner
 
 from agent_memory.cli import app
 from agent_memory.errors import StorageError, StorageUnavailableError
-from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo import _driver
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import META_COLLECTION, connect

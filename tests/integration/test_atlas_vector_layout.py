@@ -21,7 +21,7 @@ from structlog.testing import capture_logs
 
 from agent_memory.config import load_settings
 from agent_memory.errors import StorageError
-from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo.connection import META_COLLECTION, connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search import AtlasSearcher, index_watch, make_searcher

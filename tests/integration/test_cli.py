@@ -255,7 +255,7 @@ def test_worker_once_forms_due_memories(cli_env, embedded_server):
     from agent_memory.config import load_settings
     from agent_memory.formation.queue import FormationQueue
     from agent_memory.memory import Tenant
-    from agent_memory.memory.conversation_records import NewMessage
+    from agent_memory.memory.conversation.records import NewMessage
     from agent_memory.memory.system import MemorySystem
     from agent_memory.mongo.connection import connect
     from agent_memory.mongo.indexes import IndexManager

@@ -226,8 +226,8 @@ def test_a_database_failing_in_a_command_or_a_turn_is_one_line_and_the_chat_goes
     chat_env, monkeypatch
 ):
     from agent_memory.errors import StorageUnavailableError
-    from agent_memory.memory.conversation import ConversationMemory
-    from agent_memory.memory.long_term import LongTermMemory
+    from agent_memory.memory.conversation.memory import ConversationMemory
+    from agent_memory.memory.long_term.memory import LongTermMemory
 
     env, _ = chat_env
 

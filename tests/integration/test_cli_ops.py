@@ -24,7 +24,7 @@ from agent_memory.cli import app
 from agent_memory.cli import forget as forget_command
 from agent_memory.config import load_settings
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.memory.conversation.records import NewMessage
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
@@ -256,8 +256,8 @@ def test_decay_takes_over_the_expired_lock_of_a_crashed_run(cli_env, db):
 @pytest.mark.parametrize(
     ("args", "last_step"),
     [
-        (["decay"], "agent_memory.memory.episodic.EpisodicMemory.apply_retention"),
-        (["decay", "--skip-retention"], "agent_memory.memory.decay.DecayJob.run"),
+        (["decay"], "agent_memory.memory.episodic.memory.EpisodicMemory.apply_retention"),
+        (["decay", "--skip-retention"], "agent_memory.memory.long_term.decay.DecayJob.run"),
     ],
 )
 def test_decay_whose_lock_is_taken_over_in_its_last_step_exits_6(

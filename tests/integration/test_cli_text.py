@@ -164,7 +164,7 @@ def test_a_changed_embedder_is_said_first():
 def test_maintenance_and_decay_summaries_count_in_words():
     from datetime import UTC, datetime
 
-    from agent_memory.memory.decay import DecayReport
+    from agent_memory.memory.long_term.decay import DecayReport
     from agent_memory.ops.maintenance import MaintenanceReport
 
     now = datetime.now(UTC)

@@ -19,7 +19,7 @@ from agent_memory.errors import (
     StorageUnavailableError,
 )
 from agent_memory.formation.queue import FormationQueue
-from agent_memory.memory.conversation_store import SessionStore
+from agent_memory.memory.conversation.store import SessionStore
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.embedded import EmbeddedServer
 

@@ -17,14 +17,14 @@ from agent_memory.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from agent_memory.memory import conversation_queries as q
-from agent_memory.memory.conversation import (
+from agent_memory.memory.conversation import queries as q
+from agent_memory.memory.conversation.memory import (
     ConversationConfig,
     ConversationMemory,
     NewMessage,
 )
-from agent_memory.memory.conversation_records import TurnClock
-from agent_memory.memory.conversation_render import (
+from agent_memory.memory.conversation.records import TurnClock
+from agent_memory.memory.conversation.render import (
     SUMMARY_HEADING,
     line_cost,
     render_messages,

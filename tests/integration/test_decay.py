@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.decay import DecayConfig, DecayJob
+from agent_memory.memory.long_term.decay import DecayConfig, DecayJob
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

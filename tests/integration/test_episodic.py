@@ -12,7 +12,7 @@ import structlog
 from bson.binary import Binary
 
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
-from agent_memory.memory.episodic import EpisodicConfig, EpisodicMemory, Feedback
+from agent_memory.memory.episodic.memory import EpisodicConfig, EpisodicMemory, Feedback
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 

@@ -29,8 +29,8 @@ from agent_memory.config import load_settings
 from agent_memory.errors import StorageUnavailableError
 from agent_memory.formation import FormationQueue, FormationWorker
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory.conversation import NewMessage
-from agent_memory.memory.working import WorkingMemory
+from agent_memory.memory.conversation.memory import NewMessage
+from agent_memory.memory.working.memory import WorkingMemory
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.mongo.embedded import EmbeddedServer
 from agent_memory.mongo.indexes import IndexManager

@@ -40,7 +40,7 @@ from agent_memory.errors import (
     RateLimitedError,
 )
 from agent_memory.formation import FormationQueue, FormationWorker
-from agent_memory.memory.conversation import NewMessage
+from agent_memory.memory.conversation.memory import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers._live import allow_live_calls

@@ -29,7 +29,7 @@ from tests.loopback import serve_app
 pytest.importorskip("anthropic")
 
 from agent_memory.formation import FormationQueue
-from agent_memory.memory.conversation import NewMessage
+from agent_memory.memory.conversation.memory import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant

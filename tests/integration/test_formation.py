@@ -11,7 +11,7 @@ import pytest
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation import FormationQueue, FormationWorker
-from agent_memory.memory.conversation import NewMessage
+from agent_memory.memory.conversation.memory import NewMessage
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel

@@ -38,7 +38,7 @@ from agent_memory.errors import AgentMemoryError, InvalidInputError
 from agent_memory.langgraph.checkpointer import MongoCheckpointer
 from agent_memory.langgraph.store import MemoryStore
 from agent_memory.memory import MemorySystem, NewMemory, PatchOp, Tenant
-from agent_memory.memory.knowledge import SharedKnowledge
+from agent_memory.memory.knowledge.base import SharedKnowledge
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 

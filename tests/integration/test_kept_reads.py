@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.profile import ProfileMemory
-from agent_memory.memory.working import WorkingMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.profile import ProfileMemory
+from agent_memory.memory.working.memory import WorkingMemory
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.kept import KeptReads
 from agent_memory.mongo.search.snapshots import GENERATIONS

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError
-from agent_memory.memory.knowledge import (
+from agent_memory.memory.knowledge.base import (
     SHARED_USER,
     KnowledgeBase,
     KnowledgeConfig,

@@ -21,7 +21,7 @@ from langgraph.store.base import (
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.langgraph.store import MemoryStore
-from agent_memory.memory.long_term import LongTermMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 

@@ -11,10 +11,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, NotFoundError
-from agent_memory.memory.consolidation import Candidate
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.ranking import RankingWeights
-from agent_memory.memory.records import LongTermConfig, NewMemory
+from agent_memory.memory.long_term.consolidation import Candidate
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.ranking import RankingWeights
+from agent_memory.memory.long_term.records import LongTermConfig, NewMemory
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
@@ -507,7 +507,7 @@ async def test_access_statistics_are_exact_but_coalesced_into_few_writes(memory)
 
 
 async def test_a_memory_is_found_by_its_context_but_shows_only_its_content(connection, embedder):
-    from agent_memory.memory.records import LongTermConfig
+    from agent_memory.memory.long_term.records import LongTermConfig
 
     # Fixed weights: what the keyword ranking reads is the point here, not how a new user's
     # keyword trust is earned (by default their first question is ranked by the vector).
@@ -533,7 +533,7 @@ async def test_a_memory_is_found_by_its_context_but_shows_only_its_content(conne
 
 
 async def test_neighbouring_turns_with_shared_context_are_never_merged(connection, embedder):
-    from agent_memory.memory.records import LongTermConfig
+    from agent_memory.memory.long_term.records import LongTermConfig
 
     # A low repeat threshold: vectors of turns sharing their context are well above it.
     memory = LongTermMemory(connection, embedder, config=LongTermConfig(repeat_similarity=0.5))
@@ -596,7 +596,7 @@ async def test_a_smaller_k_gives_the_head_of_a_larger_one(connection, embedder):
 
 async def test_a_reranker_scores_the_best_candidates_again(connection, embedder):
     from agent_memory.errors import ProviderUnavailableError
-    from agent_memory.memory.records import LongTermConfig
+    from agent_memory.memory.long_term.records import LongTermConfig
     from agent_memory.providers.rerankers import FakeReranker
 
     class Recording(FakeReranker):

@@ -13,8 +13,8 @@ from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.langgraph.checkpointer import MongoCheckpointer
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory.conversation_records import ConversationConfig, NewMessage
-from agent_memory.memory.episodic_records import EpisodicConfig
+from agent_memory.memory.conversation.records import ConversationConfig, NewMessage
+from agent_memory.memory.episodic.records import EpisodicConfig
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.ops import (
     Lease,
@@ -428,7 +428,7 @@ async def test_a_lock_lost_inside_the_retention_loop_stops_it(
     connection, embedder, settings, monkeypatch
 ):
     """The renewal in the background finds the lock taken over; the next batch stops."""
-    from agent_memory.memory.episodic_retention import ActionRetention
+    from agent_memory.memory.episodic.retention import ActionRetention
 
     small = MemorySystem(
         connection, embedder, episodic_config=EpisodicConfig(retention_batch_size=1)

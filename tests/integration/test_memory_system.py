@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory.conversation_records import NewMessage
+from agent_memory.memory.conversation.records import NewMessage
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 
@@ -88,7 +88,7 @@ async def test_forget_user_erases_every_memory_of_that_user_only(connection, sys
 
 
 async def test_feedback_through_the_system_changes_ranking(connection, embedder):
-    from agent_memory.memory.records import LongTermConfig
+    from agent_memory.memory.long_term.records import LongTermConfig
 
     await IndexManager(connection, embedder.signature).setup()
     # Two memories the question matches equally: by its words (fixed weights, so a new user's
@@ -134,10 +134,10 @@ async def test_feedback_through_the_system_changes_ranking(connection, embedder)
 
 async def test_each_memory_takes_its_config_through_the_system(connection, embedder):
     from agent_memory.memory import DecayConfig
-    from agent_memory.memory._tasks import WorkingConfig
-    from agent_memory.memory.conversation_records import ConversationConfig
-    from agent_memory.memory.episodic_records import EpisodicConfig
-    from agent_memory.memory.knowledge import KnowledgeConfig
+    from agent_memory.memory.conversation.records import ConversationConfig
+    from agent_memory.memory.episodic.records import EpisodicConfig
+    from agent_memory.memory.knowledge.base import KnowledgeConfig
+    from agent_memory.memory.working.tasks import WorkingConfig
 
     configs = {
         "conversation": ConversationConfig(retention_days=7, retention_mode="delete"),

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.profile import MemorySchema, PatchOp, ProfileMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.profile import MemorySchema, PatchOp, ProfileMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 

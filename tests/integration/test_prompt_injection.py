@@ -24,7 +24,7 @@ from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.prompt import DATA_NOTE
 from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.memory import Tenant
-from agent_memory.memory.knowledge import SharedKnowledge
+from agent_memory.memory.knowledge.base import SharedKnowledge
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatRequest, ChatResponse, ToolCall, ToolResult
 from agent_memory.providers.chat.fake import FakeChatModel

@@ -27,7 +27,7 @@ from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.rag_agent import RAGAgent
 from agent_memory.errors import NotInitialisedError
 from agent_memory.memory import Tenant
-from agent_memory.memory.knowledge import SharedKnowledge
+from agent_memory.memory.knowledge.base import SharedKnowledge
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.offline import OfflineChatModel
 from tests.integration.recipe_runs import RECIPES, run_cached, succeeded

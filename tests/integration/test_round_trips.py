@@ -1,15 +1,15 @@
 """Commands each long-term-memory operation sends, held to the documented numbers.
 
-The numbers are in the docstrings of ``agent_memory.memory.long_term``, ``.decay`` and
+The numbers are in the docstrings of ``agent_memory.memory.long_term.memory``, ``.decay`` and
 ``.profile``; a change that adds a round trip must change the documentation too.
 """
 
 from __future__ import annotations
 
-from agent_memory.memory.decay import DecayJob
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.profile import ProfileMemory
-from agent_memory.memory.records import NewMemory
+from agent_memory.memory.long_term.decay import DecayJob
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.profile import ProfileMemory
+from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 

@@ -16,10 +16,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory.memory.decay import DecayJob
-from agent_memory.memory.episodic import EpisodicMemory
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory
+from agent_memory.memory.episodic.memory import EpisodicMemory
+from agent_memory.memory.long_term.decay import DecayJob
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search.snapshots import GENERATIONS
 from agent_memory.tenancy import Tenant
@@ -147,7 +147,7 @@ async def test_a_memory_stored_by_another_process_is_found(two, settings, embedd
         import asyncio
         from agent_memory.config import load_settings
         from agent_memory.tenancy import Tenant
-        from agent_memory.memory.long_term import LongTermMemory
+        from agent_memory.memory.long_term.memory import LongTermMemory
         from agent_memory.mongo.connection import connect
         from agent_memory.providers.embedders.fake import FakeEmbedder
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search import SearchQuery, make_searcher
@@ -136,7 +136,7 @@ async def test_a_tenant_ranked_far_below_another_still_gets_k_results(
     query=sentence,
 )
 async def test_similar_actions_never_cross_tenants(connection, embedder, data, query):
-    from agent_memory.memory.episodic import EpisodicMemory
+    from agent_memory.memory.episodic.memory import EpisodicMemory
 
     episodic = EpisodicMemory(connection, embedder)
     tenants = fresh_tenants(len(data))

@@ -11,7 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
-from agent_memory.memory.working import (
+from agent_memory.memory.working.memory import (
     InvalidTransitionError,
     WorkingConfig,
     WorkingMemory,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.chunking import chunk_text, stitch
+from agent_memory.memory.knowledge.chunking import chunk_text, stitch
 
 WORDS = "river bank money loan water fish boat interest rate account deposit stream".split()
 

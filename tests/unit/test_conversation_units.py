@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from agent_memory._tokens import estimate_tokens
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory import conversation_queries as q
-from agent_memory.memory.conversation_records import (
+from agent_memory.memory.conversation import queries as q
+from agent_memory.memory.conversation.records import (
     ConversationConfig,
     ConversationMessage,
     NewMessage,
@@ -20,7 +20,7 @@ from agent_memory.memory.conversation_records import (
     TurnClock,
     build_message_documents,
 )
-from agent_memory.memory.conversation_render import (
+from agent_memory.memory.conversation.render import (
     SUMMARY_HEADING,
     TRUNCATION_MARKER,
     fit_summary,

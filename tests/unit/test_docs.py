@@ -89,8 +89,8 @@ def test_the_reference_shows_defaults_bounds_and_choices():
 
 
 def test_dataclass_tables_take_defaults_and_comments_from_the_code():
-    from agent_memory.memory.decay import DecayConfig
-    from agent_memory.memory.ranking import RankingWeights
+    from agent_memory.memory.long_term.decay import DecayConfig
+    from agent_memory.memory.long_term.ranking import RankingWeights
 
     decay = config_reference.dataclass_table(DecayConfig)
     assert "| `factor` | `0.95` |" in decay and "| `period_days` | `30.0` |" in decay

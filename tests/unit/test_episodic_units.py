@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.episodic_feedback import FeedbackRequest, centred_value
-from agent_memory.memory.episodic_records import (
+from agent_memory.memory.episodic.feedback import FeedbackRequest, centred_value
+from agent_memory.memory.episodic.records import (
     Action,
     EpisodicConfig,
     bounded_payload,
@@ -18,7 +18,7 @@ from agent_memory.memory.episodic_records import (
     day_start,
     render_content,
 )
-from agent_memory.memory.episodic_retention import SuccessRates, Tally, aggregate_id
+from agent_memory.memory.episodic.retention import SuccessRates, Tally, aggregate_id
 
 
 @pytest.mark.parametrize(

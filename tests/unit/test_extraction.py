@@ -18,7 +18,7 @@ from agent_memory.formation.extraction import (
 )
 from agent_memory.formation.rules import extract_rules
 from agent_memory.formation.worker import profile_changes
-from agent_memory.memory.profile import DEFAULT_SCHEMAS, PatchOp
+from agent_memory.memory.long_term.profile import DEFAULT_SCHEMAS, PatchOp
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
 
@@ -373,7 +373,7 @@ def test_profile_changes_are_minimal() -> None:
         PatchOp("add", "interests", "tea"),
         PatchOp("set", "age", 30),
     ]
-    from agent_memory.memory.profile import _apply
+    from agent_memory.memory.long_term.profile import _apply
 
     assert _apply(current, ops) == {
         "user_name": "Ana",

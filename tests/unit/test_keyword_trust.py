@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.records import LongTermConfig
+from agent_memory.memory.long_term.records import LongTermConfig
 from agent_memory.mongo.search.plain import fused_weights
 from agent_memory.mongo.search.trust import KeywordTrust, TrustLedger
 

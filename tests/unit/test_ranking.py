@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.memory.ranking import RankingWeights, feedback_utility, relevances, score_memory
+from agent_memory.memory.long_term.ranking import (
+    RankingWeights,
+    feedback_utility,
+    relevances,
+    score_memory,
+)
 from agent_memory.mongo.search.fusion import SHRINK, score_fusion, standardise
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory._task_records import Task
-from agent_memory.memory._tasks import (
+from agent_memory.memory.working.records import Task
+from agent_memory.memory.working.tasks import (
     STEP_STATUSES,
     STEP_TRANSITIONS,
     TASK_STATUSES,

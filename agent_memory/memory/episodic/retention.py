@@ -37,7 +37,7 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError
-from agent_memory.memory.episodic_records import OUTCOMES, EpisodicConfig, day_end, day_start
+from agent_memory.memory.episodic.records import OUTCOMES, EpisodicConfig, day_end, day_start
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.stamps import new_id

@@ -3,9 +3,9 @@
 Every action is a document in ``action_logs`` with its outcome, timings, tokens, the ids of
 the memories that were in that turn's prompt (the manifest) and an embedding of the text it is
 found by. Ratings land on the action and are credited to the manifest's memories
-(:mod:`~agent_memory.memory.episodic_feedback`), so they change future ranking. Logs older
+(:mod:`~agent_memory.memory.episodic.feedback`), so they change future ranking. Logs older
 than ``retention_days`` are summarised per agent, action type and day, then deleted
-(:mod:`~agent_memory.memory.episodic_retention`).
+(:mod:`~agent_memory.memory.episodic.retention`).
 
 Round trips (what the caller waits for; ``[a | b]`` run concurrently and count once).
 Provider calls are separate: ``log_action`` embeds ``content`` once unless ``embedding`` is
@@ -54,8 +54,8 @@ from agent_memory.checks import (
     check_vector,
 )
 from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory.episodic_feedback import Feedback, FeedbackLedger, FeedbackRequest
-from agent_memory.memory.episodic_records import (
+from agent_memory.memory.episodic.feedback import Feedback, FeedbackLedger, FeedbackRequest
+from agent_memory.memory.episodic.records import (
     Action,
     EpisodicConfig,
     SimilarAction,
@@ -68,7 +68,7 @@ from agent_memory.memory.episodic_records import (
     check_tenant,
     render_content,
 )
-from agent_memory.memory.episodic_retention import ActionRetention, RetentionReport, SuccessRates
+from agent_memory.memory.episodic.retention import ActionRetention, RetentionReport, SuccessRates
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.search import MAX_CANDIDATES, SearchQuery, make_searcher
@@ -319,7 +319,7 @@ class EpisodicMemory:
         self, *, agent_id: str | None = None, limit: int = 1_000
     ) -> int:
         """Finish credits a crash left half-done (servers without transactions only; see
-        :mod:`~agent_memory.memory.episodic_feedback`). Idempotent; run it from the
+        :mod:`~agent_memory.memory.episodic.feedback`). Idempotent; run it from the
         maintenance job. Returns how many were finished."""
         agent_id = None if agent_id is None else check_id(agent_id, "agent_id")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -417,7 +417,7 @@ class EpisodicMemory:
         rating and duration, tokens. Only counts leave the database, no user's data, but only
         expose this to whoever may see the whole agent's statistics. Days already summarised by
         retention are included (whole days, see
-        :mod:`~agent_memory.memory.episodic_retention`). ``action_type=None`` means all types.
+        :mod:`~agent_memory.memory.episodic.retention`). ``action_type=None`` means all types.
         """
         agent_id = check_id(agent_id, "agent_id")
         if action_type is not None:
@@ -447,7 +447,7 @@ class EpisodicMemory:
     ) -> RetentionReport:
         """Summarise logs older than ``retention_days`` (whole UTC days) into
         ``action_aggregates`` and delete them, in bounded batches. Idempotent and safe to rerun
-        after a crash (see :mod:`~agent_memory.memory.episodic_retention`); ``more`` in the
+        after a crash (see :mod:`~agent_memory.memory.episodic.retention`); ``more`` in the
         report says the batch limit stopped it early. ``agent_id=None`` covers every agent.
         ``before_batch()`` runs before each batch; an exception from it stops the work there."""
         agent_id = None if agent_id is None else check_id(agent_id, "agent_id")

@@ -3,8 +3,8 @@
 Which sessions this process has seen belong to which tenant (so appends to them need one
 round trip), claiming a session id (creating the session, refusing another tenant's id),
 recording a turn's activity with a write that is not awaited, the one-aggregate reads, and the
-retention batches. :class:`~agent_memory.memory.conversation.ConversationMemory` is the API
-on top; the filters and updates come from :mod:`~agent_memory.memory.conversation_queries`.
+retention batches. :class:`~agent_memory.memory.conversation.memory.ConversationMemory` is the API
+on top; the filters and updates come from :mod:`~agent_memory.memory.conversation.queries`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
-from agent_memory.memory import conversation_queries as q
 from agent_memory.memory.background import BackgroundWrites
+from agent_memory.memory.conversation import queries as q
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection

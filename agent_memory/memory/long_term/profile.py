@@ -32,8 +32,8 @@ from pymongo import errors as pm
 from agent_memory._log import get_logger
 from agent_memory.checks import check_document_size, check_id, check_mapping, clipped, shown
 from agent_memory.errors import ConfigurationError, ConflictError, InvalidInputError
-from agent_memory.memory.long_term import LongTermMemory
-from agent_memory.memory.records import NewMemory, StoreResult
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.records import NewMemory, StoreResult
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.kept import KeptReads

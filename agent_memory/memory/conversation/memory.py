@@ -14,7 +14,7 @@ Example::
 
 Sessions and messages live in two collections (``sessions``, ``messages``): no growing arrays.
 Messages are ordered by ``seq``, a string key strictly increasing within a process even inside
-one millisecond (see :class:`~agent_memory.memory.conversation_records.TurnClock`); concurrent
+one millisecond (see :class:`~agent_memory.memory.conversation.records.TurnClock`); concurrent
 appends to one session all land, each turn's messages contiguous, turns ordered by clock.
 
 Tenancy: every query filters on ``agent_id``, ``user_id`` and the session id, and a session
@@ -65,8 +65,8 @@ from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
 from agent_memory.checks import check_document_size, check_id
 from agent_memory.errors import BadResponseError, ConfigurationError, InvalidInputError
-from agent_memory.memory import conversation_queries as q
-from agent_memory.memory.conversation_records import (
+from agent_memory.memory.conversation import queries as q
+from agent_memory.memory.conversation.records import (
     TURN_CLOCK,
     ConversationConfig,
     ConversationMessage,
@@ -79,7 +79,7 @@ from agent_memory.memory.conversation_records import (
     check_metadata,
     check_tenant,
 )
-from agent_memory.memory.conversation_render import (
+from agent_memory.memory.conversation.render import (
     ConversationContext,
     fit_summary,
     fit_window,
@@ -91,7 +91,7 @@ from agent_memory.memory.conversation_render import (
     summary_request,
     truncate_to_tokens,
 )
-from agent_memory.memory.conversation_store import SessionStore, not_found, raced, together
+from agent_memory.memory.conversation.store import SessionStore, not_found, raced, together
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel

@@ -84,7 +84,7 @@ from agent_memory.checks import (
     check_text,
 )
 from agent_memory.errors import ConfigurationError, InvalidInputError
-from agent_memory.memory.chunking import Chunk, check_settings, chunk_text, stitch
+from agent_memory.memory.knowledge.chunking import Chunk, check_settings, chunk_text, stitch
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection

@@ -68,11 +68,11 @@ from agent_memory.checks import (
     check_vector,
 )
 from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
-from agent_memory.memory.access import AccessRecorder
 from agent_memory.memory.background import BackgroundWrites
-from agent_memory.memory.consolidation import Candidate, Decision, decide
-from agent_memory.memory.ranking import relevances, score_memory
-from agent_memory.memory.records import (
+from agent_memory.memory.long_term.access import AccessRecorder
+from agent_memory.memory.long_term.consolidation import Candidate, Decision, decide
+from agent_memory.memory.long_term.ranking import relevances, score_memory
+from agent_memory.memory.long_term.records import (
     MEMORY_TYPES,
     LongTermConfig,
     Memory,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from agent_memory._data_blocks import block, transcript
 from agent_memory._tokens import estimate_tokens
-from agent_memory.memory.conversation_records import ConversationMessage, Session
+from agent_memory.memory.conversation.records import ConversationMessage, Session
 from agent_memory.providers.chat.base import ChatRequest, Message, SystemPart
 
 __all__ = [

@@ -36,7 +36,7 @@ from agent_memory.errors import (
     InvalidInputError,
     InvalidTransitionError,
 )
-from agent_memory.memory._task_records import DONE_STEP_STATUSES
+from agent_memory.memory.working.records import DONE_STEP_STATUSES
 from agent_memory.tenancy import check_tenant
 
 __all__ = [

@@ -51,7 +51,7 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
-from agent_memory.memory.episodic_records import EpisodicConfig
+from agent_memory.memory.episodic.records import EpisodicConfig
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search.snapshots import GENERATIONS, announce_write
 from agent_memory.mongo.transactions import run_in_transaction

@@ -88,8 +88,9 @@ import bson
 from agent_memory._log import get_logger
 from agent_memory.checks import check_document_size, check_id, check_mapping, check_text, shown
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
-from agent_memory.memory._task_records import Checkpoint, Resumed, Snapshot, Step, Task
-from agent_memory.memory._tasks import (
+from agent_memory.memory.working.records import Checkpoint, Resumed, Snapshot, Step, Task
+from agent_memory.memory.working.store import CheckpointStore, TaskStore
+from agent_memory.memory.working.tasks import (
     ACTIVE_STATUSES,
     EDITABLE_STATUSES,
     STEP_TRANSITIONS,
@@ -108,7 +109,6 @@ from agent_memory.memory._tasks import (
     step_change,
     task_change,
 )
-from agent_memory.memory._working_store import CheckpointStore, TaskStore
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.kept import KeptReads

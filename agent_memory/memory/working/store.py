@@ -15,7 +15,7 @@ from pymongo import ReturnDocument
 
 from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
-from agent_memory.memory._tasks import Change, check_tenant, check_version
+from agent_memory.memory.working.tasks import Change, check_tenant, check_version
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.stamps import new_id, utcnow
 from agent_memory.tenancy import Tenant

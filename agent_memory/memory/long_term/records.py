@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from agent_memory.checks import check_id, check_importance, check_mapping, check_text, shown
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.ranking import RankingWeights, ScoreBreakdown
+from agent_memory.memory.long_term.ranking import RankingWeights, ScoreBreakdown
 from agent_memory.mongo.search import SourceScore
 from agent_memory.mongo.search.trust import KeywordTrust
 
