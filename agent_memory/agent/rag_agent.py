@@ -149,7 +149,7 @@ class RAGAgent:
         self.embedder = embedder
         self.chat_model = chat_model
         self.config = config
-        self.memories = memories or MemorySystem(
+        self.memories = memories or MemorySystem.from_settings(
             connection, embedder, chat_model=chat_model, reranker=reranker
         )
         self.queue = formation_queue or FormationQueue(

@@ -7,9 +7,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from agent_memory.config import Settings, load_settings
-from agent_memory.memory.conversation.records import ConversationConfig
-from agent_memory.memory.episodic.records import EpisodicConfig
-from agent_memory.memory.long_term.decay import DecayConfig
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.chat.base import ChatModel
@@ -25,21 +22,8 @@ class Runtime:
 
     def memories(self, chat_model: ChatModel | None = None) -> MemorySystem:
         """The memories with the decay and retention the settings ask for."""
-        s = self.settings
-        return MemorySystem(
-            self.connection,
-            self.embedder,
-            chat_model=chat_model,
-            decay_config=DecayConfig(
-                factor=s.decay_factor,
-                inactive_days=s.decay_inactive_days,
-                floor=s.decay_floor,
-                period_days=s.decay_period_days,
-            ),
-            conversation_config=ConversationConfig(
-                retention_days=s.session_retention_days, retention_mode=s.session_retention_mode
-            ),
-            episodic_config=EpisodicConfig(retention_days=s.action_retention_days),
+        return MemorySystem.from_settings(
+            self.connection, self.embedder, self.settings, chat_model=chat_model
         )
 
 

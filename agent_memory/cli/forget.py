@@ -153,12 +153,11 @@ async def _forget(
     """Count, ask, erase and check again over one connection. ``None``: nothing stored;
     ``False``: the user declined; else the agents erased and the counts per collection."""
     from agent_memory.errors import ConflictError
-    from agent_memory.memory.system import MemorySystem
     from agent_memory.ops.forget import forget_user
     from agent_memory.tenancy import Tenant
 
     async with open_runtime() as rt:
-        memories = MemorySystem(rt.connection, rt.embedder)
+        memories = rt.memories()
         try:
             found = await _held(memories, user, agent)
             if not found["total"]:

@@ -11,7 +11,6 @@ from agent_memory.cli._app import console, plural, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
-from agent_memory.memory.system import MemorySystem
 from agent_memory.providers.registry import make_chat_model
 
 
@@ -31,7 +30,7 @@ def worker(
     async def main() -> None:
         async with open_runtime() as rt:
             chat = make_chat_model(rt.settings)
-            memories = MemorySystem(rt.connection, rt.embedder, chat_model=chat)
+            memories = rt.memories(chat)
             formation = FormationWorker(
                 memories,
                 chat,

@@ -59,7 +59,6 @@ from agent_memory._log import get_logger
 from agent_memory.checks import check_id
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.mongo._errors import translate_errors
-from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
 from agent_memory.stamps import new_id, utcnow
 from agent_memory.tenancy import Tenant
@@ -171,7 +170,7 @@ class FormationQueue:
     async def setup(self) -> None:
         """Create the queue's indexes (idempotent). ``agent-memory indexes setup`` does the
         same for every collection. Round trips: 1 per index."""
-        spec = IndexCatalog.load(dimensions=1)[COLLECTION]  # no vectors here
+        spec = self.connection.index_catalog(dimensions=1)[COLLECTION]  # no vectors here
         with translate_errors("creating the formation queue's indexes"):
             for index in spec.indexes:
                 await self.collection.create_index(

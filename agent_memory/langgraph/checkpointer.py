@@ -38,7 +38,6 @@ from agent_memory.checks import check_document_size, check_id
 from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.mongo._errors import map_error, translate_errors
-from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
@@ -154,7 +153,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
     async def setup(self) -> None:
         """Create the indexes in ``atlas_indexes/lg_*.json``. Idempotent; drops nothing."""
         # These collections have no vector fields, so the dimensions do not matter here.
-        catalog = IndexCatalog.load(dimensions=1)
+        catalog = self.connection.index_catalog(dimensions=1)
         with translate_errors("creating the LangGraph checkpoint indexes"):
             for name, collection in ((CHECKPOINTS, self._checkpoints), (WRITES, self._writes)):
                 models = [

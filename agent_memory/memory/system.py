@@ -1,6 +1,6 @@
 """All four memories over one connection, and forgetting a user everywhere at once.
 
->>> memories = MemorySystem(connection, embedder, chat_model=chat)      # doctest: +SKIP
+>>> memories = MemorySystem.from_settings(connection, embedder, chat_model=chat)  # doctest: +SKIP
 >>> await memories.long_term.store(tenant, "Prefers short answers")      # doctest: +SKIP
 >>> erased = await memories.forget_user(tenant)                          # doctest: +SKIP
 >>> erased                                                               # doctest: +SKIP
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from agent_memory._log import get_logger
+from agent_memory.config import Settings
 from agent_memory.memory.conversation.memory import ConversationMemory
 from agent_memory.memory.conversation.records import ConversationConfig
 from agent_memory.memory.episodic.memory import EpisodicMemory
@@ -81,6 +82,56 @@ class MemorySystem:
             self.episodic.forget_user,
             self.knowledge.forget_user,
         ]
+
+    @classmethod
+    def from_settings(
+        cls,
+        connection: Connection,
+        embedder: Embedder,
+        settings: Settings | None = None,
+        *,
+        chat_model: ChatModel | None = None,
+        reranker: Reranker | None = None,
+        long_term_config: LongTermConfig | None = None,
+        schemas: tuple[MemorySchema, ...] = DEFAULT_SCHEMAS,
+        decay_config: DecayConfig | None = None,
+        conversation_config: ConversationConfig | None = None,
+        working_config: WorkingConfig | None = None,
+        episodic_config: EpisodicConfig | None = None,
+        knowledge_config: KnowledgeConfig | None = None,
+    ) -> MemorySystem:
+        """The memories with the decay and retention the settings ask for
+        (``AGENT_MEMORY_DECAY_*``, ``AGENT_MEMORY_SESSION_RETENTION_*``,
+        ``AGENT_MEMORY_ACTION_RETENTION_DAYS``).
+
+        ``settings`` defaults to those ``connection`` was opened with (by default read from
+        the environment by :func:`~agent_memory.mongo.connection.connect`). A config passed
+        here replaces, whole, the one the settings would make.
+        """
+        s = settings if settings is not None else connection.settings
+        return cls(
+            connection,
+            embedder,
+            chat_model=chat_model,
+            reranker=reranker,
+            long_term_config=long_term_config,
+            schemas=schemas,
+            decay_config=decay_config
+            or DecayConfig(
+                factor=s.decay_factor,
+                inactive_days=s.decay_inactive_days,
+                floor=s.decay_floor,
+                period_days=s.decay_period_days,
+            ),
+            conversation_config=conversation_config
+            or ConversationConfig(
+                retention_days=s.session_retention_days, retention_mode=s.session_retention_mode
+            ),
+            working_config=working_config,
+            episodic_config=episodic_config
+            or EpisodicConfig(retention_days=s.action_retention_days),
+            knowledge_config=knowledge_config,
+        )
 
     def register_forgetter(self, forgetter: Forgetter) -> None:
         """Include another store of user data in :meth:`forget_user`."""

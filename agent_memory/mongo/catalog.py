@@ -8,6 +8,7 @@ the production embedder; :meth:`IndexCatalog.load` rewrites ``numDimensions`` an
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -17,7 +18,18 @@ from typing import Any
 from agent_memory.errors import ConfigurationError
 from agent_memory.mongo.search.types import SearchTarget
 
-__all__ = ["CollectionSpec", "IndexCatalog", "IndexSpec", "SearchIndexSpec", "definitions_dir"]
+__all__ = [
+    "TENANT_KEY",
+    "CollectionSpec",
+    "IndexCatalog",
+    "IndexSpec",
+    "SearchIndexSpec",
+    "definitions_dir",
+    "user_collections",
+]
+
+#: The fields every index of a collection holding users' data starts with.
+TENANT_KEY = ("agent_id", "user_id")
 
 
 def definitions_dir() -> Path:
@@ -63,6 +75,14 @@ class CollectionSpec:
     indexes: tuple[IndexSpec, ...]
     search_indexes: tuple[SearchIndexSpec, ...]
 
+    @property
+    def holds_user_data(self) -> bool:
+        """Whether documents here belong to one user: an index starts with the tenant's
+        fields (``agent_id``, ``user_id``), so they can be found, counted and erased by user."""
+        return any(
+            tuple(field for field, _ in index.key[:2]) == TENANT_KEY for index in self.indexes
+        )
+
     def search_target(self, prefix: str = "") -> SearchTarget | None:
         """The search target for this collection, or ``None`` if it is not searchable."""
         vector = next((s for s in self.search_indexes if s.type == "vectorSearch"), None)
@@ -101,18 +121,17 @@ class IndexCatalog:
         prefix: str = "",
         directory: Path | None = None,
     ) -> IndexCatalog:
-        directory = directory or definitions_dir()
         collections: dict[str, CollectionSpec] = {}
-        for path in sorted(directory.glob("*.json")):
-            try:
-                raw = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise ConfigurationError(
-                    f"cannot read index definitions {path.name}: {exc}"
-                ) from exc
-            spec = _parse(raw, dimensions=dimensions, similarity=similarity, source=path.name)
+        for source, raw in _definitions(directory or definitions_dir()):
+            spec = _parse(raw, dimensions=dimensions, similarity=similarity, source=source)
             collections[spec.name] = spec
         return cls(collections, prefix=prefix)
+
+    def user_collections(self) -> tuple[str, ...]:
+        """The collections that hold users' data (unprefixed names, sorted)."""
+        return tuple(
+            sorted(name for name, spec in self.collections.items() if spec.holds_user_data)
+        )
 
     def __getitem__(self, name: str) -> CollectionSpec:
         return self.collections[name]
@@ -125,6 +144,25 @@ class IndexCatalog:
         if target is None:
             raise ConfigurationError(f"collection {name!r} has no search indexes")
         return replace(target, snapshot=True) if snapshot else target
+
+
+@functools.cache
+def _definitions(directory: Path) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The definition files of ``directory`` as (file name, parsed JSON), read once per
+    process: they ship with the package and do not change while it runs. Callers parse
+    them without changing them (:func:`_parse` copies what it rewrites)."""
+    files = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            files.append((path.name, json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigurationError(f"cannot read index definitions {path.name}: {exc}") from exc
+    return tuple(files)
+
+
+def user_collections() -> tuple[str, ...]:
+    """The collections that hold users' data, from the catalog (unprefixed, sorted)."""
+    return IndexCatalog.load(dimensions=1).user_collections()
 
 
 def _parse(raw: dict[str, Any], *, dimensions: int, similarity: str, source: str) -> CollectionSpec:

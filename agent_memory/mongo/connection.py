@@ -38,6 +38,7 @@ from agent_memory.mongo.capabilities import (
     probe_capabilities,
     tier_reason,
 )
+from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
 from agent_memory.mongo.search.layout import Layout, LayoutWatch, choose_layout, read_layout
 from agent_memory.mongo.search.snapshots import GENERATIONS, TokenReads
@@ -94,6 +95,7 @@ class Connection:
         # activity, ...): finished before it closes. Weak, so a memory object that is gone
         # is not kept alive by its connection.
         self._background: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._catalogs: dict[tuple[int, str], IndexCatalog] = {}
 
     @property
     def search_layout(self) -> Layout:
@@ -127,6 +129,20 @@ class Connection:
 
     def collection_name(self, name: str) -> str:
         return self.settings.collection_prefix + name
+
+    def index_catalog(self, *, dimensions: int, similarity: str = "cosine") -> IndexCatalog:
+        """The index catalog for one embedder's vectors, with this connection's collection
+        prefix; made once per connection and shared by every store on it."""
+        key = (dimensions, similarity)
+        catalog = self._catalogs.get(key)
+        if catalog is None:
+            catalog = IndexCatalog.load(
+                dimensions=dimensions,
+                similarity=similarity,
+                prefix=self.settings.collection_prefix,
+            )
+            self._catalogs[key] = catalog
+        return catalog
 
     async def ping(self) -> None:
         """Ask the server to answer; :class:`~agent_memory.errors.StorageUnavailableError`

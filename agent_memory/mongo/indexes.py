@@ -235,10 +235,8 @@ class IndexManager:
         self.signature = signature
         #: The layout ``setup`` is putting in place while it runs.
         self._setting_up: Layout | None = None
-        self.catalog = catalog or IndexCatalog.load(
-            dimensions=signature.dimensions,
-            similarity=signature.similarity,
-            prefix=connection.settings.collection_prefix,
+        self.catalog = catalog or connection.index_catalog(
+            dimensions=signature.dimensions, similarity=signature.similarity
         )
 
     @property

@@ -32,14 +32,14 @@ from agent_memory.formation.queue import FormationQueue
 from agent_memory.memory.knowledge.base import SHARED_USER
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.catalog import user_collections
 from agent_memory.tenancy import Tenant
 
 __all__ = ["USER_COLLECTIONS", "agents_of", "forget_user"]
 
 logger = get_logger(__name__)
 
-#: Collections holding documents with the tenant keys ``agent_id`` and ``user_id``.
-USER_COLLECTIONS = (
+_MEMORIES_FIRST = (
     "memories",
     "profiles",
     "sessions",
@@ -48,9 +48,19 @@ USER_COLLECTIONS = (
     "checkpoints",
     "action_logs",
     "knowledge_chunks",
-    "formation_jobs",
-    "lg_checkpoints",
-    "lg_checkpoint_writes",
+)
+
+#: Collections holding documents with the tenant keys ``agent_id`` and ``user_id``: those
+#: the index catalog (``atlas_indexes/``) indexes by tenant, so a new one is included here.
+#: Listed to an operator with what the memories hold first, then queues and agent state.
+USER_COLLECTIONS = tuple(
+    sorted(
+        user_collections(),
+        key=lambda name: (
+            _MEMORIES_FIRST.index(name) if name in _MEMORIES_FIRST else len(_MEMORIES_FIRST),
+            name,
+        ),
+    )
 )
 
 

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from agent_memory.agent.config import AgentConfig
+from agent_memory.agent.rag_agent import RAGAgent
+from agent_memory.config import load_settings
 from agent_memory.memory import MemorySystem, Tenant
 from agent_memory.memory.conversation.records import NewMessage
+from agent_memory.memory.episodic import EpisodicConfig
+from agent_memory.mongo.catalog import IndexCatalog
+from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.fake import FakeChatModel
 
@@ -154,3 +160,90 @@ async def test_each_memory_takes_its_config_through_the_system(connection, embed
     for name, config in configs.items():
         assert getattr(memories, name).config is config
     assert memories.decay.config.factor == 0.5
+
+
+# --- built from the settings --------------------------------------------------------------
+
+
+@pytest.fixture
+def maintenance_settings(settings, monkeypatch):
+    """The test's settings with every decay and retention variable set away from its default,
+    through the environment, as a library user would set them."""
+    for name, value in {
+        "AGENT_MEMORY_DECAY_FACTOR": "0.5",
+        "AGENT_MEMORY_DECAY_INACTIVE_DAYS": "7",
+        "AGENT_MEMORY_DECAY_FLOOR": "0.2",
+        "AGENT_MEMORY_DECAY_PERIOD_DAYS": "3",
+        "AGENT_MEMORY_SESSION_RETENTION_DAYS": "10",
+        "AGENT_MEMORY_SESSION_RETENTION_MODE": "delete",
+        "AGENT_MEMORY_ACTION_RETENTION_DAYS": "5",
+    }.items():
+        monkeypatch.setenv(name, value)
+    return load_settings(
+        mongodb_uri=settings.mongodb_uri, database=settings.database, embedder="fake"
+    )
+
+
+def _maintenance(system: MemorySystem) -> tuple:
+    decay = system.decay.config
+    return (
+        decay.factor,
+        decay.inactive_days,
+        decay.floor,
+        decay.period_days,
+        system.conversation.config.retention_days,
+        system.conversation.config.retention_mode,
+        system.episodic.config.retention_days,
+    )
+
+
+async def test_from_settings_takes_decay_and_retention_from_the_connections_settings(
+    maintenance_settings, embedder
+):
+    connection = await connect(maintenance_settings)
+    try:
+        system = MemorySystem.from_settings(connection, embedder)
+        assert _maintenance(system) == (0.5, 7.0, 0.2, 3.0, 10, "delete", 5)
+        # An agent built without memories of its own gets the same.
+        async with RAGAgent(
+            connection, embedder, FakeChatModel(), config=AgentConfig("agent")
+        ) as agent:
+            assert _maintenance(agent.memories) == (0.5, 7.0, 0.2, 3.0, 10, "delete", 5)
+    finally:
+        await connection.client.drop_database(maintenance_settings.database)
+        await connection.close()
+
+
+async def test_from_settings_takes_settings_given_and_a_config_given_wins(connection, embedder):
+    settings = load_settings(decay_factor=0.8, action_retention_days=9)
+    system = MemorySystem.from_settings(
+        connection, embedder, settings, episodic_config=EpisodicConfig(retention_days=2)
+    )
+    assert system.decay.config.factor == 0.8
+    assert system.episodic.config.retention_days == 2
+
+
+async def test_without_variables_from_settings_is_the_plain_constructor(connection, embedder):
+    # The settings' defaults are the configs' defaults: nothing changes for a user who sets none.
+    built = MemorySystem.from_settings(connection, embedder, load_settings())
+    assert _maintenance(built) == _maintenance(MemorySystem(connection, embedder))
+
+
+async def test_the_stores_of_a_connection_share_one_index_catalog(
+    connection, embedder, monkeypatch
+):
+    loads = []
+    load = IndexCatalog.load.__func__
+
+    def counting(cls, **kwargs):
+        loads.append(kwargs)
+        return load(cls, **kwargs)
+
+    monkeypatch.setattr(IndexCatalog, "load", classmethod(counting))
+    MemorySystem(connection, embedder)
+    MemorySystem(connection, embedder)
+    # Long-term, episodic and knowledge each need it, twice over: loaded once.
+    assert len(loads) == 1
+    assert connection.index_catalog(dimensions=embedder.dimensions) is connection.index_catalog(
+        dimensions=embedder.dimensions
+    )

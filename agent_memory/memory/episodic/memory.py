@@ -70,7 +70,6 @@ from agent_memory.memory.episodic.records import (
 )
 from agent_memory.memory.episodic.retention import ActionRetention, RetentionReport, SuccessRates
 from agent_memory.mongo._errors import translate_errors
-from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.search import MAX_CANDIDATES, SearchQuery, make_searcher
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.stamps import new_id, utcnow
@@ -128,10 +127,8 @@ class EpisodicMemory:
         self._embedder = embedder
         self.config = config or EpisodicConfig()
         self._logs = connection.collection(LOGS)
-        self._target = IndexCatalog.load(
-            dimensions=embedder.dimensions,
-            similarity=embedder.similarity,
-            prefix=connection.settings.collection_prefix,
+        self._target = connection.index_catalog(
+            dimensions=embedder.dimensions, similarity=embedder.similarity
         ).target(LOGS)
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity

@@ -86,7 +86,6 @@ from agent_memory.checks import (
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.memory.knowledge.chunking import Chunk, check_settings, chunk_text, stitch
 from agent_memory.mongo._errors import translate_errors
-from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, SourceScore, make_searcher
@@ -252,10 +251,8 @@ class KnowledgeBase:
         # Every write to this collection goes through this class and is announced, so the
         # plain tier keeps each scope's chunks in memory between searches (a turn reads two
         # generation tokens, not every chunk of both scopes).
-        self.target = IndexCatalog.load(
-            dimensions=embedder.dimensions,
-            similarity=embedder.similarity,
-            prefix=connection.settings.collection_prefix,
+        self.target = connection.index_catalog(
+            dimensions=embedder.dimensions, similarity=embedder.similarity
         ).target(COLLECTION, snapshot=True)
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity

@@ -81,7 +81,6 @@ from agent_memory.memory.long_term.records import (
     StoreResult,
 )
 from agent_memory.mongo._errors import translate_errors
-from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, make_searcher
@@ -193,10 +192,8 @@ class LongTermMemory:
         self.collection = connection.collection(COLLECTION)
         # Every write to this collection goes through this class and is announced, so the
         # plain tier may keep a tenant's memories in memory between searches.
-        self.target = IndexCatalog.load(
-            dimensions=embedder.dimensions,
-            similarity=embedder.similarity,
-            prefix=connection.settings.collection_prefix,
+        self.target = connection.index_catalog(
+            dimensions=embedder.dimensions, similarity=embedder.similarity
         ).target(COLLECTION, snapshot=True)
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
