@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -31,6 +32,7 @@ from agent_memory.memory.conversation.render import (
 )
 from agent_memory.mongo.connection import connect
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.chat.base import ChatResponse, TextBlock
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.providers.chat.offline import OfflineChatModel
 from agent_memory.stamps import utcnow
@@ -349,7 +351,7 @@ async def test_offline_model_gives_a_labelled_extractive_summary(connection, sma
 async def test_an_offline_reply_that_quotes_nothing_adds_nothing_to_the_summary(
     connection, small_window
 ):
-    # The offline model says what it quoted (OfflineChatModel.quotes), not a wording to match:
+    # The offline model says in its response that it quoted nothing, not a wording to match:
     # its reply to messages that share no words with the summary's question stays out.
     memory = ConversationMemory(connection, chat_model=OfflineChatModel(), config=small_window)
     for n in range(6):
@@ -357,6 +359,30 @@ async def test_an_offline_reply_that_quotes_nothing_adds_nothing_to_the_summary(
     result = await memory.refresh_summary(ALICE, "s1", force=True)
     assert result.refreshed and result.folded == 2
     assert (await memory.get_session(ALICE, "s1")).summary == ""
+    await memory.aclose()
+
+
+async def test_any_offline_model_saying_it_found_nothing_adds_nothing_to_the_summary(
+    connection, small_window
+):
+    # The summary reads the response's own flag, whatever the model's class: an extractive
+    # model that found nothing leaves the summary as it was; one that quotes adds its quote.
+    class Extractive(FakeChatModel):
+        offline = True
+
+    said_nothing = ChatResponse((TextBlock("[offline model] Nothing matches."),), "end_turn", "x")
+    chat = Extractive(
+        [replace(said_nothing, found_nothing=True), "[offline model] Ana lives in Porto."]
+    )
+    memory = ConversationMemory(connection, chat_model=chat, config=small_window)
+    for n in range(6):
+        await memory.append_turn(ALICE, "s1", [NewMessage.assistant(f"Sure, {n}.")])
+    assert (await memory.refresh_summary(ALICE, "s1", force=True)).refreshed
+    assert (await memory.get_session(ALICE, "s1")).summary == ""
+    for n in range(6, 9):
+        await memory.append_turn(ALICE, "s1", [NewMessage.assistant(f"Sure, {n}.")])
+    assert (await memory.refresh_summary(ALICE, "s1", force=True)).refreshed
+    assert "Ana lives in Porto" in (await memory.get_session(ALICE, "s1")).summary
     await memory.aclose()
 
 

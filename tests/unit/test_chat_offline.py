@@ -200,6 +200,29 @@ class Extraction(BaseModel):
     confidence: float = 0.0
 
 
+@pytest.mark.parametrize(
+    ("request_", "found_nothing"),
+    [
+        (ask("Where does the user live?"), False),  # quotes a memory
+        (ask("Explain quantum chromodynamics?"), True),  # context given, none of it matches
+        (ChatRequest((Message.user("Where do I live?"),)), True),  # no context at all
+        (ask("Hello!"), True),  # small talk: a greeting, not an answer
+        (ask("My name is Ana."), True),  # a statement acknowledged
+        (ask("x", output_schema=Extraction.model_json_schema()), False),  # an extraction
+    ],
+)
+async def test_the_response_says_when_the_reply_found_nothing(
+    chat: OfflineChatModel, request_: ChatRequest, found_nothing: bool
+) -> None:
+    # Said in the response, so a caller never matches the reply's wording.
+    response = await chat.generate(request_)
+    assert response.found_nothing is found_nothing
+    if request_.output_schema is None:
+        assert response.found_nothing is (chat.quotes(request_) == ())
+    streamed = [e async for e in chat.stream(request_) if isinstance(e, ResponseComplete)]
+    assert streamed[0].response.found_nothing is found_nothing
+
+
 async def test_structured_output_is_a_valid_empty_extraction(chat: OfflineChatModel) -> None:
     result = await chat.generate_structured(ask("Where does the user live?"), Extraction)
     assert result == Extraction(facts=[], summary=None)

@@ -95,7 +95,6 @@ from agent_memory.memory.conversation.store import SessionStore, not_found, race
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.providers.chat.base import ChatModel
-from agent_memory.providers.chat.offline import OfflineChatModel
 from agent_memory.stamps import new_id, utcnow
 from agent_memory.tenancy import Tenant
 
@@ -449,13 +448,13 @@ class ConversationMemory:
         request = summary_request(
             "" if offline else previous, messages, max_tokens=limit, instruct=not offline
         )
-        text = (await self.chat_model.generate(request)).text.strip()
+        response = await self.chat_model.generate(request)
+        text = response.text.strip()
         if offline:
-            # The offline model says what its reply quotes: a reply quoting nothing adds nothing.
-            quoted = not isinstance(self.chat_model, OfflineChatModel) or bool(
-                self.chat_model.quotes(request)
+            # A reply that found nothing to quote is a stand-in: it adds nothing to the summary.
+            text = merge_extractive(
+                previous, "" if response.found_nothing else text, max_tokens=limit
             )
-            text = merge_extractive(previous, text if quoted else "", max_tokens=limit)
         elif not text:
             raise BadResponseError(
                 "the chat model returned an empty summary", provider=self.chat_model.provider

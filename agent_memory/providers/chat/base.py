@@ -148,6 +148,10 @@ class ChatResponse:
     stop_reason: str
     model: str
     usage: Usage = Usage()
+    #: The model found nothing to answer from in what it was given, so ``text`` is a stand-in
+    #: ("nothing matches", a greeting), not an answer. Only a model that can tell (the
+    #: extractive offline model) sets it; a generative model's reply leaves it ``False``.
+    found_nothing: bool = False
 
     @property
     def text(self) -> str:

@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from agent_memory._data_blocks import DATA_TAGS
@@ -445,24 +445,30 @@ class OfflineChatModel(ChatModel):
 
     def answer(self, request: ChatRequest) -> str:
         """The reply text for ``request`` (without calling anything)."""
+        return self._reply(request)[0]
+
+    def _reply(self, request: ChatRequest) -> tuple[str, bool]:
+        """The reply text, and whether it quotes nothing (a stand-in, not an answer)."""
         if request.output_schema is not None:
-            return json.dumps(empty_extraction(request.output_schema), ensure_ascii=False)
+            return json.dumps(empty_extraction(request.output_schema), ensure_ascii=False), False
         reading = self._read(request)
         greeting = _small_talk(reading.question)
         if greeting is not None:
-            return OFFLINE_LABEL + greeting
+            return OFFLINE_LABEL + greeting, True
         quotes = self._quotes(reading)
         if quotes:
-            return OFFLINE_LABEL + _render(quotes)
+            return OFFLINE_LABEL + _render(quotes), False
         if not reading.asking and _ABOUT_ME.search(reading.question):
-            return OFFLINE_LABEL + NOTED
+            return OFFLINE_LABEL + NOTED, True
         if not reading.counts:
-            return OFFLINE_LABEL + NOTHING_FOUND
+            return OFFLINE_LABEL + NOTHING_FOUND, True
         said = "question" if reading.asking else "message"
         return (
             f"{OFFLINE_LABEL}None of what I was given ({_inventory(reading.counts)}) shares "
             f"words with that {said}."
-        )
+        ), True
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
-        return text_response(request, self.answer(request), model=request.model or self.model)
+        text, found_nothing = self._reply(request)
+        response = text_response(request, text, model=request.model or self.model)
+        return replace(response, found_nothing=found_nothing)
