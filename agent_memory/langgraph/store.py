@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from langgraph.store.base import (
@@ -51,7 +51,6 @@ from agent_memory.checks import check_id, check_mapping
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
-from agent_memory.mongo._errors import translate_errors
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
 
@@ -61,6 +60,8 @@ logger = get_logger(__name__)
 
 _KEY_PREFIX = "lg:"
 _TAG_PREFIX = "lgns:"
+#: The marker in the source of every memory this store writes.
+_OURS = {"store": "langgraph"}
 _MAX_PATH = 8  # one tag per prefix of the path; LongTermConfig allows 32 tags
 _MAX_QUERY_WINDOW = 100  # LongTermMemory.retrieve ranks at most 100 memories
 _MAX_LIST = 1_000
@@ -202,7 +203,7 @@ class MemoryStore(BaseStore):
         if op.index is not None and op.index is not False and not isinstance(op.index, list):
             raise InvalidInputError("index must be False, None or a list of field paths")
         value = check_mapping(op.value, "value")
-        source = {"store": "langgraph", "namespace": list(path), "key": op.key, "value": value}
+        source = {**_OURS, "namespace": list(path), "key": op.key, "value": value}
         context = value.get("context")
         memory = NewMemory(
             self._text(value, op.index),
@@ -308,23 +309,14 @@ class MemoryStore(BaseStore):
                 if result.action == "reinforced":
                     # Same text as the current memory: consolidation kept that document, but
                     # the item's value may differ (other fields), and a put must win.
-                    with translate_errors("updating a memory's value"):
-                        await self.long_term.collection.update_one(
-                            {"_id": result.id, **tenant.filter(), "status": "active"},
-                            {"$set": {"source": {**source, "updated_at": utcnow()}}},
-                        )
-                        await self.long_term.announce(tenant)
+                    await self.long_term.set_source(
+                        tenant, result.id, {**source, "updated_at": utcnow()}
+                    )
         logger.debug("store_items_put", agent_id=self.agent_id, count=len(scopes))
 
     async def _get(self, tenant: Tenant, path: tuple[str, ...], key: str) -> Item | None:
-        # One find for the current version (history() would read every version).
-        with translate_errors("reading a memory"):
-            doc = await self.long_term.collection.find_one(
-                {**tenant.filter(), "key": self._key(path, key), "status": "active"},
-                {"embedding": 0},
-                sort=[("valid_from", -1), ("_id", -1)],
-            )
-        return None if doc is None else self._item(Memory.from_document(doc))
+        memory = await self.long_term.current(tenant, key=self._key(path, key))
+        return None if memory is None else self._item(memory)
 
     async def _delete(self, tenant: Tenant, path: tuple[str, ...], key: str) -> None:
         versions = await self.long_term.history(tenant, key=self._key(path, key))
@@ -334,15 +326,12 @@ class MemoryStore(BaseStore):
             except NotFoundError:
                 continue  # deleted concurrently: the outcome is the same
 
-    def _scope_filter(self, tenant: Tenant, path: tuple[str, ...]) -> dict[str, Any]:
+    def _items_under(
+        self, tenant: Tenant, path: tuple[str, ...], **window: int
+    ) -> AsyncIterator[Memory]:
         """The current items under ``path``; other memories of the user may carry any tags,
         so the marker this store writes is required too."""
-        return {
-            **tenant.filter(),
-            "tags": {"$eq": self._tag(path)},
-            "status": {"$eq": "active"},
-            "source.store": {"$eq": "langgraph"},
-        }
+        return self.long_term.browse(tenant, tag=self._tag(path), source=_OURS, **window)
 
     async def _search(self, tenant: Tenant, path: tuple[str, ...], op: SearchOp) -> list[Item]:
         want = op.offset + op.limit
@@ -360,26 +349,21 @@ class MemoryStore(BaseStore):
             ]
             matched = [item for item in _unique(items) if _matches_filter(item.value, op.filter)]
             return matched[op.offset : want]
-        cursor = self.long_term.collection.find(
-            self._scope_filter(tenant, path), {"embedding": 0}
-        ).sort([("valid_from", -1), ("_id", -1)])
-        if not op.filter:
-            cursor = cursor.skip(op.offset).limit(op.limit)
+        window = {} if op.filter else {"skip": op.offset, "limit": op.limit}
         found: list[Item] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
         skipped = 0
-        with translate_errors("listing memories"):
-            async for doc in cursor:
-                item = self._item(Memory.from_document(doc), hit=True)
-                if (item.namespace, item.key) in seen or not _matches_filter(item.value, op.filter):
-                    continue
-                seen.add((item.namespace, item.key))
-                if op.filter and skipped < op.offset:
-                    skipped += 1
-                    continue
-                found.append(item)
-                if len(found) >= op.limit:
-                    break
+        async for memory in self._items_under(tenant, path, **window):
+            item = self._item(memory, hit=True)
+            if (item.namespace, item.key) in seen or not _matches_filter(item.value, op.filter):
+                continue
+            seen.add((item.namespace, item.key))
+            if op.filter and skipped < op.offset:
+                skipped += 1
+                continue
+            found.append(item)
+            if len(found) >= op.limit:
+                break
         return found
 
     def _list_scope(self, op: ListNamespacesOp) -> tuple[Tenant, tuple[str, ...]]:
@@ -412,13 +396,9 @@ class MemoryStore(BaseStore):
     async def _list(
         self, tenant: Tenant, path: tuple[str, ...], op: ListNamespacesOp
     ) -> list[tuple[str, ...]]:
-        with translate_errors("listing namespaces"):
-            docs = await self.long_term.collection.find(
-                self._scope_filter(tenant, path), {"source.namespace": 1}
-            ).to_list(None)
         namespaces = {
-            (self.root, tenant.user_id, *((doc.get("source") or {}).get("namespace") or ()))
-            for doc in docs
+            (self.root, tenant.user_id, *((memory.source or {}).get("namespace") or ()))
+            async for memory in self._items_under(tenant, path)
         }
         matched = [
             ns
@@ -458,7 +438,7 @@ class MemoryStore(BaseStore):
 
 
 def _ours(source: Mapping[str, Any] | None) -> bool:
-    return bool(source) and source.get("store") == "langgraph"
+    return bool(source) and source.get("store") == _OURS["store"]
 
 
 def _unique(items: list[Item]) -> list[Item]:

@@ -668,3 +668,60 @@ async def test_closing_the_connection_right_after_a_retrieve_keeps_its_access_st
     async with await connect(settings) as again:
         document = await again.collection("memories").find_one({"_id": stored.id})
     assert document["access_count"] == 1
+
+
+# --- reads and writes for other holders of memories (the LangGraph store) -----------------
+
+
+async def test_current_is_the_newest_active_version_of_a_key(memory):
+    assert await memory.current(ALICE, key="home") is None
+    await memory.store(ALICE, "Lives in Berlin", key="home")
+    newer = await memory.store(ALICE, "Moved to Porto", key="home")
+    assert (await memory.current(ALICE, key="home")).id == newer.id
+    assert await memory.current(BOB, key="home") is None  # another user's key is not seen
+
+
+async def test_browse_reads_one_tag_newest_first_and_stops_when_the_caller_does(memory):
+    stored = [
+        await memory.store(ALICE, f"Note {n} about the garden", tags=["garden"], source=source)
+        for n, source in enumerate([{"by": "store"}, {"by": "store"}, {"by": "other"}])
+    ]
+    await memory.store(ALICE, "Note about the car", tags=["car"], source={"by": "store"})
+    await memory.store(BOB, "Bob's note about the garden", tags=["garden"], source={"by": "store"})
+
+    async def ids(**kwargs):
+        return [m.id async for m in memory.browse(ALICE, tag="garden", **kwargs)]
+
+    assert await ids() == [m.id for m in reversed(stored)]
+    assert await ids(source={"by": "store"}) == [stored[1].id, stored[0].id]
+    assert await ids(skip=1, limit=1) == [stored[1].id]
+    browsing = memory.browse(ALICE, tag="garden")
+    assert (await anext(browsing)).id == stored[2].id
+    await browsing.aclose()  # a caller that has enough stops the read
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"source": {"$where": "x"}}, "source has the key"),
+        ({"source": {"a.b": "x"}}, "source has the key"),
+        ({"source": {"by": {"$ne": 1}}}, "source.by has the key"),
+        ({"source": {"by": 5}}, "source.by must be a str"),
+        ({"skip": -1}, "skip"),
+        ({"skip": True}, "skip"),
+        ({"limit": 0}, "limit"),
+    ],
+)
+async def test_browse_refuses_hostile_filters_before_reading(memory, kwargs, message):
+    with pytest.raises(InvalidInputError, match=message):
+        [m async for m in memory.browse(ALICE, tag="garden", **kwargs)]
+
+
+async def test_set_source_replaces_the_source_of_one_users_active_memory(memory):
+    stored = await memory.store(ALICE, "Prefers tea", source={"v": 1})
+    assert await memory.set_source(ALICE, stored.id, {"v": 2})
+    assert (await memory.get(ALICE, stored.id)).source == {"v": 2}
+    assert not await memory.set_source(BOB, stored.id, {"v": 3})  # not Bob's to change
+    assert (await memory.get(ALICE, stored.id)).source == {"v": 2}
+    with pytest.raises(InvalidInputError):
+        await memory.set_source(ALICE, stored.id, {"$set": {"status": "archived"}})

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -64,6 +64,7 @@ from agent_memory.checks import (
     check_id,
     check_ids,
     check_importance,
+    check_mapping,
     check_text,
     check_vector,
 )
@@ -760,6 +761,67 @@ class LongTermMemory:
                 .to_list(None)
             )
         return [Memory.from_document(doc) for doc in docs]
+
+    async def current(self, tenant: Tenant, *, key: str) -> Memory | None:
+        """The active memory stored under ``key`` (the newest version), or ``None``.
+        Round trips: 1 (:meth:`history` reads every version)."""
+        tenant = check_tenant(tenant)
+        check_id(key, "key")
+        with translate_errors("reading a memory"):
+            doc = await self.collection.find_one(
+                {**tenant.filter(), "key": key, "status": "active"},
+                {"embedding": 0},
+                sort=[("valid_from", -1), ("_id", -1)],
+            )
+        return None if doc is None else Memory.from_document(doc)
+
+    async def browse(
+        self,
+        tenant: Tenant,
+        *,
+        tag: str,
+        source: Mapping[str, str] | None = None,
+        skip: int = 0,
+        limit: int | None = None,
+    ) -> AsyncIterator[Memory]:
+        """The active memories tagged ``tag``, newest first, whose ``source`` holds each
+        field of ``source`` with that value; read in batches while the caller iterates, so a
+        caller that filters further stops reading when it has enough."""
+        tenant = check_tenant(tenant)
+        query: dict[str, Any] = {
+            **tenant.filter(),
+            "tags": {"$eq": check_id(tag, "tag")},
+            "status": {"$eq": "active"},
+        }
+        for field, value in check_mapping(source or {}, "source").items():
+            query[f"source.{field}"] = {"$eq": check_id(value, f"source.{field}")}
+        if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
+            raise InvalidInputError(f"skip must be an int of 0 or more, got {skip!r}")
+        cursor = self.collection.find(query, {"embedding": 0}).sort(
+            [("valid_from", -1), ("_id", -1)]
+        )
+        if skip:
+            cursor = cursor.skip(skip)
+        if limit is not None:
+            cursor = cursor.limit(check_count(limit, "limit", maximum=10_000))
+        with translate_errors("listing memories"):
+            async for doc in cursor:
+                yield Memory.from_document(doc)
+
+    async def set_source(self, tenant: Tenant, memory_id: str, source: Mapping[str, Any]) -> bool:
+        """Replace the ``source`` an active memory records (where it came from, and what
+        its writer keeps with it); ``False`` when no active memory ``memory_id`` of this user
+        exists. Searches in every process see the change."""
+        tenant = check_tenant(tenant)
+        check_id(memory_id, "memory_id")
+        source = check_mapping(source, "source")
+        with translate_errors("updating a memory's source"):
+            result = await self.collection.update_one(
+                {"_id": memory_id, **tenant.filter(), "status": "active"},
+                {"$set": {"source": source}},
+            )
+            await self._announce(tenant)
+        return result.matched_count == 1
 
     # --- forgetting ---------------------------------------------------------------------------
 
