@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_memory._lazy import lazy_names
 from agent_memory._version import __version__
 from agent_memory.config import Settings, load_settings
 from agent_memory.errors import (
@@ -36,14 +36,20 @@ from agent_memory.errors import (
     UnknownProviderError,
 )
 
+# Loaded on first use (agent_memory._lazy), so `import agent_memory` stays light and optional
+# SDKs stay optional; these imports are also the table of where each name lives.
 if TYPE_CHECKING:
     from agent_memory.agent.config import AgentConfig
     from agent_memory.agent.mcp import McpServer
     from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
     from agent_memory.langgraph.checkpointer import MongoCheckpointer
     from agent_memory.langgraph.store import MemoryStore
-    from agent_memory.memory.knowledge.base import SharedKnowledge
+    from agent_memory.memory.conversation import ConversationMemory, NewMessage
+    from agent_memory.memory.episodic import EpisodicMemory
+    from agent_memory.memory.knowledge import KnowledgeBase, SharedKnowledge
+    from agent_memory.memory.long_term import LongTermMemory, NewMemory, ProfileMemory
     from agent_memory.memory.system import MemorySystem
+    from agent_memory.memory.working import WorkingMemory
     from agent_memory.mongo.capabilities import Capabilities
     from agent_memory.mongo.connection import Connection, connect
     from agent_memory.mongo.embedded import EmbeddedServer
@@ -63,48 +69,6 @@ if TYPE_CHECKING:
     from agent_memory.providers.rerankers.voyage import VoyageReranker
     from agent_memory.tenancy import Tenant
 
-# Imported on first use, so `import agent_memory` stays light and optional SDKs stay optional.
-_LAZY = {
-    "AgentConfig": "agent_memory.agent.config",
-    "AnswerDelta": "agent_memory.agent.rag_agent",
-    "McpServer": "agent_memory.agent.mcp",
-    "MemoryStore": "agent_memory.langgraph.store",
-    "MemorySystem": "agent_memory.memory.system",
-    "MongoCheckpointer": "agent_memory.langgraph.checkpointer",
-    "RAGAgent": "agent_memory.agent.rag_agent",
-    "SharedKnowledge": "agent_memory.memory.knowledge.base",
-    "Tenant": "agent_memory.tenancy",
-    "TurnResult": "agent_memory.agent.rag_agent",
-    "Capabilities": "agent_memory.mongo.capabilities",
-    "Connection": "agent_memory.mongo.connection",
-    "connect": "agent_memory.mongo.connection",
-    "EmbeddedServer": "agent_memory.mongo.embedded",
-    "IndexManager": "agent_memory.mongo.indexes",
-    "IndexState": "agent_memory.mongo.indexes",
-    "SearchHit": "agent_memory.mongo.search",
-    "SearchQuery": "agent_memory.mongo.search",
-    "SourceScore": "agent_memory.mongo.search",
-    "AnthropicChatModel": "agent_memory.providers.chat.anthropic",
-    "ChatModel": "agent_memory.providers.chat.base",
-    "ChatRequest": "agent_memory.providers.chat.base",
-    "ChatResponse": "agent_memory.providers.chat.base",
-    "Message": "agent_memory.providers.chat.base",
-    "FakeChatModel": "agent_memory.providers.chat.fake",
-    "OfflineChatModel": "agent_memory.providers.chat.offline",
-    "Embedder": "agent_memory.providers.embedders.base",
-    "EmbeddingSignature": "agent_memory.providers.embedders.base",
-    "FakeEmbedder": "agent_memory.providers.embedders.fake",
-    "LocalEmbedder": "agent_memory.providers.embedders.local",
-    "VoyageEmbedder": "agent_memory.providers.embedders.voyage",
-    "Reranker": "agent_memory.providers.rerankers.base",
-    "RerankScore": "agent_memory.providers.rerankers.base",
-    "FakeReranker": "agent_memory.providers.rerankers.fake",
-    "VoyageReranker": "agent_memory.providers.rerankers.voyage",
-    "make_chat_model": "agent_memory.providers.registry",
-    "make_embedder": "agent_memory.providers.registry",
-    "make_reranker": "agent_memory.providers.registry",
-}
-
 __all__ = [
     "AgentConfig",
     "AgentMemoryError",
@@ -119,12 +83,14 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "Connection",
+    "ConversationMemory",
     "DependencyMissingError",
     "EmbeddedServer",
     "EmbeddedServerError",
     "Embedder",
     "EmbeddingMismatchError",
     "EmbeddingSignature",
+    "EpisodicMemory",
     "FakeChatModel",
     "FakeEmbedder",
     "FakeReranker",
@@ -132,17 +98,22 @@ __all__ = [
     "IndexState",
     "InvalidInputError",
     "InvalidTransitionError",
+    "KnowledgeBase",
     "LiveCallBlockedError",
     "LocalEmbedder",
+    "LongTermMemory",
     "McpServer",
     "MemoryStore",
     "MemorySystem",
     "Message",
     "MissingCredentialsError",
     "MongoCheckpointer",
+    "NewMemory",
+    "NewMessage",
     "NotFoundError",
     "NotInitialisedError",
     "OfflineChatModel",
+    "ProfileMemory",
     "ProviderError",
     "ProviderUnavailableError",
     "RAGAgent",
@@ -162,6 +133,7 @@ __all__ = [
     "UnknownProviderError",
     "VoyageEmbedder",
     "VoyageReranker",
+    "WorkingMemory",
     "__version__",
     "connect",
     "load_settings",
@@ -170,15 +142,4 @@ __all__ = [
     "make_reranker",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_memory' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, __all__)

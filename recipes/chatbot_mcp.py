@@ -66,7 +66,7 @@ from agent_memory import (
     make_chat_model,
     make_embedder,
 )
-from agent_memory.providers.chat.base import TextBlock, ToolCall, ToolResult
+from agent_memory.providers.chat import TextBlock, ToolCall, ToolResult
 
 try:
     import uvicorn

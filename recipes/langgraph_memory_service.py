@@ -72,7 +72,7 @@ from agent_memory import (
 )
 from agent_memory.formation import Extraction, FormationQueue, Job, extract
 from agent_memory.memory import ConversationMemory
-from agent_memory.providers.chat.base import SystemPart
+from agent_memory.providers.chat import SystemPart
 
 logger = structlog.get_logger(__name__)
 

@@ -59,7 +59,7 @@ except ImportError as exc:  # pragma: no cover - the [api] extra and httpx are i
 
 from agent_memory import connect, load_settings, make_embedder
 from agent_memory.memory import MemorySystem, Tenant
-from agent_memory.memory.conversation.records import NewMessage
+from agent_memory.memory.conversation import NewMessage
 from agent_memory.ops import Lease, Maintenance, collect_stats, forget_user
 
 AGENT = "ops-recipe"

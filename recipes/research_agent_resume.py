@@ -50,7 +50,7 @@ from typing import Any
 import structlog
 
 from agent_memory import IndexManager, Tenant, connect, load_settings, make_embedder
-from agent_memory.memory.working.memory import Task, WorkingConfig, WorkingMemory
+from agent_memory.memory.working import Task, WorkingConfig, WorkingMemory
 
 TENANT = Tenant("research-agent", "analyst-1")
 SESSION = "brief-agent-memory"

@@ -8,8 +8,31 @@ them over one connection and forgets a user across every one.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
+
+from agent_memory._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from agent_memory.memory.conversation import ConversationMemory
+    from agent_memory.memory.episodic import EpisodicMemory
+    from agent_memory.memory.knowledge import KnowledgeBase
+    from agent_memory.memory.long_term import (
+        DecayConfig,
+        DecayJob,
+        LongTermConfig,
+        LongTermMemory,
+        Memory,
+        MemorySchema,
+        NewMemory,
+        PatchOp,
+        ProfileMemory,
+        RankingWeights,
+        RetrievedMemory,
+        StoreResult,
+    )
+    from agent_memory.memory.system import MemorySystem
+    from agent_memory.memory.working import WorkingMemory
+    from agent_memory.tenancy import Tenant
 
 __all__ = [
     "ConversationMemory",
@@ -32,32 +55,4 @@ __all__ = [
     "WorkingMemory",
 ]
 
-_WHERE = {
-    "ConversationMemory": "agent_memory.memory.conversation",
-    "DecayConfig": "agent_memory.memory.long_term",
-    "DecayJob": "agent_memory.memory.long_term",
-    "EpisodicMemory": "agent_memory.memory.episodic",
-    "KnowledgeBase": "agent_memory.memory.knowledge",
-    "LongTermConfig": "agent_memory.memory.long_term",
-    "LongTermMemory": "agent_memory.memory.long_term",
-    "Memory": "agent_memory.memory.long_term",
-    "MemorySchema": "agent_memory.memory.long_term",
-    "MemorySystem": "agent_memory.memory.system",
-    "NewMemory": "agent_memory.memory.long_term",
-    "PatchOp": "agent_memory.memory.long_term",
-    "ProfileMemory": "agent_memory.memory.long_term",
-    "RankingWeights": "agent_memory.memory.long_term",
-    "RetrievedMemory": "agent_memory.memory.long_term",
-    "StoreResult": "agent_memory.memory.long_term",
-    "Tenant": "agent_memory.tenancy",
-    "WorkingMemory": "agent_memory.memory.working",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_memory.memory' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, __all__)

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
+import re
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import agent_memory
+from agent_memory._lazy import type_checking_imports
+
+
+def _source(face: str) -> str:
+    spec = importlib.util.find_spec(face)
+    return Path(spec.origin).read_text()
 
 
 def test_every_exported_name_resolves():
@@ -13,9 +25,87 @@ def test_every_exported_name_resolves():
         assert getattr(agent_memory, name) is not None, name
 
 
-def test_all_is_sorted_and_unique():
-    assert agent_memory.__all__ == sorted(set(agent_memory.__all__), key=agent_memory.__all__.index)
-    assert len(agent_memory.__all__) == len(set(agent_memory.__all__))
+FACES = [
+    "agent_memory",
+    "agent_memory.memory",
+    "agent_memory.memory.conversation",
+    "agent_memory.memory.long_term",
+    "agent_memory.memory.working",
+    "agent_memory.memory.episodic",
+    "agent_memory.memory.knowledge",
+    "agent_memory.providers.chat",
+    "agent_memory.providers.embedders",
+    "agent_memory.providers.rerankers",
+    "agent_memory.formation",
+    "agent_memory.ops",
+    "agent_memory.langgraph",
+]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_each_face_lists_its_names_once_sorted_and_every_one_resolves(face):
+    module = importlib.import_module(face)
+    names = module.__all__
+    assert names == sorted(set(names)), f"{face}.__all__ is not sorted or repeats a name"
+    for name in names:
+        assert getattr(module, name) is not None, f"{face}.{name}"
+    assert set(names) <= set(dir(module))
+
+
+@pytest.mark.parametrize("face", [f for f in FACES if "TYPE_CHECKING" in _source(f)])
+def test_a_lazy_face_loads_each_name_from_the_module_its_type_checking_import_names(face):
+    # The TYPE_CHECKING imports are the one table: type checkers read them, and at run time
+    # the same names load from the same modules.
+    module = importlib.import_module(face)
+    for name, where in type_checking_imports(_source(face), face).items():
+        assert getattr(module, name) is getattr(importlib.import_module(where), name), name
+
+
+def test_the_documented_api_is_exactly_the_top_level_all():
+    page = (ROOT / "docs" / "api.md").read_text()
+    documented = re.findall(r"^\| `(\w+)` \|", page, re.MULTILINE)
+    assert len(documented) == len(set(documented)), "a name is documented twice"
+    assert set(documented) == set(agent_memory.__all__)
+
+
+def _recipe_imports():
+    for path in sorted((ROOT / "recipes").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agent_memory"):
+                yield path.name, node.module, [alias.name for alias in node.names]
+
+
+@pytest.mark.parametrize(("recipe", "module", "names"), list(_recipe_imports()))
+def test_recipes_import_only_public_names_from_package_faces(recipe, module, names):
+    face = importlib.import_module(module)
+    assert Path(face.__file__).name == "__init__.py", f"{recipe} imports from {module}, not a face"
+    assert set(names) <= set(face.__all__), f"{recipe}: {set(names) - set(face.__all__)}"
+
+
+def test_a_face_that_lists_a_name_it_cannot_load_fails_at_import(tmp_path, monkeypatch):
+    package = tmp_path / "broken_face"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from agent_memory._lazy import lazy_names\n"
+        "if TYPE_CHECKING:\n"
+        "    from json import dumps\n"
+        "__all__ = ['dumps', 'loads']\n"
+        "__getattr__, __dir__ = lazy_names(__name__, __all__)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError, match=r"\['loads'\]"):
+        importlib.import_module("broken_face")
+
+
+def test_a_lazy_name_is_loaded_once_and_kept():
+    import agent_memory.providers.embedders as embedders
+
+    first = embedders.FakeEmbedder
+    assert "LocalEmbedder" in dir(embedders)
+    assert embedders.LocalEmbedder is embedders.__dict__["LocalEmbedder"]
+    assert first is embedders.FakeEmbedder
 
 
 def test_import_does_not_load_optional_sdks_or_the_engine():

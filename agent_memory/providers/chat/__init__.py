@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_memory._lazy import lazy_names
 from agent_memory.providers.chat.base import (
     Block,
     ChatModel,
@@ -53,10 +54,4 @@ __all__ = [
     "parse_structured",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "AnthropicChatModel":
-        from agent_memory.providers.chat.anthropic import AnthropicChatModel
-
-        return AnthropicChatModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, __all__)

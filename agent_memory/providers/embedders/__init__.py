@@ -7,9 +7,9 @@ without their optional dependencies; touching one whose package is missing raise
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_memory._lazy import lazy_names
 from agent_memory.providers.embedders.base import Embedder, EmbeddingSignature
 from agent_memory.providers.embedders.fake import FakeEmbedder
 
@@ -19,20 +19,4 @@ if TYPE_CHECKING:
 
 __all__ = ["Embedder", "EmbeddingSignature", "FakeEmbedder", "LocalEmbedder", "VoyageEmbedder"]
 
-_LAZY = {
-    "LocalEmbedder": "agent_memory.providers.embedders.local",
-    "VoyageEmbedder": "agent_memory.providers.embedders.voyage",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, __all__)

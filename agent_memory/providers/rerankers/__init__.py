@@ -8,9 +8,9 @@ fake (token overlap) and Voyage AI.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_memory._lazy import lazy_names
 from agent_memory.providers.rerankers.base import Reranker, RerankScore
 from agent_memory.providers.rerankers.fake import FakeReranker
 
@@ -19,17 +19,4 @@ if TYPE_CHECKING:
 
 __all__ = ["FakeReranker", "RerankScore", "Reranker", "VoyageReranker"]
 
-_LAZY = {"VoyageReranker": "agent_memory.providers.rerankers.voyage"}
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, __all__)
