@@ -29,11 +29,15 @@ __all__ = [
     "check_id",
     "check_ids",
     "check_importance",
+    "check_int",
     "check_mapping",
+    "check_number",
     "check_seconds",
     "check_text",
     "check_vector",
     "clipped",
+    "is_int",
+    "is_number",
     "shown",
 ]
 
@@ -110,11 +114,95 @@ def check_ids(value: str | Sequence[str] | None, name: str) -> list[str] | None:
     return [check_id(item, name) for item in items]
 
 
-def check_count(value: Any, name: str, *, maximum: int) -> int:
-    """An ``int`` (not a bool) from 1 to ``maximum``."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidInputError(f"{name} must be an int from 1 to {maximum}")
+def is_int(value: Any) -> bool:
+    """An ``int`` that is not a ``bool`` (``True`` is an ``int`` to Python, never a count here)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """An ``int`` or a ``float``, not a ``bool``. A type test only: NaN and infinity are numbers
+    here; :func:`check_number` is what refuses them."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
+
+
+def _bound(number: float) -> str:
+    return str(number) if is_int(number) else f"{number:g}"
+
+
+def _bounds(minimum: float | None, maximum: float | None, above: float | None) -> str:
+    """The range in a message: "from 1 to 5", ">= 0", "> 0", "<= 8", "> 0 and <= 1"."""
+    if minimum is not None and maximum is not None:
+        return f" from {_bound(minimum)} to {_bound(maximum)}"
+    parts = []
+    if minimum is not None:
+        parts.append(f">= {_bound(minimum)}")
+    if above is not None:
+        parts.append(f"> {_bound(above)}")
+    if maximum is not None:
+        parts.append(f"<= {_bound(maximum)}")
+    return " " + " and ".join(parts) if parts else ""
+
+
+def check_int(
+    value: Any,
+    name: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    error: type[Exception] = InvalidInputError,
+) -> int:
+    """An ``int`` (not a bool, not a float, not a str) from ``minimum`` to ``maximum``, both
+    included when given. Else ``error`` (a configuration's checks pass
+    :class:`~agent_memory.errors.ConfigurationError`) saying so and echoing the value."""
+    if (
+        not is_int(value)
+        or (minimum is not None and value < minimum)
+        or (maximum is not None and value > maximum)
+    ):
+        raise error(f"{name} must be an int{_bounds(minimum, maximum, None)}, got {shown(value)}")
     return value
+
+
+def check_number(
+    value: Any,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    finite: bool = True,
+    error: type[Exception] = InvalidInputError,
+) -> float:
+    """An ``int`` or ``float`` (not a bool) from ``minimum`` (included) or ``above`` it
+    (excluded) to ``maximum`` (included), when given. NaN is always refused; infinity (and an
+    int too large for a float) too, unless ``finite=False``. Returns the value as given: an
+    ``int`` stays an ``int``. Else ``error`` saying so and echoing the value."""
+    if minimum is not None and above is not None:
+        raise TypeError("give minimum or above, not both")
+    if (
+        not is_number(value)
+        or value != value  # NaN
+        or (finite and not _finite(value))
+        or (minimum is not None and not value >= minimum)
+        or (above is not None and not value > above)
+        or (maximum is not None and not value <= maximum)
+    ):
+        kind = "a finite number" if finite else "a number"
+        bounds = _bounds(minimum, maximum, above)
+        raise error(f"{name} must be {kind}{bounds}, got {shown(value)}")
+    return value
+
+
+def check_count(value: Any, name: str, *, maximum: int, minimum: int = 1) -> int:
+    """A count: an ``int`` (not a bool) from ``minimum`` (1 unless given) to ``maximum``."""
+    return check_int(value, name, minimum=minimum, maximum=maximum)
 
 
 def check_text(value: Any, name: str, *, max_chars: int) -> str:
@@ -132,31 +220,22 @@ def check_text(value: Any, name: str, *, max_chars: int) -> str:
 
 
 def check_importance(value: Any, name: str = "importance") -> float:
-    """A number from 0 to 1 (bools are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInputError(f"{name} must be a number from 0 to 1, got {type(value).__name__}")
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInputError(f"{name} must be from 0 to 1, got {shown(value)}")
-    return float(value)
+    """A finite number from 0 to 1 (bools are not numbers here), as a ``float``."""
+    return float(check_number(value, name, minimum=0, maximum=1))
 
 
 def check_seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    """A finite number of seconds, above zero (or zero with ``allow_zero``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInputError(f"{name} must be a number of seconds, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        floor = "0 or more" if allow_zero else "above 0"
-        raise InvalidInputError(
-            f"{name} must be a finite number of seconds {floor}, got {shown(value)}"
-        )
-    return float(value)
+    """A finite number of seconds, above zero (or zero with ``allow_zero``), as a ``float``."""
+    if allow_zero:
+        return float(check_number(value, name, minimum=0))
+    return float(check_number(value, name, above=0))
 
 
 def _check_value(value: Any, where: str, depth: int) -> None:
     if depth > MAX_NESTING:
         raise InvalidInputError(f"{where} is nested deeper than {MAX_NESTING} levels")
     if value is None or isinstance(value, bool | str | int | datetime | bytes):
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        if is_int(value) and abs(value) >= 2**63:
             raise InvalidInputError(f"{where} is an integer too large for BSON")
         if isinstance(value, str) and "\x00" in value:
             raise InvalidInputError(f"{where} contains a NUL character")

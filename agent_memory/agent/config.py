@@ -7,7 +7,7 @@ from typing import Literal
 
 from agent_memory.agent.prompt import Budget
 from agent_memory.agent.routing import RoutingConfig
-from agent_memory.checks import check_count, check_id
+from agent_memory.checks import check_count, check_id, check_int
 from agent_memory.errors import InvalidInputError
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "AgentConfig"]
@@ -65,13 +65,7 @@ class AgentConfig:
             "max_tool_rounds",
             "max_query_chars",
         ):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int)
-                or value < (0 if name == "knowledge_limit" else 1)
-            ):
-                raise InvalidInputError(f"{name} must be a positive int")
+            check_int(getattr(self, name), name, minimum=0 if name == "knowledge_limit" else 1)
         check_count(self.formation_concurrency, "formation_concurrency", maximum=64)
         if self.long_query not in ("reject", "trim"):
             raise InvalidInputError("long_query must be 'reject' or 'trim'")

@@ -27,6 +27,7 @@ from typing import Any
 import jsonschema
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_number
 from agent_memory.errors import (
     ConfigurationError,
     DependencyMissingError,
@@ -76,9 +77,10 @@ class McpServer:
         if self.tools is not None:
             object.__setattr__(self, "tools", frozenset(self.tools))
         for name in ("timeout_s", "connect_timeout_s"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise ConfigurationError(f"MCP server {self.name!r}: {name} must be positive")
+            where = f"MCP server {self.name!r}: {name}"
+            check_number(
+                getattr(self, name), where, above=0, finite=False, error=ConfigurationError
+            )
 
     def __repr__(self) -> str:  # headers may carry credentials
         return f"McpServer(name={self.name!r}, url={_redact(self.url)!r})"

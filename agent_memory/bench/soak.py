@@ -41,6 +41,7 @@ from agent_memory.bench._cost import CommandTally, cpu_seconds
 from agent_memory.bench._memory import MemorySampler, memory_verdict
 from agent_memory.bench._server import ServerWatch, describe_server
 from agent_memory.bench._soak_checks import Ledger, check_store
+from agent_memory.checks import check_count, check_number
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
@@ -99,17 +100,11 @@ class SoakSettings:
     def __post_init__(self) -> None:
         positive = ("seconds", "chat_seconds", "lease_seconds", "max_growth", "drain_seconds")
         for name in positive:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise InvalidInputError(f"{name} must be a number > 0")
+            check_number(getattr(self, name), name, above=0, finite=False)
         for name in ("think_seconds", "debounce_seconds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-                raise InvalidInputError(f"{name} must be a number >= 0")
+            check_number(getattr(self, name), name, minimum=0, finite=False)
         for name in ("sessions", "workers", "worker_concurrency", "session_turns"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
-                raise InvalidInputError(f"{name} must be an int from 1 to 10000")
+            check_count(getattr(self, name), name, maximum=10_000)
         for name in ("warmup_seconds", "sample_seconds", "max_p95_ms", "max_drift"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and value >= 0):

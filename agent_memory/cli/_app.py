@@ -18,7 +18,7 @@ from rich.markup import escape  # ids in messages may look like markup: [/x]
 from typer.core import TyperGroup
 
 from agent_memory._words import noun, plural
-from agent_memory.checks import check_id
+from agent_memory.checks import check_id, is_int
 from agent_memory.cli._logging import configure_logging
 from agent_memory.errors import (
     AgentMemoryError,
@@ -147,7 +147,7 @@ class _OneLineErrors(HelpGroup):
             typer.echo("aborted", err=True)
             sys.exit(EXIT["error"])
         # Without standalone mode a command's typer.Exit(code) comes back as its code.
-        sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else 0)
+        sys.exit(result if is_int(result) else 0)
 
 
 app = typer.Typer(

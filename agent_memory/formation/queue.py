@@ -56,7 +56,7 @@ from pymongo import ReturnDocument
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id
+from agent_memory.checks import check_id, check_number, is_number
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
@@ -154,7 +154,7 @@ class FormationQueue:
         retry_max_seconds: float = 3600.0,
     ) -> None:
         numbers = (debounce_seconds, lease_seconds, retry_base_seconds, retry_max_seconds)
-        if any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in numbers):
+        if any(not is_number(v) or v < 0 for v in numbers):
             raise ConfigurationError("the queue's durations must be non-negative numbers")
         if lease_seconds <= 0 or not isinstance(max_attempts, int) or max_attempts < 1:
             raise ConfigurationError("lease_seconds and max_attempts must be positive")
@@ -202,10 +202,8 @@ class FormationQueue:
         now = _check_now(now)
         if delay is None:
             wait = self.debounce
-        elif isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
-            raise InvalidInputError("delay must be a number of seconds >= 0")
         else:
-            wait = timedelta(seconds=delay)
+            wait = timedelta(seconds=check_number(delay, "delay", minimum=0))
         selector = {**tenant.filter(), "session_id": session_id, "status": "pending"}
         update = {
             "$max": {"run_after": now + wait},

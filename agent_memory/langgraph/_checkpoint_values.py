@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import get_checkpoint_id
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from agent_memory.checks import check_id
+from agent_memory.checks import check_id, is_int
 from agent_memory.errors import InvalidInputError
 from agent_memory.tenancy import Tenant
 
@@ -103,7 +103,7 @@ def dumps(serde: SerializerProtocol, value: Any, what: str) -> tuple[str, bytes]
 
 def id_text(value: Any, name: str) -> str:
     # LangGraph allows ints and UUIDs as thread ids; they are stored as their text.
-    if isinstance(value, int | uuid.UUID) and not isinstance(value, bool):
+    if is_int(value) or isinstance(value, uuid.UUID):
         value = str(value)
     return check_id(value, name)
 

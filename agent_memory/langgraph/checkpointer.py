@@ -34,7 +34,7 @@ from pymongo import IndexModel, ReplaceOne, UpdateOne
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_document_size, check_id
+from agent_memory.checks import check_document_size, check_id, check_int
 from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.mongo._errors import map_error, translate_errors
@@ -218,8 +218,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 query[f"metadata.{key}"] = {"$eq": value}
             else:
                 checked_in_python = True
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise InvalidInputError("limit must be an int")
+        if limit is not None:
+            check_int(limit, "limit")
         if limit is not None and limit <= 0:
             return
 

@@ -47,7 +47,7 @@ from langgraph.store.base import (
 )
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id, check_mapping
+from agent_memory.checks import check_id, check_int, check_mapping, is_number
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
@@ -368,10 +368,8 @@ class MemoryStore(BaseStore):
 
     def _list_scope(self, op: ListNamespacesOp) -> tuple[Tenant, tuple[str, ...]]:
         _check_window(op.limit, op.offset)
-        if op.max_depth is not None and (
-            isinstance(op.max_depth, bool) or not isinstance(op.max_depth, int) or op.max_depth < 1
-        ):
-            raise InvalidInputError("max_depth must be a positive int")
+        if op.max_depth is not None:
+            check_int(op.max_depth, "max_depth", minimum=1)
         prefixes = [c for c in op.match_conditions or () if c.match_type == "prefix"]
         for condition in op.match_conditions or ():
             if condition.match_type not in ("prefix", "suffix"):
@@ -458,8 +456,7 @@ def _unique(items: list[Item]) -> list[Item]:
 
 def _check_window(limit: Any, offset: Any) -> None:
     for name, number in (("limit", limit), ("offset", offset)):
-        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _MAX_LIST:
-            raise InvalidInputError(f"{name} must be an int from 0 to {_MAX_LIST}")
+        check_int(number, name, minimum=0, maximum=_MAX_LIST)
 
 
 def _check_filter(value: Any, where: str = "filter", depth: int = 0) -> None:
@@ -487,7 +484,7 @@ def _check_expected(expected: Any, where: str, depth: int) -> None:
                 raise InvalidInputError(
                     f"{where} uses {_short(operator)}; supported: {', '.join(sorted(_OPERATORS))}"
                 )
-            if operator in _ORDERING and not (_is_number(operand) or isinstance(operand, str)):
+            if operator in _ORDERING and not (is_number(operand) or isinstance(operand, str)):
                 raise InvalidInputError(f"{where} {operator} needs a number or a string")
             if operator in ("$eq", "$ne"):
                 _check_expected(operand, where, depth + 1)
@@ -503,10 +500,6 @@ def _check_expected(expected: Any, where: str, depth: int) -> None:
         raise InvalidInputError(f"{where} has a value of type {type(expected).__name__}")
     elif isinstance(expected, float) and not math.isfinite(expected):
         raise InvalidInputError(f"{where} is NaN or infinite")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _equal(actual: Any, expected: Any) -> bool:
@@ -532,7 +525,7 @@ def _compare(actual: Any, operator: str, operand: Any) -> bool:
         return _equal(actual, operand)
     if operator == "$ne":
         return not _equal(actual, operand)
-    comparable = (_is_number(actual) and _is_number(operand)) or (
+    comparable = (is_number(actual) and is_number(operand)) or (
         isinstance(actual, str) and isinstance(operand, str)
     )
     if not comparable:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ from pymongo import errors as pm
 from pymongo.operations import SearchIndexModel
 
 from agent_memory._log import get_logger
-from agent_memory.errors import EmbeddingMismatchError, InvalidInputError, StorageError
+from agent_memory.checks import check_number, is_int
+from agent_memory.errors import EmbeddingMismatchError, StorageError
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import classify_refusal, first_line, translate_errors
 from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
@@ -143,7 +143,7 @@ def _differences(expected: Any, actual: Any, path: str = "") -> list[str]:
 def _version(value: Any) -> int | None:
     """``definitionVersion.version`` / ``latestDefinitionVersion.version``, when given."""
     version = value.get("version") if isinstance(value, dict) else None
-    return version if isinstance(version, int) and not isinstance(version, bool) else None
+    return version if is_int(version) else None
 
 
 def _failure_message(found: dict[str, Any]) -> str:
@@ -443,11 +443,8 @@ class IndexManager:
         :class:`StorageError` when Atlas search indexes are not queryable within ``timeout``,
         or when the cluster refuses another search index (its tier's limit).
         """
-        for name, value in (("timeout", timeout), ("poll_interval", poll_interval)):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidInputError(f"{name} must be a number of seconds")
-            if not math.isfinite(value) or value < 0 or (name == "poll_interval" and value == 0):
-                raise InvalidInputError(f"{name} must be a finite number of seconds, got {value!r}")
+        check_number(timeout, "timeout", minimum=0)
+        check_number(poll_interval, "poll_interval", above=0)
         notify = on_progress or (lambda state: None)
         started = time.monotonic()
         waiting = (started + timeout, poll_interval)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import socket
 import uuid
@@ -46,7 +45,7 @@ from pymongo import ReturnDocument
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id
+from agent_memory.checks import check_id, check_number
 from agent_memory.errors import ConflictError, InvalidInputError
 from agent_memory.mongo._errors import map_error, translate_errors
 from agent_memory.mongo.connection import Connection
@@ -104,13 +103,7 @@ class Lease:
         ttl_seconds: float = 600.0,
         holder: str | None = None,
     ) -> None:
-        if (
-            isinstance(ttl_seconds, bool)
-            or not isinstance(ttl_seconds, int | float)
-            or not math.isfinite(ttl_seconds)
-            or not 0.05 <= ttl_seconds <= 86_400
-        ):
-            raise InvalidInputError("ttl_seconds must be a number from 0.05 to 86400")
+        check_number(ttl_seconds, "ttl_seconds", minimum=0.05, maximum=86_400)
         self.name = check_id(name, "lease name")
         self.holder = default_holder() if holder is None else check_id(holder, "holder")
         self._token = uuid.uuid4().hex

@@ -12,9 +12,9 @@ from agent_memory.memory.episodic.records import (
     Action,
     EpisodicConfig,
     bounded_payload,
-    check_count,
     check_memory_ids,
     check_rating,
+    check_tally,
     day_start,
     render_content,
 )
@@ -47,13 +47,13 @@ def test_rating_must_be_an_int_from_1_to_5(bad):
 
 
 def test_counts_refuse_bools_negatives_and_non_finite():
-    assert check_count(0, "tokens", integer=True) == 0
-    assert check_count(1.5, "duration_ms", integer=False) == 1.5
+    assert check_tally(0, "tokens", integer=True) == 0
+    assert check_tally(1.5, "duration_ms", integer=False) == 1.5
     for bad in (True, -1, float("inf"), float("nan"), "3", 2**63):
         with pytest.raises(InvalidInputError):
-            check_count(bad, "duration_ms", integer=False)
+            check_tally(bad, "duration_ms", integer=False)
     with pytest.raises(InvalidInputError):
-        check_count(2.0, "tokens", integer=True)
+        check_tally(2.0, "tokens", integer=True)
 
 
 def test_memory_ids_are_deduplicated_in_order_and_bounded():

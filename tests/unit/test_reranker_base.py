@@ -84,12 +84,12 @@ async def test_bad_documents_are_refused_before_the_provider(documents: Any, mes
 @pytest.mark.parametrize(
     ("top_k", "message"),
     [
-        (0, "top_k must be at least 1, got 0"),
-        (-3, "top_k must be at least 1, got -3"),
-        (True, "positive int or None, got True"),
-        (False, "positive int or None, got False"),
-        (2.0, "positive int or None, got 2.0"),
-        ("2", "positive int or None, got '2'"),
+        (0, "top_k must be an int >= 1, got 0"),
+        (-3, "top_k must be an int >= 1, got -3"),
+        (True, "top_k must be an int >= 1, got True"),
+        (False, "top_k must be an int >= 1, got False"),
+        (2.0, "top_k must be an int >= 1, got 2.0"),
+        ("2", "top_k must be an int >= 1, got '2'"),
     ],
 )
 async def test_bad_top_k_is_refused_before_the_provider(top_k: Any, message: str) -> None:

@@ -58,7 +58,7 @@ def test_query_syntax_is_only_words(text, expected):
         ({"text": "x" * 9000}, "limit is"),
         ({"text": 42}, "must be a str"),
         ({"vector": np.array([np.nan, 1.0])}, "finite"),
-        ({"text": "x", "limit": 0}, "between 1"),
+        ({"text": "x", "limit": 0}, "limit must be an int from 1 to"),
         ({"text": "x", "limit": True}, "must be an int"),
         ({"text": "x", "limit": 10, "num_candidates": 5}, "num_candidates"),
         ({"text": "x", "weights": {"vector": -1.0}}, "non-negative"),

@@ -63,7 +63,7 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
-from agent_memory.checks import check_document_size, check_id
+from agent_memory.checks import check_count, check_document_size, check_id, check_int
 from agent_memory.errors import BadResponseError, ConfigurationError, InvalidInputError
 from agent_memory.memory.conversation import queries as q
 from agent_memory.memory.conversation.records import (
@@ -74,8 +74,6 @@ from agent_memory.memory.conversation.records import (
     Session,
     SummaryResult,
     build_message_documents,
-    check_budget,
-    check_count,
     check_metadata,
     check_tenant,
 )
@@ -109,6 +107,9 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
+
+#: The most messages, sessions or window entries one call reads, and the largest retention batch.
+_MOST = 1000
 
 
 class ConversationMemory:
@@ -203,7 +204,7 @@ class ConversationMemory:
     ) -> list[Session]:
         """The tenant's sessions, most recently active first."""
         tenant = check_tenant(tenant)
-        limit = check_count(limit, "limit")
+        limit = check_count(limit, "limit", maximum=_MOST)
         statuses = ["active", "archived"] if include_archived else ["active"]
         query = {**tenant.filter(), "status": {"$in": statuses}}
         with translate_errors("listing sessions"):
@@ -263,8 +264,12 @@ class ConversationMemory:
         the budget it is a truncated view of that message (``truncated=True``)."""
         tenant = check_tenant(tenant)
         session_id = check_id(session_id, "session_id")
-        last_n = check_count(self.config.window_messages if last_n is None else last_n, "last_n")
-        budget = check_budget(self.config.window_tokens if max_tokens is None else max_tokens)
+        last_n = check_count(
+            self.config.window_messages if last_n is None else last_n, "last_n", maximum=_MOST
+        )
+        budget = check_int(
+            self.config.window_tokens if max_tokens is None else max_tokens, "max_tokens", minimum=1
+        )
         lookup = q.newest_lookup(self._store.names[1], tenant, session_id, last_n, into="w")
         row = await self._store.read(tenant, session_id, [lookup])
         window = fit_window([ConversationMessage.from_document(d) for d in row["w"]], budget)
@@ -288,7 +293,7 @@ class ConversationMemory:
         """
         tenant = check_tenant(tenant)
         session_id = check_id(session_id, "session_id")
-        limit = check_count(limit, "limit")
+        limit = check_count(limit, "limit", maximum=_MOST)
         if after is not None and not isinstance(after, str):
             raise InvalidInputError("after must be a message seq (str) or None")
         if after is not None:
@@ -316,8 +321,10 @@ class ConversationMemory:
         """
         tenant = check_tenant(tenant)
         session_id = check_id(session_id, "session_id")
-        last_n = check_count(self.config.window_messages if last_n is None else last_n, "last_n")
-        total = None if max_tokens is None else check_budget(max_tokens)
+        last_n = check_count(
+            self.config.window_messages if last_n is None else last_n, "last_n", maximum=_MOST
+        )
+        total = None if max_tokens is None else check_int(max_tokens, "max_tokens", minimum=1)
         # Counting what the summary does not cover stops at a cap: "at least" is enough.
         cap = last_n + self.config.summary_batch_messages
         name = self._store.names[1]
@@ -523,7 +530,9 @@ class ConversationMemory:
         now = utcnow() if now is None else now
         if not isinstance(now, datetime) or now.tzinfo is None:
             raise InvalidInputError("now must be a timezone-aware datetime")
-        size = check_count(config.retention_batch if batch_size is None else batch_size, "batch")
+        size = check_count(
+            config.retention_batch if batch_size is None else batch_size, "batch", maximum=_MOST
+        )
         agent = None if agent_id is None else check_id(agent_id, "agent_id")
         archive = config.retention_mode == "archive"
         cutoff = now - timedelta(days=config.retention_days)

@@ -16,7 +16,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_memory._tokens import estimate_tokens
-from agent_memory.checks import check_document_size, check_id, check_mapping, check_text, shown
+from agent_memory.checks import (
+    check_document_size,
+    check_id,
+    check_int,
+    check_mapping,
+    check_text,
+    shown,
+)
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.stamps import new_id
 from agent_memory.tenancy import Tenant, check_tenant
@@ -32,8 +39,6 @@ __all__ = [
     "ToolRecord",
     "TurnClock",
     "build_message_documents",
-    "check_budget",
-    "check_count",
     "check_metadata",
     "check_tenant",
 ]
@@ -85,9 +90,7 @@ class ConversationConfig:
             "max_tool_payload_chars",
             "max_turn_messages",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {shown(value)}")
+            check_int(getattr(self, name), name, minimum=1, error=ConfigurationError)
         if self.retention_mode not in ("archive", "delete"):
             raise ConfigurationError(
                 f"retention_mode must be 'archive' or 'delete', got {shown(self.retention_mode)}"
@@ -254,18 +257,6 @@ class SummaryResult:
     reason: Literal["refreshed", "nothing_new", "below_trigger", "lost_race"]
     folded: int = 0
     summary_through: str | None = None
-
-
-def check_count(value: Any, name: str, *, most: int = 1000) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-        raise InvalidInputError(f"{name} must be an integer from 1 to {most}, got {shown(value)}")
-    return value
-
-
-def check_budget(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"max_tokens must be a positive integer, got {shown(value)}")
-    return value
 
 
 def check_metadata(metadata: Any) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from agent_memory._log import get_logger
 from agent_memory.checks import (
     check_document_size,
     check_id,
+    check_int,
     check_mapping,
     check_text,
     check_vector,
@@ -60,11 +61,11 @@ from agent_memory.memory.episodic.records import (
     EpisodicConfig,
     SimilarAction,
     bounded_payload,
-    check_count,
     check_memory_ids,
     check_now,
     check_outcome,
     check_rating,
+    check_tally,
     check_tenant,
     render_content,
 )
@@ -190,9 +191,9 @@ class EpisodicMemory:
         model = None if model is None else check_id(model, "model")
         task_id = None if task_id is None else check_id(task_id, "task_id")
         if duration_ms is not None:
-            duration_ms = check_count(duration_ms, "duration_ms", integer=False)
+            duration_ms = check_tally(duration_ms, "duration_ms", integer=False)
         if tokens is not None:
-            tokens = int(check_count(tokens, "tokens", integer=True))
+            tokens = int(check_tally(tokens, "tokens", integer=True))
         ids = check_memory_ids(memory_ids, limit=config.max_memory_ids)
         stored_input, cut_input = bounded_payload(
             input, "input", max_chars=config.max_payload_chars
@@ -319,8 +320,7 @@ class EpisodicMemory:
         :mod:`~agent_memory.memory.episodic.feedback`). Idempotent; run it from the
         maintenance job. Returns how many were finished."""
         agent_id = None if agent_id is None else check_id(agent_id, "agent_id")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInputError("limit must be a positive int")
+        check_int(limit, "limit", minimum=1)
         return await self._feedback.repair(agent_id=agent_id, limit=limit)
 
     # --- recall -----------------------------------------------------------------------------
@@ -346,8 +346,7 @@ class EpisodicMemory:
         """
         tenant = check_tenant(tenant)
         limit = self.config.similar_limit if limit is None else limit
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-            raise InvalidInputError("limit must be an int from 1 to 100")
+        check_int(limit, "limit", minimum=1, maximum=100)
         if query is None and query_vector is None:
             raise InvalidInputError("give a query, a query_vector or both")
         if query is not None:
@@ -419,8 +418,7 @@ class EpisodicMemory:
         agent_id = check_id(agent_id, "agent_id")
         if action_type is not None:
             action_type = check_id(action_type, "action_type")
-        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3_660:
-            raise InvalidInputError("days must be an int from 1 to 3660")
+        check_int(days, "days", minimum=1, maximum=3_660)
         until = utcnow() if now is None else check_now(now)
         rates = await self._retention.success_rates(
             agent_id, action_type, since=until - timedelta(days=days), until=until

@@ -4,13 +4,12 @@ every value from a caller passes before anything is written."""
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from agent_memory.checks import check_id, check_mapping, shown
+from agent_memory.checks import check_id, check_int, check_mapping, check_number, shown
 from agent_memory.errors import InvalidInputError
 from agent_memory.tenancy import check_tenant
 
@@ -21,11 +20,11 @@ __all__ = [
     "Outcome",
     "SimilarAction",
     "bounded_payload",
-    "check_count",
     "check_memory_ids",
     "check_now",
     "check_outcome",
     "check_rating",
+    "check_tally",
     "check_tenant",
     "day_start",
     "render_content",
@@ -74,9 +73,7 @@ class EpisodicConfig:
             "idempotency_keys_kept",
             "credit_ops_kept",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"{name} must be a positive int, got {shown(value)}")
+            check_int(getattr(self, name), name, minimum=1)
         if self.retention_days < 2:
             # Back-filled timestamps may be up to retention_days - 1 days old (see log_action).
             raise InvalidInputError("retention_days must be at least 2")
@@ -161,22 +158,19 @@ def check_outcome(value: Any) -> str:
 
 def check_rating(value: Any, name: str = "rating") -> int:
     """A rating from 1 to 5 as an ``int`` (not a bool, float or string: no silent coercion)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInputError(f"{name} must be an int from 1 to 5, got {type(value).__name__}")
-    if not 1 <= value <= 5:
-        raise InvalidInputError(f"{name} must be from 1 to 5, got {value}")
-    return int(value)
+    return int(check_int(value, name, minimum=1, maximum=5))
 
 
-def check_count(value: Any, name: str, *, integer: bool) -> float | int:
-    """A non-negative finite number (an ``int`` when ``integer``); bools are not numbers."""
-    kinds = int if integer else int | float
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        kind = "an int" if integer else "a number"
-        raise InvalidInputError(f"{name} must be {kind}, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0 or value >= 2**63:
-        raise InvalidInputError(f"{name} must be a non-negative finite number, got {shown(value)}")
-    return value
+#: The largest tally stored: BSON's 64-bit int holds it.
+_MAX_TALLY = 2**63 - 1
+
+
+def check_tally(value: Any, name: str, *, integer: bool) -> float:
+    """A tally of an action (its duration, its tokens): a finite number from 0 to 2**63 - 1,
+    an ``int`` when ``integer``; bools are not numbers. Returned as given."""
+    if integer:
+        return check_int(value, name, minimum=0, maximum=_MAX_TALLY)
+    return check_number(value, name, minimum=0, maximum=_MAX_TALLY)
 
 
 def check_memory_ids(value: Any, *, limit: int) -> list[str]:

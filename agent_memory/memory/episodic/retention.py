@@ -36,6 +36,7 @@ from typing import Any
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
+from agent_memory.checks import is_number
 from agent_memory.errors import ConflictError
 from agent_memory.memory.episodic.records import OUTCOMES, EpisodicConfig, day_end, day_start
 from agent_memory.mongo import _driver
@@ -62,15 +63,15 @@ class Tally:
         outcome = doc.get("outcome")
         self.counts[outcome] = self.counts.get(outcome, 0) + 1
         rating = (doc.get("feedback") or {}).get("rating")
-        if _is_number(rating):
+        if is_number(rating):
             self.rating_sum += rating
             self.rating_count += 1
         duration = (doc.get("action") or {}).get("duration_ms")
-        if _is_number(duration):
+        if is_number(duration):
             self.duration_ms_sum += duration
             self.duration_count += 1
         tokens = (doc.get("metadata") or {}).get("tokens")
-        if _is_number(tokens):
+        if is_number(tokens):
             self.tokens_sum += int(tokens)
 
     def merge(self, other: Mapping[str, Any], counts: Mapping[str, int]) -> None:
@@ -174,10 +175,6 @@ def aggregate_id(agent_id: str, action_type: str, day: datetime) -> str:
     summary collide on ``_id`` even before the unique index exists."""
     key = json.dumps([agent_id, action_type, day.date().isoformat()], ensure_ascii=False)
     return "agg_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 _SUMMARY_FIELDS = {

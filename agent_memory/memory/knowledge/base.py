@@ -80,6 +80,7 @@ from agent_memory.checks import (
     check_document_size,
     check_id,
     check_ids,
+    check_int,
     check_mapping,
     check_text,
 )
@@ -133,9 +134,7 @@ class KnowledgeConfig:
     def __post_init__(self) -> None:
         check_settings(self.chunk_tokens, self.overlap_tokens)
         for name in ("max_text_chars", "max_chunks", "max_title_chars", "max_tags", "overfetch"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"{name} must be a positive int")
+            check_int(getattr(self, name), name, minimum=1)
 
 
 @dataclass(frozen=True, slots=True)

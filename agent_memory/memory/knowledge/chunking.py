@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from agent_memory._tokens import _is_wide, estimate_tokens
+from agent_memory.checks import check_int
 from agent_memory.errors import InvalidInputError
 
 __all__ = ["Chunk", "check_settings", "chunk_text", "stitch"]
@@ -104,13 +105,9 @@ def _strength(text: str, word: tuple[int, int], next_start: int) -> int:
 
 def check_settings(chunk_tokens: int, overlap_tokens: int) -> None:
     """Refuse chunk settings :func:`chunk_text` cannot honour."""
-    for name, value in (("chunk_tokens", chunk_tokens), ("overlap_tokens", overlap_tokens)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidInputError(f"{name} must be an int")
-    if not 16 <= chunk_tokens <= 8_000:
-        raise InvalidInputError("chunk_tokens must be from 16 to 8000")
-    if not 0 <= overlap_tokens <= chunk_tokens // 2:
-        raise InvalidInputError("overlap_tokens must be from 0 to half of chunk_tokens")
+    check_int(chunk_tokens, "chunk_tokens", minimum=16, maximum=8_000)
+    # At most half of a chunk overlaps the one before.
+    check_int(overlap_tokens, "overlap_tokens", minimum=0, maximum=chunk_tokens // 2)
 
 
 def chunk_text(text: str, *, chunk_tokens: int = 300, overlap_tokens: int = 50) -> list[Chunk]:

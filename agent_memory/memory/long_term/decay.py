@@ -26,7 +26,7 @@ from typing import Any
 
 from agent_memory._log import get_logger
 from agent_memory._words import plural
-from agent_memory.checks import check_id, shown
+from agent_memory.checks import check_id, check_number
 from agent_memory.errors import InvalidInputError
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
@@ -50,21 +50,10 @@ class DecayConfig:
     period_days: float = 30.0
 
     def __post_init__(self) -> None:
-        checks = {
-            "factor": 0 < self.factor <= 1,
-            "inactive_days": self.inactive_days >= 0,
-            "floor": 0 <= self.floor <= 1,
-            "period_days": self.period_days > 0,
-        }
-        for name, ok in checks.items():
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or not ok
-            ):
-                raise InvalidInputError(f"decay {name} is out of range: {shown(value)}")
+        check_number(self.factor, "decay factor", above=0, maximum=1)
+        check_number(self.inactive_days, "decay inactive_days", minimum=0)
+        check_number(self.floor, "decay floor", minimum=0, maximum=1)
+        check_number(self.period_days, "decay period_days", above=0)
 
     def period(self, now: datetime) -> str:
         """The id of the period ``now`` falls in, e.g. ``2026-11-05/30d``."""

@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from agent_memory.checks import check_id, check_importance, check_mapping, check_text, shown
+from agent_memory.checks import (
+    check_id,
+    check_importance,
+    check_int,
+    check_mapping,
+    check_number,
+    check_text,
+    is_number,
+    shown,
+)
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory.long_term.ranking import RankingWeights, ScoreBreakdown
 from agent_memory.mongo.search import SourceScore
@@ -89,22 +98,12 @@ class LongTermConfig:
     def __post_init__(self) -> None:
         for name in ("search_weights", "rank_fusion_weights"):
             _check_weights(name, getattr(self, name))
-        power = self.coverage_power
-        if isinstance(power, bool) or not isinstance(power, int | float) or not 0 <= power <= 8:
-            raise InvalidInputError("coverage_power must be a number from 0 to 8")
+        check_number(self.coverage_power, "coverage_power", minimum=0, maximum=8)
         if self.keyword_trust is not None and not isinstance(self.keyword_trust, KeywordTrust):
             raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
-        recent = self.recent_writes_s
-        if (
-            isinstance(recent, bool)
-            or not isinstance(recent, int | float)
-            or not 0 <= recent <= 86_400
-        ):
-            raise InvalidInputError("recent_writes_s must be a number of seconds from 0 to 86400")
+        check_number(self.recent_writes_s, "recent_writes_s", minimum=0, maximum=86_400)
         for name in ("overfetch", "min_candidates", "rerank_candidates"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"{name} must be a positive int")
+            check_int(getattr(self, name), name, minimum=1)
 
 
 def _check_weights(name: str, weights: object) -> None:
@@ -112,10 +111,7 @@ def _check_weights(name: str, weights: object) -> None:
         not isinstance(weights, Mapping)
         or not weights
         or set(weights) - {"vector", "text"}
-        or not all(
-            isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
-            for w in weights.values()
-        )
+        or not all(is_number(w) and math.isfinite(w) and w >= 0 for w in weights.values())
         or not any(w > 0 for w in weights.values())
     ):
         raise InvalidInputError(

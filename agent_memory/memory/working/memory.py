@@ -86,7 +86,14 @@ from typing import Any
 import bson
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_document_size, check_id, check_mapping, check_text, shown
+from agent_memory.checks import (
+    check_count,
+    check_document_size,
+    check_id,
+    check_mapping,
+    check_text,
+    shown,
+)
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
 from agent_memory.memory.working.records import Checkpoint, Resumed, Snapshot, Step, Task
 from agent_memory.memory.working.store import CheckpointStore, TaskStore
@@ -232,8 +239,7 @@ class WorkingMemory:
         query: dict[str, Any] = {**tenant.filter(), "status": {"$in": list(ACTIVE_STATUSES)}}
         if session_id is not None:
             query["session_id"] = check_id(session_id, "session_id")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1_000:
-            raise InvalidInputError(f"limit must be an integer from 1 to 1000, got {shown(limit)}")
+        check_count(limit, "limit", maximum=1_000)
 
         async def listed() -> list[dict[str, Any]]:
             # Sorted on updated_at alone, so the tenant_*_status_updated index serves it.

@@ -29,7 +29,14 @@ from typing import Any
 
 import bson
 
-from agent_memory.checks import MAX_DOCUMENT_BYTES, MAX_ID_CHARS, check_id, check_mapping, shown
+from agent_memory.checks import (
+    MAX_DOCUMENT_BYTES,
+    MAX_ID_CHARS,
+    check_id,
+    check_int,
+    check_mapping,
+    shown,
+)
 from agent_memory.errors import (
     ConfigurationError,
     ConflictError,
@@ -140,8 +147,7 @@ def check_version(value: Any) -> None:
     """``expected_version``: ``None`` or an int >= 1 (a bool is not a version)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"expected_version must be an int >= 1, got {shown(value)}")
+    check_int(value, "expected_version", minimum=1)
 
 
 def check_expected_version(doc: Mapping[str, Any], expected_version: int | None) -> None:
@@ -204,10 +210,15 @@ class WorkingConfig:
 
     def __post_init__(self) -> None:
         for name in ("checkpoints_kept", "max_context_bytes", "max_steps", "max_step_bytes"):
-            self._positive(name, minimum=1)
+            check_int(getattr(self, name), name, minimum=1, error=ConfigurationError)
         for name in ("max_goal_chars", "max_error_chars", "conflict_retries"):
-            self._positive(name, minimum=1)
-        self._positive("checkpoint_every_steps", minimum=0)
+            check_int(getattr(self, name), name, minimum=1, error=ConfigurationError)
+        check_int(
+            self.checkpoint_every_steps,
+            "checkpoint_every_steps",
+            minimum=0,
+            error=ConfigurationError,
+        )
         worst = (
             self.max_context_bytes
             + self.max_steps * (2 * self.max_step_bytes + _STEP_OVERHEAD_BYTES)
@@ -220,11 +231,6 @@ class WorkingConfig:
                 "stores at most 16 MiB per document: lower max_context_bytes, max_steps or "
                 "max_step_bytes"
             )
-
-    def _positive(self, name: str, *, minimum: int) -> None:
-        value = getattr(self, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ConfigurationError(f"{name} must be an integer >= {minimum}, got {shown(value)}")
 
 
 def parse_plan(plan: Any, config: WorkingConfig, *, first_index: int = 0) -> list[dict[str, Any]]:
@@ -359,12 +365,7 @@ def step_change(
     now: datetime,
 ) -> Change:
     """Move one plan step to ``status``; every argument is checked before anything is sent."""
-    if isinstance(step_index, bool) or not isinstance(step_index, int):
-        raise InvalidInputError(f"step_index must be an int, got {type(step_index).__name__}")
-    if not 0 <= step_index < config.max_steps:
-        raise InvalidInputError(
-            f"step_index {step_index} is out of range (0 to {config.max_steps - 1})"
-        )
+    check_int(step_index, "step_index", minimum=0, maximum=config.max_steps - 1)
     target = check_step_status(status)
     subject = f"step {step_index} of task {task_id}"
     sources = step_sources(target)

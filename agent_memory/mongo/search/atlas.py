@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
+from agent_memory.checks import is_int, is_number
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import classify_refusal, first_line, translate_errors
 from agent_memory.mongo.search import index_watch
@@ -163,7 +164,7 @@ def cosine_from_vector_score(score: float, similarity: str) -> float:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         return None
     return float(value) if math.isfinite(value) else None
 
@@ -199,7 +200,7 @@ def parse_score_details(
     for name, entry in items:
         rank = entry.get("rank")
         score = _number(entry.get("value", 0.0))
-        if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 and score is not None:
+        if is_int(rank) and rank > 0 and score is not None:
             if name == "vector" and "value" in entry:  # no value: no score to convert
                 score = cosine_from_vector_score(score, similarity)
             sources[name] = SourceScore(rank=rank, score=score)

@@ -33,6 +33,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from agent_memory.checks import check_int, check_number
 from agent_memory.errors import InvalidInputError
 
 __all__ = ["KeywordTrust", "TrustLedger", "asks"]
@@ -48,17 +49,6 @@ def asks(text: str) -> bool:
     coverage says little about how this user asks for what they stored, so an agent lets only
     its questions teach the ledger."""
     return "?" in text or "\uff1f" in text
-
-
-def _number(value: object, name: str, low: float, high: float) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        raise InvalidInputError(f"{name} must be a number from {low:g} to {high:g}")
-    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +73,14 @@ class KeywordTrust:
     caution: float = 1.0
 
     def __post_init__(self) -> None:
-        low = _number(self.low, "keyword trust low", 0.0, 1.0)
-        high = _number(self.high, "keyword trust high", 0.0, 1.0)
+        low = check_number(self.low, "keyword trust low", minimum=0, maximum=1)
+        high = check_number(self.high, "keyword trust high", minimum=0, maximum=1)
         if not low < high:
             raise InvalidInputError("keyword trust low must be below high")
-        _number(self.prior, "keyword trust prior", 0.0, 1.0)
-        _number(self.prior_weight, "keyword trust prior_weight", 0.0, 1000.0)
-        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
-            raise InvalidInputError("keyword trust horizon must be a positive int")
-        _number(self.caution, "keyword trust caution", 0.0, 10.0)
+        check_number(self.prior, "keyword trust prior", minimum=0, maximum=1)
+        check_number(self.prior_weight, "keyword trust prior_weight", minimum=0, maximum=1000)
+        check_int(self.horizon, "keyword trust horizon", minimum=1)
+        check_number(self.caution, "keyword trust caution", minimum=0, maximum=10)
 
     def share(self, mean: float) -> float:
         """The share (0 to 1) of the keyword ranking's weight a mean coverage earns."""
@@ -108,8 +97,7 @@ class TrustLedger:
     """Per-tenant running means of coverage, in one process, at most ``capacity`` tenants."""
 
     def __init__(self, capacity: int = 10_000) -> None:
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
-            raise InvalidInputError("capacity must be a positive int")
+        check_int(capacity, "capacity", minimum=1)
         self._capacity = capacity
         #: Per tenant: the mean coverage, how many questions it counts (the prior's weight
         #: included), and the variance of the questions' coverage around it.

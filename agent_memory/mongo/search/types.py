@@ -13,6 +13,7 @@ import numpy as np
 import structlog
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_int, check_number
 from agent_memory.errors import InvalidInputError
 from agent_memory.mongo.search.trust import KeywordTrust
 
@@ -173,39 +174,23 @@ class SearchQuery:
             vector = np.asarray(self.vector)
             if vector.ndim != 1 or vector.size == 0 or not np.isfinite(vector).all():
                 raise InvalidInputError("the query vector must be a non-empty finite 1-d array")
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int):
-            raise InvalidInputError("limit must be an int")
-        if not 1 <= self.limit <= MAX_CANDIDATES:
-            raise InvalidInputError(f"limit must be between 1 and {MAX_CANDIDATES}")
-        if self.num_candidates is not None and (
-            isinstance(self.num_candidates, bool)
-            or not isinstance(self.num_candidates, int)
-            or not self.limit <= self.num_candidates <= MAX_CANDIDATES
-        ):
-            raise InvalidInputError(
-                f"num_candidates must be between limit ({self.limit}) and {MAX_CANDIDATES}"
+        check_int(self.limit, "limit", minimum=1, maximum=MAX_CANDIDATES)
+        if self.num_candidates is not None:  # from limit up
+            check_int(
+                self.num_candidates, "num_candidates", minimum=self.limit, maximum=MAX_CANDIDATES
             )
         if not isinstance(self.tenant, Mapping) or not self.tenant:
             raise InvalidInputError("a search must be scoped to a tenant")
         for key, value in self.tenant.items():
             if not isinstance(value, str) or not value:
                 raise InvalidInputError(f"tenant {key!r} must be a non-empty str")
-        if (
-            isinstance(self.coverage_power, bool)
-            or not isinstance(self.coverage_power, int | float)
-            or not 0 <= self.coverage_power <= 8
-        ):
-            raise InvalidInputError("coverage_power must be a number from 0 to 8")
+        check_number(self.coverage_power, "coverage_power", minimum=0, maximum=8)
         if self.keyword_trust is not None and not isinstance(self.keyword_trust, KeywordTrust):
             raise InvalidInputError("keyword_trust must be a KeywordTrust or None")
         if not isinstance(self.learns, bool):
             raise InvalidInputError("learns must be a bool")
-        if self.learn_above is not None and (
-            isinstance(self.learn_above, bool)
-            or not isinstance(self.learn_above, int | float)
-            or not -1.0 <= self.learn_above <= 1.0
-        ):
-            raise InvalidInputError("learn_above must be a cosine similarity from -1 to 1")
+        if self.learn_above is not None:  # a cosine similarity
+            check_number(self.learn_above, "learn_above", minimum=-1, maximum=1)
         for name, weight in self.weights.items():
             if name not in ("vector", "text") or not (
                 isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar
 
 from agent_memory._log import get_logger
+from agent_memory.checks import check_number
 from agent_memory.errors import (
     BadResponseError,
     ConfigurationError,
@@ -257,9 +258,9 @@ class AnthropicChatModel(ChatModel):
             )
         if max_tokens_cap is not None and max_tokens_cap < 1:
             raise InvalidInputError("max_tokens_cap must be at least 1")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-            raise ConfigurationError("timeout must be a positive number of seconds")
-        self.timeout = float(timeout)
+        self.timeout = float(
+            check_number(timeout, "timeout", above=0, finite=False, error=ConfigurationError)
+        )
         self.model = model
         self.max_tokens_cap = max_tokens_cap
         self._retry = retry

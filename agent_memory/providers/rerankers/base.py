@@ -11,9 +11,10 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from agent_memory._tokens import estimate_tokens
+from agent_memory.checks import check_int, is_int, is_number
 from agent_memory.errors import BadResponseError, InvalidInputError
 from agent_memory.providers._concurrency import gather_or_raise_first
 
@@ -72,11 +73,7 @@ def validate_top_k(top_k: object) -> int | None:
     """Check ``top_k``: ``None`` (every document) or a positive ``int`` (not a ``bool``)."""
     if top_k is None:
         return None
-    if isinstance(top_k, bool) or not isinstance(top_k, int):
-        raise InvalidInputError(f"top_k must be a positive int or None, got {top_k!r}")
-    if top_k < 1:
-        raise InvalidInputError(f"top_k must be at least 1, got {top_k}")
-    return top_k
+    return check_int(top_k, "top_k", minimum=1)
 
 
 def merge_best_first(
@@ -94,10 +91,6 @@ def merge_best_first(
     ]
     merged.sort(key=lambda item: (-item.score, item.index))
     return merged if top_k is None else merged[:top_k]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class Reranker(ABC):
@@ -188,7 +181,7 @@ class Reranker(ABC):
         checked = []
         for item in scores:
             index, score = getattr(item, "index", None), getattr(item, "score", None)
-            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < size:
+            if not is_int(index) or not 0 <= index < size:
                 raise BadResponseError(
                     f"{self.provider} returned document index {index!r} for {size} documents",
                     provider=self.provider,
@@ -198,7 +191,7 @@ class Reranker(ABC):
                     f"{self.provider} returned document index {index} twice",
                     provider=self.provider,
                 )
-            if not _is_number(score) or not math.isfinite(score):
+            if not is_number(score) or not math.isfinite(score):
                 raise BadResponseError(
                     f"{self.provider} returned the relevance score {score!r}; expected a "
                     "finite number",
