@@ -23,9 +23,11 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+import numpy as np
 import structlog
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
@@ -45,8 +47,11 @@ from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundErr
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory.background import BackgroundWrites
-from agent_memory.memory.conversation.records import NewMessage
+from agent_memory.memory.conversation import ConversationContext, ConversationMessage, NewMessage
+from agent_memory.memory.knowledge import KnowledgeHit
+from agent_memory.memory.long_term import RetrievedMemory
 from agent_memory.memory.system import MemorySystem
+from agent_memory.memory.working import Task
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.search.trust import asks
 from agent_memory.providers.chat.base import (
@@ -102,13 +107,13 @@ class _Turn:
     query: str
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
-    vector: Any = None
-    context: Any = None
-    tasks: list[Any] = field(default_factory=list)
+    vector: np.ndarray | None = None
+    context: ConversationContext | _EmptyContext | None = None
+    tasks: list[Task] = field(default_factory=list)
     profile: str = ""
-    memories: list[Any] = field(default_factory=list)
-    instructions: list[Any] = field(default_factory=list)
-    documents: list[Any] = field(default_factory=list)
+    memories: list[RetrievedMemory] = field(default_factory=list)
+    instructions: list[RetrievedMemory] = field(default_factory=list)
+    documents: list[KnowledgeHit] = field(default_factory=list)
     route: Route | None = None
     prompt: AssembledPrompt | None = None
     response: ChatResponse | None = None
@@ -284,7 +289,7 @@ class RAGAgent:
 
     # --- graph --------------------------------------------------------------------------------
 
-    def _build(self) -> Any:
+    def _build(self) -> CompiledStateGraph:
         graph = StateGraph(_State)
         graph.add_node("recall", self._recall)
         graph.add_node("route", self._route)
@@ -345,7 +350,7 @@ class RAGAgent:
         turn.documents = list(documents)
         return {"turn": turn}
 
-    async def _context(self, turn: _Turn) -> Any:
+    async def _context(self, turn: _Turn) -> ConversationContext | _EmptyContext:
         try:
             return await self.memories.conversation.context(
                 turn.tenant, turn.session_id, last_n=self.config.short_term_limit
@@ -355,8 +360,9 @@ class RAGAgent:
 
     async def _route(self, state: _State) -> _State:
         turn = state["turn"]
+        assert turn.context is not None
 
-        def similarity(hit: Any) -> float:
+        def similarity(hit: RetrievedMemory | KnowledgeHit) -> float:
             source = hit.sources.get("vector")  # a cosine on either tier
             return source.score if source else 0.0
 
@@ -373,6 +379,7 @@ class RAGAgent:
 
     async def _assemble(self, state: _State) -> _State:
         turn = state["turn"]
+        assert turn.context is not None and turn.route is not None
         task = turn.tasks[0] if turn.tasks else None
         task_text = ""
         if task is not None:
@@ -538,12 +545,12 @@ class RAGAgent:
 @dataclass(frozen=True, slots=True)
 class _EmptyContext:
     summary: str = ""
-    messages: tuple[Any, ...] = ()
+    messages: tuple[ConversationMessage, ...] = ()
     needs_summary: bool = False
 
 
 _EMPTY_CONTEXT = _EmptyContext()
 
 
-async def _nothing() -> list[Any]:
+async def _nothing() -> list[KnowledgeHit]:
     return []
