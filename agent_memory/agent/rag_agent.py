@@ -21,7 +21,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import structlog
@@ -297,19 +297,25 @@ class RAGAgent:
         graph.add_node("generate", self._generate)
         graph.add_node("commit", self._commit)
         graph.add_edge(START, "recall")
-        graph.add_conditional_edges("recall", self._after_recall, ["route", "commit"])
+        graph.add_conditional_edges("recall", self._route_or_commit_failure, ["route", "commit"])
         graph.add_edge("route", "assemble")
-        graph.add_conditional_edges("assemble", self._after_recall, ["generate", "commit"])
+        graph.add_conditional_edges(
+            "assemble", self._generate_or_commit_failure, ["generate", "commit"]
+        )
         graph.add_edge("generate", "commit")
         graph.add_edge("commit", END)
         return graph.compile(name="rag_agent")
 
     @staticmethod
-    def _after_recall(state: _State) -> str:
-        turn = state["turn"]
-        if turn.error is not None:
-            return "commit"
-        return "route" if turn.route is None else "generate"
+    def _route_or_commit_failure(state: _State) -> Literal["route", "commit"]:
+        """After recall: route the turn, or, when recall failed, commit it as a failure."""
+        return "commit" if state["turn"].error is not None else "route"
+
+    @staticmethod
+    def _generate_or_commit_failure(state: _State) -> Literal["generate", "commit"]:
+        """After assembling: generate the answer, or, when the prompt could not be assembled,
+        commit the turn as a failure."""
+        return "commit" if state["turn"].error is not None else "generate"
 
     async def _recall(self, state: _State) -> _State:
         turn = state["turn"]
