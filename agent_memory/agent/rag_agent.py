@@ -28,6 +28,7 @@ import structlog
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StreamWriter
 
 from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
@@ -61,6 +62,7 @@ from agent_memory.providers.chat.base import (
     Message,
     ResponseComplete,
     TextDelta,
+    ToolCall,
     ToolResult,
     Usage,
 )
@@ -413,6 +415,7 @@ class RAGAgent:
         return {"turn": turn}
 
     async def _generate(self, state: _State) -> _State:
+        """The model's answer, streamed, with the tools it asks for run on the way."""
         turn = state["turn"]
         assert turn.prompt is not None
         write = get_stream_writer()
@@ -422,57 +425,76 @@ class RAGAgent:
             long_term=self.memories.long_term,
             working=self.memories.working,
         )
-        messages = list(turn.prompt.messages)
         try:
-            if self._mcp:
-                await self._mcp.open()
-                for spec in self._mcp.specs:
-                    tools.add(spec, self._mcp.handler(spec.name))
-            for round_number in range(self.config.max_tool_rounds + 1):
-                offer_tools = round_number < self.config.max_tool_rounds
-                request = ChatRequest(
-                    messages=tuple(messages),
-                    system=turn.prompt.system,
-                    tools=tools.specs if offer_tools else (),
-                    max_tokens=self.config.budget.answer_tokens,
-                    model=self.config.model,
-                )
-                response: ChatResponse | None = None
-                async for event in self.chat_model.stream(request):
-                    if isinstance(event, TextDelta):
-                        write(event.text)
-                    elif isinstance(event, ResponseComplete):
-                        response = event.response
-                assert response is not None
-                turn.usage = _add_usage(turn.usage, response.usage)
-                turn.response = response
-                if not response.tool_calls or not offer_tools:
-                    break
-                results: list[ToolResult] = []
-                for call in response.tool_calls:
-                    turn.tool_calls += 1
-                    outcome = await tools.run(call)
-                    results.append(outcome.result)
-                    turn.tool_memory_ids.extend(outcome.memory_ids)
-                    turn.task_id = outcome.task_id or turn.task_id
-                    # Arguments come from the model: stored as text, never as a mapping whose
-                    # keys could be hostile.
-                    turn.tool_messages.append(
-                        NewMessage(
-                            "tool",
-                            outcome.result.content[:2000] or "(empty)",
-                            tool_name=call.name[:100] or "unknown",
-                            tool_input=json.dumps(call.arguments, ensure_ascii=False, default=str)[
-                                :2000
-                            ],
-                        )
-                    )
-                messages += [response.as_message(), Message("user", tuple(results))]
-            else:  # pragma: no cover - the loop always breaks on its last round
-                pass
+            await self._add_mcp_tools(tools)
+            await self._answer_with_tools(turn, tools, write)
         except Exception as exc:  # recorded by the commit, then raised as it was
             turn.error = exc
         return {"turn": turn}
+
+    async def _add_mcp_tools(self, tools: ToolBox) -> None:
+        """Offer the tools of the MCP servers too (connecting them on first use)."""
+        if self._mcp:
+            await self._mcp.open()
+            for spec in self._mcp.specs:
+                tools.add(spec, self._mcp.handler(spec.name))
+
+    async def _answer_with_tools(self, turn: _Turn, tools: ToolBox, write: StreamWriter) -> None:
+        """The tool loop: ask the model, run the tools its reply calls for, and ask again with
+        their results, until a reply calls for none. After ``max_tool_rounds`` rounds of tools
+        the model is asked once more without tools, so the loop is bounded.
+
+        The text of every reply streams to ``write``; ``turn`` keeps the last reply, the usage
+        of every call, the tool messages to store and the ids the tools touched."""
+        assert turn.prompt is not None
+        messages = list(turn.prompt.messages)
+        for round_number in range(self.config.max_tool_rounds + 1):
+            offer_tools = round_number < self.config.max_tool_rounds
+            request = ChatRequest(
+                messages=tuple(messages),
+                system=turn.prompt.system,
+                tools=tools.specs if offer_tools else (),
+                max_tokens=self.config.budget.answer_tokens,
+                model=self.config.model,
+            )
+            response = await self._ask_model(request, write)
+            turn.usage = _add_usage(turn.usage, response.usage)
+            turn.response = response
+            if not response.tool_calls or not offer_tools:
+                return
+            results = [await self._run_tool(turn, tools, call) for call in response.tool_calls]
+            messages += [response.as_message(), Message("user", tuple(results))]
+
+    async def _ask_model(self, request: ChatRequest, write: StreamWriter) -> ChatResponse:
+        """One call of the chat model, its text streamed to ``write`` as it comes."""
+        response: ChatResponse | None = None
+        async for event in self.chat_model.stream(request):
+            if isinstance(event, TextDelta):
+                write(event.text)
+            elif isinstance(event, ResponseComplete):
+                response = event.response
+        assert response is not None
+        return response
+
+    @staticmethod
+    async def _run_tool(turn: _Turn, tools: ToolBox, call: ToolCall) -> ToolResult:
+        """Run one tool call for the model and note it on the turn; a failing tool answers
+        with an error result."""
+        turn.tool_calls += 1
+        outcome = await tools.run(call)
+        turn.tool_memory_ids.extend(outcome.memory_ids)
+        turn.task_id = outcome.task_id or turn.task_id
+        # Arguments come from the model: stored as text, never as a mapping whose keys could
+        # be hostile.
+        turn.tool_messages.append(
+            NewMessage(
+                "tool",
+                outcome.result.content[:2000] or "(empty)",
+                tool_name=call.name[:100] or "unknown",
+                tool_input=json.dumps(call.arguments, ensure_ascii=False, default=str)[:2000],
+            )
+        )
+        return outcome.result
 
     async def _commit(self, state: _State) -> _State:
         """The turn's messages and formation job, then one episodic record: the only writes
