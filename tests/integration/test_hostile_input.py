@@ -655,21 +655,18 @@ async def test_langgraph_store_and_checkpointer_under_hostile_values(world, valu
 @given(value=HOSTILE, where=st.sampled_from(["user_id", "session_id", "query"]))
 async def test_a_turn_with_hostile_ids_or_query(world, value, where):
     chat = FakeChatModel(default="fine")
-    agent = RAGAgent(
+    turn = {"user_id": "alice", "session_id": "s-agent", "query": "What is my code?", where: value}
+    if turn["user_id"] == BOB.user_id:
+        turn["user_id"] = "alice"  # the caller names the user; bob by name may act for bob
+    async with RAGAgent(
         world.connection,
         world.memories.long_term.embedder,
         chat,
         config=AgentConfig("agent", run_formation_worker=False),
-    )
-    turn = {"user_id": "alice", "session_id": "s-agent", "query": "What is my code?", where: value}
-    if turn["user_id"] == BOB.user_id:
-        turn["user_id"] = "alice"  # the caller names the user; bob by name may act for bob
-    try:
+    ) as agent:
         await _attempt(f"RAGAgent.process_query({where})", lambda: agent.process_query(**turn))
         for request in chat.requests:  # bob's data never reaches alice's prompt
             assert SECRET not in repr(request)
-    finally:
-        await agent.aclose()
     await _unchanged(world)
 
 
