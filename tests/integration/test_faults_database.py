@@ -440,34 +440,34 @@ async def test_a_checkpoint_restore_or_resume_cut_anywhere_leaves_the_task_whole
 
     async def prepare() -> tuple[str, dict[str, Any], dict[str, Any]]:
         task = await direct.create_task(ALICE, "s1", "plan a trip", plan=["flights", "hotel"])
-        task = await direct.start_task(task.id, tenant=ALICE)
-        await direct.update_context(task.id, {"city": "Lisbon"}, tenant=ALICE)
-        await direct.advance_step(task.id, 0, status="in_progress", tenant=ALICE)
+        task = await direct.start_task(ALICE, task.id)
+        await direct.update_context(ALICE, task.id, {"city": "Lisbon"})
+        await direct.advance_step(ALICE, task.id, 0, status="in_progress")
         saved = _state(await tasks.find_one({"_id": task.id}))
-        await direct.checkpoint(task.id, tenant=ALICE)
-        await direct.advance_step(task.id, 0, status="completed", result="TP123", tenant=ALICE)
-        await direct.advance_step(task.id, 1, status="in_progress", tenant=ALICE)
-        await direct.update_context(task.id, {"city": "Porto", "hotel": "H1"}, tenant=ALICE)
+        await direct.checkpoint(ALICE, task.id)
+        await direct.advance_step(ALICE, task.id, 0, status="completed", result="TP123")
+        await direct.advance_step(ALICE, task.id, 1, status="in_progress")
+        await direct.update_context(ALICE, task.id, {"city": "Porto", "hotel": "H1"})
         return task.id, saved, _state(await tasks.find_one({"_id": task.id}))
 
     async def restore(prepared: tuple[str, dict[str, Any], dict[str, Any]]) -> None:
-        await through.restore(prepared[0], tenant=ALICE)
+        await through.restore(ALICE, prepared[0])
 
     async def check_restore(prepared: tuple[str, dict[str, Any], dict[str, Any]], _: bool) -> None:
         task_id, saved, moved = prepared
         assert _state(await tasks.find_one({"_id": task_id})) in (saved, moved)  # never mixed
-        await through.restore(task_id, tenant=ALICE)  # done again, it lands whole
+        await through.restore(ALICE, task_id)  # done again, it lands whole
         assert _state(await tasks.find_one({"_id": task_id})) == saved
 
     async def resume(prepared: tuple[str, dict[str, Any], dict[str, Any]]) -> None:
-        await through.resume(prepared[0], tenant=ALICE)  # the worker on step 1 died
+        await through.resume(ALICE, prepared[0])  # the worker on step 1 died
 
     async def check_resume(prepared: tuple[str, dict[str, Any], dict[str, Any]], _: bool) -> None:
         task_id, _saved, moved = prepared
         now = _state(await tasks.find_one({"_id": task_id}))
         if now != moved:  # resumed whole: step 1 back to pending, nothing else changed
             assert now["plan"][1]["status"] == "pending" and now["context"] == moved["context"]
-        resumed = await through.resume(task_id, tenant=ALICE)
+        resumed = await through.resume(ALICE, task_id)
         assert resumed.next_step is not None and resumed.next_step.index == 1
         assert resumed.task.plan[0].status == "completed" and resumed.task.plan[0].result == "TP123"
 

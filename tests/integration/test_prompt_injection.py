@@ -99,7 +99,7 @@ async def test_injected_memories_and_documents_cannot_turn_tools_on_another_user
         bob_task = await m.working.create_task(
             BOB, "s-bob", "move money", plan=["check", "send"], context={"pin": BOB_SECRET}
         )
-        await m.working.checkpoint(bob_task.id, tenant=BOB)
+        await m.working.checkpoint(BOB, bob_task.id)
         await m.knowledge.ingest(BOB, source="bob-notes", text=f"Bob's vault: {BOB_SECRET}.")
         # Orders planted where alice's turn will read them: her memory, her document, and a
         # document shared by the whole agent. Each names bob, his ids or tenant fields.
@@ -151,7 +151,7 @@ async def test_injected_memories_and_documents_cannot_turn_tools_on_another_user
         for text in [result.answer, *tool_messages, *(_obeyed(r) for r in chat.requests)]:
             assert "4417" not in text
         assert await _bob_documents(connection) == before
-        unchanged = await m.working.get_task(bob_task.id, tenant=BOB)
+        unchanged = await m.working.get_task(BOB, bob_task.id)
         assert unchanged.version == bob_task.version and unchanged.plan[0].status == "pending"
         # Arguments naming a tenant are refused by the schema, not obeyed; bob's task id is
         # unknown to alice; a plan made on orders is alice's own.
