@@ -93,22 +93,22 @@ async def work(task_id: str, *, recover: str | None, one_write: bool) -> None:
     async with await connect(settings) as conn:
         memory = WorkingMemory(conn, config=CONFIG)
         if recover == "restore":
-            task = await memory.restore(task_id, tenant=TENANT)
+            task = await memory.restore(TENANT, task_id)
             _report("restored", completed=task.steps_completed, drafted=len(task.context["draft"]))
         if recover is not None:
-            resumed = await memory.resume(task_id, tenant=TENANT)
+            resumed = await memory.resume(TENANT, task_id)
             task = resumed.task
             _report("resumed", requeued=list(resumed.requeued), next=task.next_step.index)
         else:
-            task = await memory.get_task(task_id, tenant=TENANT)
+            task = await memory.get_task(TENANT, task_id)
         while (step := task.next_step) is not None:
             # Each write carries the version it was computed from: were another worker still
             # running the task, this one would stop with ConflictError instead of interleaving.
             task = await memory.advance_step(
+                TENANT,
                 task.id,
                 step.index,
                 status="in_progress",
-                tenant=TENANT,
                 expected_version=task.version,
             )
             _report("started", step=step.index)
@@ -116,17 +116,17 @@ async def work(task_id: str, *, recover: str | None, one_write: bool) -> None:
             text = finding(step.index, {"action": step.action, "params": step.params})
             if not one_write:  # the draft first, then the completion: two writes
                 task = await memory.update_context(
+                    TENANT,
                     task.id,
                     {"draft": [*task.context.get("draft", []), text]},
-                    tenant=TENANT,
                     expected_version=task.version,
                 )
             task = await memory.advance_step(
+                TENANT,
                 task.id,
                 step.index,
                 status="completed",
                 result={"finding": text} if one_write else {"chars": len(text)},
-                tenant=TENANT,
                 expected_version=task.version,
             )
             every = CONFIG.checkpoint_every_steps
@@ -137,12 +137,12 @@ async def work(task_id: str, *, recover: str | None, one_write: bool) -> None:
             )
         if one_write:  # every step is done: the draft, in plan order, from their results
             task = await memory.update_context(
+                TENANT,
                 task.id,
                 {"draft": [step.result["finding"] for step in task.plan]},
-                tenant=TENANT,
                 expected_version=task.version,
             )
-        await memory.complete_task(task.id, tenant=TENANT, expected_version=task.version)
+        await memory.complete_task(TENANT, task.id, expected_version=task.version)
         _report("task_completed")
 
 
@@ -278,10 +278,10 @@ async def scenario(recover: str) -> Outcome:
             memory = WorkingMemory(conn, config=CONFIG)
             await memory.forget_user(TENANT)  # a clean slate, so every run shows the same
             task = await memory.create_task(TENANT, SESSION, GOAL, plan=PLAN, context={"draft": []})
-            task = await memory.start_task(task.id, tenant=TENANT, expected_version=task.version)
+            task = await memory.start_task(TENANT, task.id, expected_version=task.version)
             # A checkpoint of the plan before any step, so a crash even before the first
             # automatic one has a state to go back to.
-            await memory.checkpoint(task.id, tenant=TENANT)
+            await memory.checkpoint(TENANT, task.id)
             print(f"task {task.id}: {GOAL!r}, {len(task.plan)} steps, checkpoint every 3")
             if one_write:
                 print(
@@ -295,8 +295,8 @@ async def scenario(recover: str) -> Outcome:
                 )
 
             a = await _child("A", task.id, None, one_write=one_write, kill_during=KILL_DURING_STEP)
-            crashed = await memory.get_task(task.id, tenant=TENANT)
-            saved = await memory.list_checkpoints(task.id, tenant=TENANT)
+            crashed = await memory.get_task(TENANT, task.id)
+            saved = await memory.list_checkpoints(TENANT, task.id)
             latest = saved[0].step if saved else 0
             running = [s.index + 1 for s in crashed.plan if s.status == "in_progress"]
             found = (
@@ -312,7 +312,7 @@ async def scenario(recover: str) -> Outcome:
             )
 
             b = await _child("B", task.id, recover, one_write=one_write)
-            task = await memory.get_task(task.id, tenant=TENANT)
+            task = await memory.get_task(TENANT, task.id)
     finally:
         await embedder.aclose()
     kept = latest if recover == "restore" else crashed.steps_completed

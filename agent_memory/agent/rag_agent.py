@@ -21,11 +21,14 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
+import numpy as np
 import structlog
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StreamWriter
 
 from agent_memory._log import get_logger
 from agent_memory.agent.config import AgentConfig
@@ -45,8 +48,11 @@ from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundErr
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory.background import BackgroundWrites
-from agent_memory.memory.conversation.records import NewMessage
+from agent_memory.memory.conversation import ConversationContext, ConversationMessage, NewMessage
+from agent_memory.memory.knowledge import KnowledgeHit
+from agent_memory.memory.long_term import RetrievedMemory
 from agent_memory.memory.system import MemorySystem
+from agent_memory.memory.working import Task
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.search.trust import asks
 from agent_memory.providers.chat.base import (
@@ -56,6 +62,7 @@ from agent_memory.providers.chat.base import (
     Message,
     ResponseComplete,
     TextDelta,
+    ToolCall,
     ToolResult,
     Usage,
 )
@@ -102,13 +109,13 @@ class _Turn:
     query: str
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
-    vector: Any = None
-    context: Any = None
-    tasks: list[Any] = field(default_factory=list)
+    vector: np.ndarray | None = None
+    context: ConversationContext | _EmptyContext | None = None
+    tasks: list[Task] = field(default_factory=list)
     profile: str = ""
-    memories: list[Any] = field(default_factory=list)
-    instructions: list[Any] = field(default_factory=list)
-    documents: list[Any] = field(default_factory=list)
+    memories: list[RetrievedMemory] = field(default_factory=list)
+    instructions: list[RetrievedMemory] = field(default_factory=list)
+    documents: list[KnowledgeHit] = field(default_factory=list)
     route: Route | None = None
     prompt: AssembledPrompt | None = None
     response: ChatResponse | None = None
@@ -284,7 +291,7 @@ class RAGAgent:
 
     # --- graph --------------------------------------------------------------------------------
 
-    def _build(self) -> Any:
+    def _build(self) -> CompiledStateGraph:
         graph = StateGraph(_State)
         graph.add_node("recall", self._recall)
         graph.add_node("route", self._route)
@@ -292,19 +299,25 @@ class RAGAgent:
         graph.add_node("generate", self._generate)
         graph.add_node("commit", self._commit)
         graph.add_edge(START, "recall")
-        graph.add_conditional_edges("recall", self._after_recall, ["route", "commit"])
+        graph.add_conditional_edges("recall", self._route_or_commit_failure, ["route", "commit"])
         graph.add_edge("route", "assemble")
-        graph.add_conditional_edges("assemble", self._after_recall, ["generate", "commit"])
+        graph.add_conditional_edges(
+            "assemble", self._generate_or_commit_failure, ["generate", "commit"]
+        )
         graph.add_edge("generate", "commit")
         graph.add_edge("commit", END)
         return graph.compile(name="rag_agent")
 
     @staticmethod
-    def _after_recall(state: _State) -> str:
-        turn = state["turn"]
-        if turn.error is not None:
-            return "commit"
-        return "route" if turn.route is None else "generate"
+    def _route_or_commit_failure(state: _State) -> Literal["route", "commit"]:
+        """After recall: route the turn, or, when recall failed, commit it as a failure."""
+        return "commit" if state["turn"].error is not None else "route"
+
+    @staticmethod
+    def _generate_or_commit_failure(state: _State) -> Literal["generate", "commit"]:
+        """After assembling: generate the answer, or, when the prompt could not be assembled,
+        commit the turn as a failure."""
+        return "commit" if state["turn"].error is not None else "generate"
 
     async def _recall(self, state: _State) -> _State:
         turn = state["turn"]
@@ -345,7 +358,7 @@ class RAGAgent:
         turn.documents = list(documents)
         return {"turn": turn}
 
-    async def _context(self, turn: _Turn) -> Any:
+    async def _context(self, turn: _Turn) -> ConversationContext | _EmptyContext:
         try:
             return await self.memories.conversation.context(
                 turn.tenant, turn.session_id, last_n=self.config.short_term_limit
@@ -355,8 +368,9 @@ class RAGAgent:
 
     async def _route(self, state: _State) -> _State:
         turn = state["turn"]
+        assert turn.context is not None
 
-        def similarity(hit: Any) -> float:
+        def similarity(hit: RetrievedMemory | KnowledgeHit) -> float:
             source = hit.sources.get("vector")  # a cosine on either tier
             return source.score if source else 0.0
 
@@ -373,6 +387,7 @@ class RAGAgent:
 
     async def _assemble(self, state: _State) -> _State:
         turn = state["turn"]
+        assert turn.context is not None and turn.route is not None
         task = turn.tasks[0] if turn.tasks else None
         task_text = ""
         if task is not None:
@@ -400,6 +415,7 @@ class RAGAgent:
         return {"turn": turn}
 
     async def _generate(self, state: _State) -> _State:
+        """The model's answer, streamed, with the tools it asks for run on the way."""
         turn = state["turn"]
         assert turn.prompt is not None
         write = get_stream_writer()
@@ -409,57 +425,76 @@ class RAGAgent:
             long_term=self.memories.long_term,
             working=self.memories.working,
         )
-        messages = list(turn.prompt.messages)
         try:
-            if self._mcp:
-                await self._mcp.open()
-                for spec in self._mcp.specs:
-                    tools.add(spec, self._mcp.handler(spec.name))
-            for round_number in range(self.config.max_tool_rounds + 1):
-                offer_tools = round_number < self.config.max_tool_rounds
-                request = ChatRequest(
-                    messages=tuple(messages),
-                    system=turn.prompt.system,
-                    tools=tools.specs if offer_tools else (),
-                    max_tokens=self.config.budget.answer_tokens,
-                    model=self.config.model,
-                )
-                response: ChatResponse | None = None
-                async for event in self.chat_model.stream(request):
-                    if isinstance(event, TextDelta):
-                        write(event.text)
-                    elif isinstance(event, ResponseComplete):
-                        response = event.response
-                assert response is not None
-                turn.usage = _add_usage(turn.usage, response.usage)
-                turn.response = response
-                if not response.tool_calls or not offer_tools:
-                    break
-                results: list[ToolResult] = []
-                for call in response.tool_calls:
-                    turn.tool_calls += 1
-                    outcome = await tools.run(call)
-                    results.append(outcome.result)
-                    turn.tool_memory_ids.extend(outcome.memory_ids)
-                    turn.task_id = outcome.task_id or turn.task_id
-                    # Arguments come from the model: stored as text, never as a mapping whose
-                    # keys could be hostile.
-                    turn.tool_messages.append(
-                        NewMessage(
-                            "tool",
-                            outcome.result.content[:2000] or "(empty)",
-                            tool_name=call.name[:100] or "unknown",
-                            tool_input=json.dumps(call.arguments, ensure_ascii=False, default=str)[
-                                :2000
-                            ],
-                        )
-                    )
-                messages += [response.as_message(), Message("user", tuple(results))]
-            else:  # pragma: no cover - the loop always breaks on its last round
-                pass
+            await self._add_mcp_tools(tools)
+            await self._answer_with_tools(turn, tools, write)
         except Exception as exc:  # recorded by the commit, then raised as it was
             turn.error = exc
         return {"turn": turn}
+
+    async def _add_mcp_tools(self, tools: ToolBox) -> None:
+        """Offer the tools of the MCP servers too (connecting them on first use)."""
+        if self._mcp:
+            await self._mcp.open()
+            for spec in self._mcp.specs:
+                tools.add(spec, self._mcp.handler(spec.name))
+
+    async def _answer_with_tools(self, turn: _Turn, tools: ToolBox, write: StreamWriter) -> None:
+        """The tool loop: ask the model, run the tools its reply calls for, and ask again with
+        their results, until a reply calls for none. After ``max_tool_rounds`` rounds of tools
+        the model is asked once more without tools, so the loop is bounded.
+
+        The text of every reply streams to ``write``; ``turn`` keeps the last reply, the usage
+        of every call, the tool messages to store and the ids the tools touched."""
+        assert turn.prompt is not None
+        messages = list(turn.prompt.messages)
+        for round_number in range(self.config.max_tool_rounds + 1):
+            offer_tools = round_number < self.config.max_tool_rounds
+            request = ChatRequest(
+                messages=tuple(messages),
+                system=turn.prompt.system,
+                tools=tools.specs if offer_tools else (),
+                max_tokens=self.config.budget.answer_tokens,
+                model=self.config.model,
+            )
+            response = await self._ask_model(request, write)
+            turn.usage = _add_usage(turn.usage, response.usage)
+            turn.response = response
+            if not response.tool_calls or not offer_tools:
+                return
+            results = [await self._run_tool(turn, tools, call) for call in response.tool_calls]
+            messages += [response.as_message(), Message("user", tuple(results))]
+
+    async def _ask_model(self, request: ChatRequest, write: StreamWriter) -> ChatResponse:
+        """One call of the chat model, its text streamed to ``write`` as it comes."""
+        response: ChatResponse | None = None
+        async for event in self.chat_model.stream(request):
+            if isinstance(event, TextDelta):
+                write(event.text)
+            elif isinstance(event, ResponseComplete):
+                response = event.response
+        assert response is not None
+        return response
+
+    @staticmethod
+    async def _run_tool(turn: _Turn, tools: ToolBox, call: ToolCall) -> ToolResult:
+        """Run one tool call for the model and note it on the turn; a failing tool answers
+        with an error result."""
+        turn.tool_calls += 1
+        outcome = await tools.run(call)
+        turn.tool_memory_ids.extend(outcome.memory_ids)
+        turn.task_id = outcome.task_id or turn.task_id
+        # Arguments come from the model: stored as text, never as a mapping whose keys could
+        # be hostile.
+        turn.tool_messages.append(
+            NewMessage(
+                "tool",
+                outcome.result.content[:2000] or "(empty)",
+                tool_name=call.name[:100] or "unknown",
+                tool_input=json.dumps(call.arguments, ensure_ascii=False, default=str)[:2000],
+            )
+        )
+        return outcome.result
 
     async def _commit(self, state: _State) -> _State:
         """The turn's messages and formation job, then one episodic record: the only writes
@@ -538,12 +573,12 @@ class RAGAgent:
 @dataclass(frozen=True, slots=True)
 class _EmptyContext:
     summary: str = ""
-    messages: tuple[Any, ...] = ()
+    messages: tuple[ConversationMessage, ...] = ()
     needs_summary: bool = False
 
 
 _EMPTY_CONTEXT = _EmptyContext()
 
 
-async def _nothing() -> list[Any]:
+async def _nothing() -> list[KnowledgeHit]:
     return []

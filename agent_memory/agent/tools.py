@@ -184,9 +184,7 @@ class ToolBox:
         task = await self._working.create_task(
             self.tenant, self.session_id, arguments["goal"], plan=list(arguments["steps"])
         )
-        task = await self._working.start_task(
-            task.id, tenant=self.tenant, expected_version=task.version
-        )
+        task = await self._working.start_task(self.tenant, task.id, expected_version=task.version)
         text = json.dumps(
             {"task_id": task.id, "steps": [step.action for step in task.plan]}, ensure_ascii=False
         )
@@ -194,11 +192,11 @@ class ToolBox:
 
     async def _advance(self, call_id: str, arguments: Mapping[str, Any]) -> ToolOutcome:
         task = await self._working.advance_step(
+            self.tenant,
             arguments["task_id"],
             arguments["step_index"],
             status=arguments["status"],
             result=arguments.get("result"),
-            tenant=self.tenant,
         )
         following = task.next_step
         text = f"step {arguments['step_index']} is {arguments['status']}; " + (
@@ -207,7 +205,7 @@ class ToolBox:
         return ToolOutcome(ToolResult(call_id, text), task_id=task.id)
 
     async def _checkpoint(self, call_id: str, arguments: Mapping[str, Any]) -> ToolOutcome:
-        saved = await self._working.checkpoint(arguments["task_id"], tenant=self.tenant)
+        saved = await self._working.checkpoint(self.tenant, arguments["task_id"])
         return ToolOutcome(
             ToolResult(call_id, f"checkpoint {saved.id} saved"), task_id=arguments["task_id"]
         )

@@ -41,9 +41,9 @@ SESSION = "trip-planning"
 
 async def _run_step(working: WorkingMemory, task: Task, index: int, tenant: Tenant) -> Task:
     """Run one step: mark it started, do the work, record its result."""
-    await working.advance_step(task.id, index, status="in_progress", tenant=tenant)
+    await working.advance_step(tenant, task.id, index, status="in_progress")
     return await working.advance_step(
-        task.id, index, status="completed", result=RESULTS[index], tenant=tenant
+        tenant, task.id, index, status="completed", result=RESULTS[index]
     )
 
 
@@ -52,8 +52,8 @@ async def _interrupted_step(
 ) -> None:
     """Step 2 starts, writes a half-done note into the task's context, then takes long
     enough to be killed (the demo cancels it, as a crash would end it)."""
-    await working.advance_step(task.id, 2, status="in_progress", tenant=tenant)
-    await working.update_context(task.id, {"gift_shortlist": ["vase", "?"]}, tenant=tenant)
+    await working.advance_step(tenant, task.id, 2, status="in_progress")
+    await working.update_context(tenant, task.id, {"gift_shortlist": ["vase", "?"]})
     busy.set()
     await asyncio.sleep(3600)  # choosing the gift: interrupted before it finishes
 
@@ -84,10 +84,10 @@ async def working_part(rt: Runtime) -> None:
     await working.forget_user(alice)  # a clean slate, so reruns show the same thing
 
     task = await working.create_task(alice, SESSION, GOAL, plan=PLAN)
-    task = await working.start_task(task.id, tenant=alice)
+    task = await working.start_task(alice, task.id)
     for index in (0, 1):
         task = await _run_step(working, task, index, alice)
-    saved = await working.checkpoint(task.id, tenant=alice)
+    saved = await working.checkpoint(alice, task.id)
     console.print(
         f"planned {plural(len(PLAN), 'step')}; steps 0 and 1 done; checkpoint {saved.id} taken "
         f"after {plural(saved.step, 'completed step')} (task version {saved.version})"
@@ -106,14 +106,14 @@ async def working_part(rt: Runtime) -> None:
 
     # A restarted worker: a new WorkingMemory that knows only the task id.
     restarted = WorkingMemory(rt.connection)
-    crashed = await restarted.get_task(task.id, tenant=alice)
+    crashed = await restarted.get_task(alice, task.id)
     console.print(
         f"after the restart the task reads: {crashed.status}, steps {_steps(crashed)}; "
         f"context {escape(str(crashed.context))}",
         highlight=False,
     )
-    restored = await restarted.restore(task.id, tenant=alice)
-    resumed = await restarted.resume(task.id, tenant=alice)
+    restored = await restarted.restore(alice, task.id)
+    resumed = await restarted.resume(alice, task.id)
     assert resumed.next_step is not None
     console.print(
         f"restored checkpoint {restored.restored_from}: "
@@ -125,7 +125,7 @@ async def working_part(rt: Runtime) -> None:
     done = resumed.task
     for index in range(resumed.next_step.index, len(PLAN)):
         done = await _run_step(restarted, done, index, alice)
-    done = await restarted.complete_task(task.id, tenant=alice)
+    done = await restarted.complete_task(alice, task.id)
     console.print(
         _table([("left by the crash", crashed), ("restored", restored), ("finished", done)])
     )

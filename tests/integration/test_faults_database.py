@@ -17,6 +17,7 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -221,108 +222,110 @@ async def test_a_decay_run_cut_anywhere_applies_once_per_memory_after_a_rerun(
 # --- a turn ------------------------------------------------------------------------------------
 
 
+@asynccontextmanager
+async def _turn_agent(
+    faulty: Connection, connection: Connection, embedder: Any
+) -> AsyncIterator[RAGAgent]:
+    """An agent on the faulty connection, closed when the block ends however it ends."""
+    await IndexManager(connection, embedder.signature).setup()
+    chat = FakeChatModel(default="You like the window seat.")
+    config = AgentConfig("agent", run_formation_worker=False, formation_debounce_s=0.0)
+    async with RAGAgent(faulty, embedder, chat, config=config) as agent:
+        yield agent
+
+
 async def test_a_turn_cut_anywhere_keeps_its_messages_whole_and_the_retry_lands(
     proxy, faulty, connection, embedder
 ):
-    await IndexManager(connection, embedder.signature).setup()
-    chat = FakeChatModel(default="You like the window seat.")
-    config = AgentConfig("agent", run_formation_worker=False, formation_debounce_s=0.0)
-    agent = RAGAgent(faulty, embedder, chat, config=config)
-    await agent.memories.long_term.store(ALICE, "Alice prefers the window seat")
-    await agent.drain()
-    messages, actions = connection.collection("messages"), connection.collection("action_logs")
-    query = "Which seat do I prefer?"
-    outcomes: dict[str, int] = {}
-
-    async def prepare() -> str:
-        return _unique("s")
-
-    async def turn(session: str) -> None:
-        await agent.process_query("alice", session, query)
-        await agent.drain()  # the writes a turn leaves for the background are part of it
-
-    async def check(session: str, failed: bool) -> None:
-        stored = await messages.find({"session_id": session}).sort("seq").to_list(None)
-        logged = await actions.find({"session_id": session}).to_list(None)
-        # The turn's messages are all there or none: never the question without its answer.
-        assert [(m["role"], m["content"]) for m in stored] in (
-            [],
-            [("user", query), ("assistant", "You like the window seat.")],
-        )
-        # A turn that answered has both its messages and its action stored.
-        assert failed or (len(stored), len(logged)) == (2, 1)
-        # An action, if logged, is whole and says what happened.
-        assert len(logged) <= 1
-        for action in logged:
-            # "failure": the commit's action write outlived the turn's error (see
-            # test_no_commit_write_lands_after_the_turn_raised); it then says why.
-            assert action["user_id"] == "alice" and action["outcome"] in ("success", "failure")
-            if action["outcome"] == "failure":
-                assert (
-                    not stored and action["action"]["output"]["error"] == "StorageUnavailableError"
-                )
-            assert action["action"]["input"]["query"] == query and action["content"] == query
-            assert action["action"]["duration_ms"] > 0
-        kept = logged[0]["outcome"] if logged else "none"
-        key = f"messages {'kept' if stored else 'none'}, action {kept}"
-        outcomes[key] = outcomes.get(key, 0) + 1
-        # Asked again, the turn lands whole after what the failed one left.
-        result = await agent.process_query("alice", session, query)
+    async with _turn_agent(faulty, connection, embedder) as agent:
+        await agent.memories.long_term.store(ALICE, "Alice prefers the window seat")
         await agent.drain()
-        again = await messages.find({"session_id": session}).sort("seq").to_list(None)
-        assert [m["role"] for m in again] == ["user", "assistant"] * (1 + bool(stored))
-        assert await actions.count_documents({"_id": result.action_id, "outcome": "success"}) == 1
+        messages, actions = connection.collection("messages"), connection.collection("action_logs")
+        query = "Which seat do I prefer?"
+        outcomes: dict[str, int] = {}
 
-    await sweep(proxy, faulty, "turn", prepare, turn, check, may_finish=True)
-    print("turn outcomes after a fault:", outcomes)
-    await agent.aclose()
+        async def prepare() -> str:
+            return _unique("s")
 
+        async def turn(session: str) -> None:
+            await agent.process_query("alice", session, query)
+            await agent.drain()  # the writes a turn leaves for the background are part of it
 
-async def _turn_agent(faulty: Connection, connection: Connection, embedder: Any) -> RAGAgent:
-    await IndexManager(connection, embedder.signature).setup()
-    chat = FakeChatModel(default="You like the window seat.")
-    config = AgentConfig("agent", run_formation_worker=False, formation_debounce_s=0.0)
-    return RAGAgent(faulty, embedder, chat, config=config)
+        async def check(session: str, failed: bool) -> None:
+            stored = await messages.find({"session_id": session}).sort("seq").to_list(None)
+            logged = await actions.find({"session_id": session}).to_list(None)
+            # The turn's messages are all there or none: never the question without its answer.
+            assert [(m["role"], m["content"]) for m in stored] in (
+                [],
+                [("user", query), ("assistant", "You like the window seat.")],
+            )
+            # A turn that answered has both its messages and its action stored.
+            assert failed or (len(stored), len(logged)) == (2, 1)
+            # An action, if logged, is whole and says what happened.
+            assert len(logged) <= 1
+            for action in logged:
+                # "failure": the commit's action write outlived the turn's error (see
+                # test_no_commit_write_lands_after_the_turn_raised); it then says why.
+                assert action["user_id"] == "alice" and action["outcome"] in ("success", "failure")
+                if action["outcome"] == "failure":
+                    assert (
+                        not stored
+                        and action["action"]["output"]["error"] == "StorageUnavailableError"
+                    )
+                assert action["action"]["input"]["query"] == query and action["content"] == query
+                assert action["action"]["duration_ms"] > 0
+            kept = logged[0]["outcome"] if logged else "none"
+            key = f"messages {'kept' if stored else 'none'}, action {kept}"
+            outcomes[key] = outcomes.get(key, 0) + 1
+            # Asked again, the turn lands whole after what the failed one left.
+            result = await agent.process_query("alice", session, query)
+            await agent.drain()
+            again = await messages.find({"session_id": session}).sort("seq").to_list(None)
+            assert [m["role"] for m in again] == ["user", "assistant"] * (1 + bool(stored))
+            assert (
+                await actions.count_documents({"_id": result.action_id, "outcome": "success"}) == 1
+            )
+
+        await sweep(proxy, faulty, "turn", prepare, turn, check, may_finish=True)
+        print("turn outcomes after a fault:", outcomes)
 
 
 async def test_no_commit_write_lands_after_the_turn_raised(
     faulty, connection, embedder, monkeypatch
 ):
-    agent = await _turn_agent(faulty, connection, embedder)
-    log_action = agent.memories.episodic.log_action
+    async with _turn_agent(faulty, connection, embedder) as agent:
+        log_action = agent.memories.episodic.log_action
 
-    async def gone(*args: Any, **kwargs: Any) -> Any:
-        raise StorageUnavailableError("appending a turn: the database cannot be reached")
+        async def gone(*args: Any, **kwargs: Any) -> Any:
+            raise StorageUnavailableError("appending a turn: the database cannot be reached")
 
-    async def slow(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.2)  # the server answers this one later than the other
-        return await log_action(*args, **kwargs)
+        async def slow(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(0.2)  # the server answers this one later than the other
+            return await log_action(*args, **kwargs)
 
-    monkeypatch.setattr(agent.memories.conversation, "append_turn", gone)
-    monkeypatch.setattr(agent.memories.episodic, "log_action", slow)
-    with pytest.raises(StorageUnavailableError):
-        await agent.process_query("alice", "s1", "Which seat do I prefer?")
-    raised_with = await connection.collection("action_logs").count_documents({})
-    await asyncio.sleep(0.5)
-    after = await connection.collection("action_logs").count_documents({})
-    await agent.aclose()
+        monkeypatch.setattr(agent.memories.conversation, "append_turn", gone)
+        monkeypatch.setattr(agent.memories.episodic, "log_action", slow)
+        with pytest.raises(StorageUnavailableError):
+            await agent.process_query("alice", "s1", "Which seat do I prefer?")
+        raised_with = await connection.collection("action_logs").count_documents({})
+        await asyncio.sleep(0.5)
+        after = await connection.collection("action_logs").count_documents({})
     assert after == raised_with, "a write of the failed turn landed after it raised"
 
 
 async def test_a_turn_cut_between_its_writes_logs_no_success_without_its_messages(
     proxy, faulty, connection, embedder, monkeypatch
 ):
-    agent = await _turn_agent(faulty, connection, embedder)
-    append_turn = agent.memories.conversation.append_turn
+    async with _turn_agent(faulty, connection, embedder) as agent:
+        append_turn = agent.memories.conversation.append_turn
 
-    async def after_the_action(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.2)  # the action's insert, sent at the same time, is done
-        proxy.cut()  # the database goes before the messages are sent
-        return await append_turn(*args, **kwargs)
+        async def after_the_action(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(0.2)  # the action's insert, sent at the same time, is done
+            proxy.cut()  # the database goes before the messages are sent
+            return await append_turn(*args, **kwargs)
 
-    monkeypatch.setattr(agent.memories.conversation, "append_turn", after_the_action)
-    await faulted(proxy, faulty, agent.process_query("alice", "s1", "Which seat?"))
-    await agent.aclose()
+        monkeypatch.setattr(agent.memories.conversation, "append_turn", after_the_action)
+        await faulted(proxy, faulty, agent.process_query("alice", "s1", "Which seat?"))
     messages = await connection.collection("messages").count_documents({"session_id": "s1"})
     successes = await connection.collection("action_logs").count_documents(
         {"session_id": "s1", "outcome": "success"}
@@ -333,25 +336,24 @@ async def test_a_turn_cut_between_its_writes_logs_no_success_without_its_message
 async def test_a_turn_whose_formation_scheduling_is_cut_fails_and_its_retry_is_formed(
     proxy, faulty, connection, embedder, monkeypatch
 ):
-    agent = await _turn_agent(faulty, connection, embedder)
-    schedule = agent.queue.schedule
+    async with _turn_agent(faulty, connection, embedder) as agent:
+        schedule = agent.queue.schedule
 
-    async def cut_then_schedule(*args: Any, **kwargs: Any) -> Any:
-        proxy.cut()
-        return await schedule(*args, **kwargs)
+        async def cut_then_schedule(*args: Any, **kwargs: Any) -> Any:
+            proxy.cut()
+            return await schedule(*args, **kwargs)
 
-    monkeypatch.setattr(agent.queue, "schedule", cut_then_schedule)
-    # Scheduling is part of the commit: the turn is not reported answered without it...
-    with pytest.raises(StorageUnavailableError):
+        monkeypatch.setattr(agent.queue, "schedule", cut_then_schedule)
+        # Scheduling is part of the commit: the turn is not reported answered without it...
+        with pytest.raises(StorageUnavailableError):
+            await agent.process_query("alice", "s1", "My name is Ana and I prefer the window seat.")
+        await proxy.restore()
+        await reconnected(faulty)
+        logs = connection.collection("action_logs")
+        assert await logs.count_documents({"outcome": "success"}) == 0
+        # ...and the user's retry, with the database back, schedules it.
+        monkeypatch.setattr(agent.queue, "schedule", schedule)
         await agent.process_query("alice", "s1", "My name is Ana and I prefer the window seat.")
-    await proxy.restore()
-    await reconnected(faulty)
-    successes = await connection.collection("action_logs").count_documents({"outcome": "success"})
-    assert successes == 0
-    # ...and the user's retry, with the database back, schedules it.
-    monkeypatch.setattr(agent.queue, "schedule", schedule)
-    await agent.process_query("alice", "s1", "My name is Ana and I prefer the window seat.")
-    await agent.aclose()
     direct = MemorySystem(connection, embedder)
     queue = FormationQueue(connection, debounce_seconds=0)
     worker = FormationWorker(direct, OfflineChatModel(), queue=queue, worker_id="later")
@@ -438,34 +440,34 @@ async def test_a_checkpoint_restore_or_resume_cut_anywhere_leaves_the_task_whole
 
     async def prepare() -> tuple[str, dict[str, Any], dict[str, Any]]:
         task = await direct.create_task(ALICE, "s1", "plan a trip", plan=["flights", "hotel"])
-        task = await direct.start_task(task.id, tenant=ALICE)
-        await direct.update_context(task.id, {"city": "Lisbon"}, tenant=ALICE)
-        await direct.advance_step(task.id, 0, status="in_progress", tenant=ALICE)
+        task = await direct.start_task(ALICE, task.id)
+        await direct.update_context(ALICE, task.id, {"city": "Lisbon"})
+        await direct.advance_step(ALICE, task.id, 0, status="in_progress")
         saved = _state(await tasks.find_one({"_id": task.id}))
-        await direct.checkpoint(task.id, tenant=ALICE)
-        await direct.advance_step(task.id, 0, status="completed", result="TP123", tenant=ALICE)
-        await direct.advance_step(task.id, 1, status="in_progress", tenant=ALICE)
-        await direct.update_context(task.id, {"city": "Porto", "hotel": "H1"}, tenant=ALICE)
+        await direct.checkpoint(ALICE, task.id)
+        await direct.advance_step(ALICE, task.id, 0, status="completed", result="TP123")
+        await direct.advance_step(ALICE, task.id, 1, status="in_progress")
+        await direct.update_context(ALICE, task.id, {"city": "Porto", "hotel": "H1"})
         return task.id, saved, _state(await tasks.find_one({"_id": task.id}))
 
     async def restore(prepared: tuple[str, dict[str, Any], dict[str, Any]]) -> None:
-        await through.restore(prepared[0], tenant=ALICE)
+        await through.restore(ALICE, prepared[0])
 
     async def check_restore(prepared: tuple[str, dict[str, Any], dict[str, Any]], _: bool) -> None:
         task_id, saved, moved = prepared
         assert _state(await tasks.find_one({"_id": task_id})) in (saved, moved)  # never mixed
-        await through.restore(task_id, tenant=ALICE)  # done again, it lands whole
+        await through.restore(ALICE, task_id)  # done again, it lands whole
         assert _state(await tasks.find_one({"_id": task_id})) == saved
 
     async def resume(prepared: tuple[str, dict[str, Any], dict[str, Any]]) -> None:
-        await through.resume(prepared[0], tenant=ALICE)  # the worker on step 1 died
+        await through.resume(ALICE, prepared[0])  # the worker on step 1 died
 
     async def check_resume(prepared: tuple[str, dict[str, Any], dict[str, Any]], _: bool) -> None:
         task_id, _saved, moved = prepared
         now = _state(await tasks.find_one({"_id": task_id}))
         if now != moved:  # resumed whole: step 1 back to pending, nothing else changed
             assert now["plan"][1]["status"] == "pending" and now["context"] == moved["context"]
-        resumed = await through.resume(task_id, tenant=ALICE)
+        resumed = await through.resume(ALICE, task_id)
         assert resumed.next_step is not None and resumed.next_step.index == 1
         assert resumed.task.plan[0].status == "completed" and resumed.task.plan[0].result == "TP123"
 

@@ -277,11 +277,8 @@ async def providers(stub: Stub, connection) -> AsyncIterator[tuple[AnthropicChat
 async def agent(connection, providers) -> AsyncIterator[RAGAgent]:
     chat, embedder = providers
     config = AgentConfig("agent", run_formation_worker=False, formation_debounce_s=0.0)
-    agent = RAGAgent(connection, embedder, chat, config=config)
-    try:
+    async with RAGAgent(connection, embedder, chat, config=config) as agent:
         yield agent
-    finally:
-        await agent.aclose()
 
 
 def expected_attempts(fault: Fault) -> int:

@@ -238,7 +238,7 @@ async def world(connection, embedder):
         task = await memories.working.create_task(
             tenant, session, f"guard the {word}", plan=["a", "b"], context={"word": word}
         )
-        saved = await memories.working.checkpoint(task.id, tenant=tenant)
+        saved = await memories.working.checkpoint(tenant, task.id)
         action = await memories.episodic.log_action(
             tenant,
             session_id=session,
@@ -343,7 +343,7 @@ def _tenant_calls(world, v: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
             t, "s-bob"
         )
         calls[f"WorkingMemory.get_task(tenant#{i})"] = lambda t=tenant: m.working.get_task(
-            world.ids.bob.task, tenant=t
+            t, world.ids.bob.task
         )
         calls[f"EpisodicMemory.get_action(tenant#{i})"] = lambda t=tenant: m.episodic.get_action(
             t, world.ids.bob.action
@@ -416,45 +416,43 @@ def _working_calls(world, v: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
         "WorkingMemory.create_task(context)": lambda: wm.create_task(
             ALICE, "s1", "goal", context=v
         ),
-        "WorkingMemory.get_task": lambda: wm.get_task(v, tenant=ALICE),
-        "WorkingMemory.get_task(bob's id)": lambda: wm.get_task(bob.task, tenant=ALICE),
+        "WorkingMemory.get_task": lambda: wm.get_task(ALICE, v),
+        "WorkingMemory.get_task(bob's id)": lambda: wm.get_task(ALICE, bob.task),
         "WorkingMemory.list_active_tasks": lambda: wm.list_active_tasks(ALICE, v),
         "WorkingMemory.update_context(key)": lambda: wm.update_context(
-            mine.task, {v: 1} if isinstance(v, str) else v, tenant=ALICE
+            ALICE, mine.task, {v: 1} if isinstance(v, str) else v
         ),
         "WorkingMemory.update_context(value)": lambda: wm.update_context(
-            mine.task, {"note": v}, tenant=ALICE
+            ALICE, mine.task, {"note": v}
         ),
         "WorkingMemory.update_context(bob's task)": lambda: wm.update_context(
-            bob.task, {"word": "stolen"}, tenant=ALICE
+            ALICE, bob.task, {"word": "stolen"}
         ),
         "WorkingMemory.update_context(expected_version)": lambda: wm.update_context(
-            mine.task, {"note": 1}, tenant=ALICE, expected_version=v
+            ALICE, mine.task, {"note": 1}, expected_version=v
         ),
         "WorkingMemory.advance_step(index)": lambda: wm.advance_step(
-            mine.task, v, status="completed", tenant=ALICE
+            ALICE, mine.task, v, status="completed"
         ),
         "WorkingMemory.advance_step(status)": lambda: wm.advance_step(
-            mine.task, 0, status=v, tenant=ALICE
+            ALICE, mine.task, 0, status=v
         ),
         "WorkingMemory.advance_step(result)": lambda: wm.advance_step(
-            mine.task, 0, status="in_progress", result=v, tenant=ALICE
+            ALICE, mine.task, 0, status="in_progress", result=v
         ),
-        "WorkingMemory.add_steps": lambda: wm.add_steps(mine.task, v, tenant=ALICE),
-        "WorkingMemory.checkpoint(task)": lambda: wm.checkpoint(v, tenant=ALICE),
-        "WorkingMemory.checkpoint(reason)": lambda: wm.checkpoint(
-            mine.task, tenant=ALICE, reason=v
-        ),
-        "WorkingMemory.checkpoint(bob's task)": lambda: wm.checkpoint(bob.task, tenant=ALICE),
-        "WorkingMemory.list_checkpoints": lambda: wm.list_checkpoints(v, tenant=ALICE),
-        "WorkingMemory.restore(task)": lambda: wm.restore(v, tenant=ALICE),
+        "WorkingMemory.add_steps": lambda: wm.add_steps(ALICE, mine.task, v),
+        "WorkingMemory.checkpoint(task)": lambda: wm.checkpoint(ALICE, v),
+        "WorkingMemory.checkpoint(reason)": lambda: wm.checkpoint(ALICE, mine.task, reason=v),
+        "WorkingMemory.checkpoint(bob's task)": lambda: wm.checkpoint(ALICE, bob.task),
+        "WorkingMemory.list_checkpoints": lambda: wm.list_checkpoints(ALICE, v),
+        "WorkingMemory.restore(task)": lambda: wm.restore(ALICE, v),
         "WorkingMemory.restore(checkpoint_id)": lambda: wm.restore(
-            mine.task, tenant=ALICE, checkpoint_id=v
+            ALICE, mine.task, checkpoint_id=v
         ),
         "WorkingMemory.restore(bob's checkpoint)": lambda: wm.restore(
-            mine.task, tenant=ALICE, checkpoint_id=bob.checkpoint
+            ALICE, mine.task, checkpoint_id=bob.checkpoint
         ),
-        "WorkingMemory.fail_task(error)": lambda: wm.fail_task(v, error="x", tenant=ALICE),
+        "WorkingMemory.fail_task(error)": lambda: wm.fail_task(ALICE, v, error="x"),
     }
 
 
@@ -655,21 +653,18 @@ async def test_langgraph_store_and_checkpointer_under_hostile_values(world, valu
 @given(value=HOSTILE, where=st.sampled_from(["user_id", "session_id", "query"]))
 async def test_a_turn_with_hostile_ids_or_query(world, value, where):
     chat = FakeChatModel(default="fine")
-    agent = RAGAgent(
+    turn = {"user_id": "alice", "session_id": "s-agent", "query": "What is my code?", where: value}
+    if turn["user_id"] == BOB.user_id:
+        turn["user_id"] = "alice"  # the caller names the user; bob by name may act for bob
+    async with RAGAgent(
         world.connection,
         world.memories.long_term.embedder,
         chat,
         config=AgentConfig("agent", run_formation_worker=False),
-    )
-    turn = {"user_id": "alice", "session_id": "s-agent", "query": "What is my code?", where: value}
-    if turn["user_id"] == BOB.user_id:
-        turn["user_id"] = "alice"  # the caller names the user; bob by name may act for bob
-    try:
+    ) as agent:
         await _attempt(f"RAGAgent.process_query({where})", lambda: agent.process_query(**turn))
         for request in chat.requests:  # bob's data never reaches alice's prompt
             assert SECRET not in repr(request)
-    finally:
-        await agent.aclose()
     await _unchanged(world)
 
 
@@ -918,13 +913,13 @@ def _huge(m: MemorySystem) -> dict[str, Callable[[], Awaitable[Any]]]:
             ALICE, "tea", memory_type=MEGABYTE
         ),
         "working.advance_step(status)": lambda: m.working.advance_step(
-            "task_1", 0, status=MEGABYTE, tenant=ALICE
+            ALICE, "task_1", 0, status=MEGABYTE
         ),
         "working.checkpoint(reason)": lambda: m.working.checkpoint(
-            "task_1", tenant=ALICE, reason=MEGABYTE
+            ALICE, "task_1", reason=MEGABYTE
         ),
         "working.update_context(expected_version)": lambda: m.working.update_context(
-            "task_1", {"note": 1}, tenant=ALICE, expected_version=many
+            ALICE, "task_1", {"note": 1}, expected_version=many
         ),
         "profiles.patch(field)": lambda: m.profiles.patch(ALICE, {"user_name": many}),
         "profiles.patch(key)": lambda: m.profiles.patch(ALICE, {MEGABYTE: "x"}),

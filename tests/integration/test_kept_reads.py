@@ -36,9 +36,9 @@ async def test_a_task_created_or_moved_elsewhere_is_listed_by_the_next_read(conn
     assert reader.kept.hits == 1  # nothing changed: the token alone was read
     task = await writer.create_task(ALICE, "s1", "Book a flight", plan=["search", "pay"])
     assert [t.id for t in await reader.list_active_tasks(ALICE, "s1", limit=1)] == [task.id]
-    await writer.start_task(task.id, tenant=ALICE)
+    await writer.start_task(ALICE, task.id)
     assert (await reader.list_active_tasks(ALICE, "s1", limit=1))[0].status == "in_progress"
-    await writer.fail_task(task.id, error="cancelled", tenant=ALICE)
+    await writer.fail_task(ALICE, task.id, error="cancelled")
     assert await reader.list_active_tasks(ALICE, "s1", limit=1) == []
 
 

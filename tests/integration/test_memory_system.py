@@ -28,7 +28,7 @@ async def populate(system: MemorySystem, tenant: Tenant) -> str:
     task = await system.working.create_task(
         tenant, f"{tenant.user_id}-s1", "plan a trip", plan=["search", "book"]
     )
-    await system.working.checkpoint(task.id, tenant=tenant)
+    await system.working.checkpoint(tenant, task.id)
     action = await system.episodic.log_action(
         tenant,
         session_id=f"{tenant.user_id}-s1",

@@ -157,16 +157,16 @@ class WorkingMemory:
         memory = WorkingMemory(connection, config=WorkingConfig(checkpoint_every_steps=5))
         tenant = Tenant("travel-agent", "user-456")
         task = await memory.create_task(tenant, "s-1", "Plan a trip", plan=["flights", "hotel"])
-        task = await memory.start_task(task.id, tenant=tenant)
-        task = await memory.update_context(task.id, {"city": "Lisbon"}, tenant=tenant)
+        task = await memory.start_task(tenant, task.id)
+        task = await memory.update_context(tenant, task.id, {"city": "Lisbon"})
         # Pass the version you hold: the change applies only if nobody moved the task since.
         task = await memory.advance_step(
-            task.id, 0, status="in_progress", tenant=tenant, expected_version=task.version
+            tenant, task.id, 0, status="in_progress", expected_version=task.version
         )
         task = await memory.advance_step(
-            task.id, 0, status="completed", result={"flight": "TP 123"}, tenant=tenant
+            tenant, task.id, 0, status="completed", result={"flight": "TP 123"}
         )
-        resumed = await memory.resume(task.id, tenant=tenant)  # after a crash
+        resumed = await memory.resume(tenant, task.id)  # after a crash
         assert resumed.next_step.action == "hotel"
     """
 
@@ -226,7 +226,7 @@ class WorkingMemory:
         )
         return Task.from_document(doc)
 
-    async def get_task(self, task_id: str, *, tenant: Tenant) -> Task:
+    async def get_task(self, tenant: Tenant, task_id: str) -> Task:
         """The task, or :class:`~agent_memory.errors.NotFoundError` (also for another tenant's)."""
         check_tenant(tenant)
         return Task.from_document(await self._store.read(check_id(task_id, "task_id"), tenant))
@@ -257,35 +257,37 @@ class WorkingMemory:
     # --- task transitions ---------------------------------------------------------------------
 
     async def start_task(
-        self, task_id: str, *, tenant: Tenant, expected_version: int | None = None
+        self, tenant: Tenant, task_id: str, *, expected_version: int | None = None
     ) -> Task:
         """``pending`` -> ``in_progress``."""
-        return await self._move_task(task_id, tenant, expected_version, "in_progress")
+        return await self._move_task(tenant, task_id, expected_version, "in_progress")
 
     async def complete_task(
-        self, task_id: str, *, tenant: Tenant, expected_version: int | None = None
+        self, tenant: Tenant, task_id: str, *, expected_version: int | None = None
     ) -> Task:
         """``in_progress`` -> ``completed``; every step must be completed or skipped (a failed
         step is retried through :meth:`resume`, or the task failed with :meth:`fail_task`)."""
-        return await self._move_task(task_id, tenant, expected_version, "completed")
+        return await self._move_task(tenant, task_id, expected_version, "completed")
 
     async def fail_task(
-        self, task_id: str, *, error: str, tenant: Tenant, expected_version: int | None = None
+        self, tenant: Tenant, task_id: str, *, error: str, expected_version: int | None = None
     ) -> Task:
         """``pending`` or ``in_progress`` -> ``failed`` with ``error`` saying why. Without
         ``expected_version`` a conflict is retried: failing is valid whatever changed."""
+        check_tenant(tenant)
         error = check_text(error, "error", max_chars=self.config.max_error_chars)
-        return await self._move_task(task_id, tenant, expected_version, "failed", error=error)
+        return await self._move_task(tenant, task_id, expected_version, "failed", error=error)
 
     async def _move_task(
         self,
-        task_id: str,
         tenant: Tenant,
+        task_id: str,
         expected_version: int | None,
         target: str,
         *,
         error: str | None = None,
     ) -> Task:
+        check_tenant(tenant)
         task_id = check_id(task_id, "task_id")
         now = utcnow()
         doc = await self._store.change(
@@ -306,12 +308,12 @@ class WorkingMemory:
 
     async def advance_step(
         self,
+        tenant: Tenant,
         task_id: str,
         step_index: int,
         *,
         status: str,
         result: Any = None,
-        tenant: Tenant,
         expected_version: int | None = None,
     ) -> Task:
         """Move step ``step_index`` to ``status`` (``in_progress``, ``completed``, ``failed`` or
@@ -320,6 +322,7 @@ class WorkingMemory:
         ``checkpoint_every_steps`` completed steps a checkpoint is taken from the updated task
         (no extra read); if that fails the step stays moved and ``auto_checkpoint_failed`` is
         logged."""
+        check_tenant(tenant)
         task_id = check_id(task_id, "task_id")
         now = utcnow()
         change = step_change(task_id, step_index, status, result, self.config, now=now)
@@ -350,15 +353,15 @@ class WorkingMemory:
 
     async def add_steps(
         self,
+        tenant: Tenant,
         task_id: str,
         steps: Sequence[str | Mapping[str, Any]],
         *,
-        tenant: Tenant,
         expected_version: int | None = None,
     ) -> Task:
         """Append steps to the plan (up to ``max_steps`` in all) of a pending or running task."""
-        task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
+        task_id = check_id(task_id, "task_id")
         if not steps:
             raise InvalidInputError("steps is empty; pass at least one step")
         parse_plan(steps, self.config)  # refuse bad steps before any read
@@ -380,10 +383,10 @@ class WorkingMemory:
 
     async def update_context(
         self,
+        tenant: Tenant,
         task_id: str,
         updates: Mapping[str, Any],
         *,
-        tenant: Tenant,
         expected_version: int | None = None,
     ) -> Task:
         """Set context keys; a key whose value is ``None`` is removed. Keys are plain field
@@ -391,8 +394,8 @@ class WorkingMemory:
         depth. Only the named keys change (``$set``/``$unset`` of ``context.<key>``), so
         without ``expected_version`` a conflict is retried, unless the concurrent change
         touched one of these keys. The resulting task is size-checked before writing."""
-        task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
+        task_id = check_id(task_id, "task_id")
         updates = check_context_updates(updates)
         check_version(expected_version)
         sets = {f"context.{k}": v for k, v in updates.items() if v is not None}
@@ -440,12 +443,12 @@ class WorkingMemory:
     # --- checkpoints, restore, resume ---------------------------------------------------------
 
     async def checkpoint(
-        self, task_id: str, *, tenant: Tenant, reason: str = "manual"
+        self, tenant: Tenant, task_id: str, *, reason: str = "manual"
     ) -> Checkpoint:
         """Save the task's status, plan and context with the version it has now. Keeps the
         newest ``checkpoints_kept`` checkpoints of the task and deletes older ones."""
-        task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
+        task_id = check_id(task_id, "task_id")
         if reason not in ("manual", "auto"):
             raise InvalidInputError(f"reason must be 'manual' or 'auto', got {shown(reason)}")
         doc = await self._store.read(task_id, tenant)
@@ -453,20 +456,20 @@ class WorkingMemory:
         return Checkpoint.from_document(await self._saved.save(doc, reason=reason))
 
     async def list_checkpoints(
-        self, task_id: str, *, tenant: Tenant, include_snapshot: bool = False
+        self, tenant: Tenant, task_id: str, *, include_snapshot: bool = False
     ) -> list[Checkpoint]:
         """The task's checkpoints, newest first (empty for an unknown or another tenant's
         task). Snapshots are left out unless asked for: each can be as large as the task."""
-        task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
+        task_id = check_id(task_id, "task_id")
         docs = await self._saved.list(task_id, tenant, include_snapshot=include_snapshot)
         return [Checkpoint.from_document(doc) for doc in docs]
 
     async def restore(
         self,
+        tenant: Tenant,
         task_id: str,
         *,
-        tenant: Tenant,
         checkpoint_id: str | None = None,
         expected_version: int | None = None,
     ) -> Task:
@@ -476,8 +479,8 @@ class WorkingMemory:
         restored. Without ``expected_version`` the restore applies whatever changed since
         (atomically: the task is exactly the snapshot afterwards); with it, a task that moved
         is a :class:`~agent_memory.errors.ConflictError` and nothing is written."""
-        task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
+        task_id = check_id(task_id, "task_id")
         check_version(expected_version)
         if checkpoint_id is not None:
             checkpoint_id = check_id(checkpoint_id, "checkpoint_id")
@@ -504,14 +507,14 @@ class WorkingMemory:
         return Task.from_document(doc)
 
     async def resume(
-        self, task_id: str, *, tenant: Tenant, expected_version: int | None = None
+        self, tenant: Tenant, task_id: str, *, expected_version: int | None = None
     ) -> Resumed:
         """Pick a task up again (after a crash, or to retry a failure): the task becomes
         ``in_progress``, steps left ``in_progress`` and ``failed`` steps go back to ``pending``
         in one atomic update, and the first step not completed or skipped is returned as the
         one to run. Call it only when no other worker is still running the task."""
-        task_id = check_id(task_id, "task_id")
         check_tenant(tenant)
+        task_id = check_id(task_id, "task_id")
         doc = await self._store.read(task_id, tenant)
         check_expected_version(doc, expected_version)
         requeue, change = resume_change(doc)
