@@ -56,7 +56,7 @@ from pymongo import ReturnDocument
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id, check_number, is_number
+from agent_memory.checks import check_id, check_int, check_number
 from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
@@ -70,6 +70,8 @@ logger = get_logger(__name__)
 COLLECTION = "formation_jobs"
 JobStatus = Literal["pending", "running", "done", "dead", "merged"]
 _UPSERT_ATTEMPTS = 3
+#: The longest duration the queue takes (a timedelta holds up to about 2.7 million years).
+_TEN_YEARS = 10 * 365 * 86_400
 _CLAIM_CANDIDATES = 20
 _OLDEST_FIRST = [("run_after", 1), ("_id", 1)]
 
@@ -153,11 +155,22 @@ class FormationQueue:
         retry_base_seconds: float = 30.0,
         retry_max_seconds: float = 3600.0,
     ) -> None:
-        numbers = (debounce_seconds, lease_seconds, retry_base_seconds, retry_max_seconds)
-        if any(not is_number(v) or v < 0 for v in numbers):
-            raise ConfigurationError("the queue's durations must be non-negative numbers")
-        if lease_seconds <= 0 or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ConfigurationError("lease_seconds and max_attempts must be positive")
+        # Finite and at most ten years, so every one makes a timedelta; only the cap on
+        # retries may be infinite (no cap).
+        durations = {"debounce_seconds": debounce_seconds, "retry_base_seconds": retry_base_seconds}
+        for name, value in durations.items():
+            check_number(value, name, minimum=0, maximum=_TEN_YEARS, error=ConfigurationError)
+        check_number(
+            lease_seconds, "lease_seconds", above=0, maximum=_TEN_YEARS, error=ConfigurationError
+        )
+        check_number(
+            retry_max_seconds,
+            "retry_max_seconds",
+            minimum=0,
+            finite=False,
+            error=ConfigurationError,
+        )
+        check_int(max_attempts, "max_attempts", minimum=1, error=ConfigurationError)
         self.connection = connection
         self.collection = connection.collection(COLLECTION)
         self._by_candidates = connection.capabilities.mongoeco
@@ -466,7 +479,8 @@ class FormationQueue:
 
     def retry_delay(self, attempts: int) -> timedelta:
         """Exponential backoff after the ``attempts``-th failed attempt, capped."""
-        seconds = min(self.retry_base * 2 ** max(attempts - 1, 0), self.retry_max)
+        exponent = min(max(attempts - 1, 0), 64)  # 2**64 x any base already passes the caps
+        seconds = min(self.retry_base * 2.0**exponent, self.retry_max, _TEN_YEARS)
         return timedelta(seconds=seconds)
 
     async def fail(

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory.errors import InvalidInputError
+from agent_memory.errors import ConfigurationError, InvalidInputError
 from agent_memory.formation import FormationQueue, FormationWorker
 from agent_memory.memory.conversation.memory import NewMessage
 from agent_memory.memory.system import MemorySystem
@@ -548,3 +548,31 @@ async def test_a_stopped_worker_finishes_its_jobs_in_hand_and_claims_no_more(mem
 def test_a_bad_concurrency_is_refused(memories, connection, bad):
     with pytest.raises(InvalidInputError, match="concurrency"):
         FormationWorker(memories, None, queue=FormationQueue(connection), concurrency=bad)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"debounce_seconds": float("nan")}, "debounce_seconds"),
+        ({"debounce_seconds": float("inf")}, "debounce_seconds"),
+        ({"debounce_seconds": 1e300}, "debounce_seconds"),
+        ({"debounce_seconds": -1}, "debounce_seconds"),
+        ({"lease_seconds": 0}, "lease_seconds"),
+        ({"lease_seconds": float("inf")}, "lease_seconds"),
+        ({"retry_base_seconds": "30"}, "retry_base_seconds"),
+        ({"retry_max_seconds": float("nan")}, "retry_max_seconds"),
+        ({"max_attempts": True}, "max_attempts"),
+        ({"max_attempts": 0}, "max_attempts"),
+    ],
+)
+async def test_queue_durations_that_no_timer_can_hold_are_refused_by_name(
+    connection, options, named
+):
+    with pytest.raises(ConfigurationError, match=named):
+        FormationQueue(connection, **options)
+
+
+async def test_an_uncapped_backoff_stays_a_duration(connection):
+    queue = FormationQueue(connection, retry_max_seconds=float("inf"), max_attempts=10_000)
+    assert queue.retry_delay(3) == timedelta(seconds=120)
+    assert timedelta(days=3000) < queue.retry_delay(10_000) <= timedelta(days=3650)
