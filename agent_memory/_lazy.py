@@ -6,71 +6,77 @@ readers look, lists every public name in a literal ``__all__``, and ends with
 
 >>> __getattr__, __dir__ = lazy_names(__name__, __all__)  # doctest: +SKIP
 
-:func:`lazy_names` reads the face's own ``TYPE_CHECKING`` imports as the table of which module
-holds each name, so the face names each module once. A name is imported the first time it is
-read and kept on the package, so the next read is a plain attribute.
+:func:`lazy_names` takes the face's own imports as the table of which module holds each name,
+so the face names each module once. It reads them from the face's compiled code, not its
+source, so a face imports the same from a zip or an install without ``.py`` files. A name is
+imported the first time it is read and kept on the package, so the next read is a plain
+attribute.
 """
 
 from __future__ import annotations
 
-import ast
+import dis
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from pathlib import Path
+from types import CodeType
 from typing import Any
 
-__all__ = ["lazy_names", "type_checking_imports"]
+__all__ = ["face_imports", "lazy_names"]
 
 
-def type_checking_imports(source: str, package: str) -> dict[str, str]:
-    """``name -> module`` for every ``from MODULE import NAME`` directly under an
-    ``if TYPE_CHECKING:`` of ``source`` (relative modules resolved against ``package``)."""
-    table: dict[str, str] = {}
-    for node in ast.parse(source).body:
-        if not (isinstance(node, ast.If) and _is_type_checking(node.test)):
-            continue
-        for statement in node.body:
-            if not isinstance(statement, ast.ImportFrom):
-                raise ValueError(f"{package}: only `from M import N` belongs under TYPE_CHECKING")
-            module = statement.module or ""
-            if statement.level:
-                base = package.rsplit(".", statement.level - 1)[0]
-                module = f"{base}.{module}" if module else base
-            for alias in statement.names:
-                table[alias.asname or alias.name] = module
+def face_imports(code: CodeType) -> dict[str, tuple[str, str]]:
+    """``bound name -> (module, name in it)`` for every ``from MODULE import NAME [as BOUND]``
+    the module-level ``code`` runs or skips (those under ``if TYPE_CHECKING:`` included).
+    Faces use absolute imports; a relative one is refused."""
+    table: dict[str, tuple[str, str]] = {}
+    recent: list[dis.Instruction] = []
+    module = attribute = ""
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME":
+            # The level is the constant loaded two steps before (then the names, then this).
+            level = recent[-2].argval if len(recent) >= 2 else 0
+            if isinstance(level, int) and level > 0:
+                raise ValueError(f"a package face imports {instruction.argval!r} relatively")
+            module = instruction.argval
+        elif instruction.opname == "IMPORT_FROM":
+            attribute = instruction.argval
+        elif instruction.opname in ("STORE_NAME", "STORE_GLOBAL") and attribute:
+            table[instruction.argval] = (module, attribute)
+            attribute = ""
+        recent = [*recent[-1:], instruction]
     return table
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
 
 
 def lazy_names(
     package: str, names: Sequence[str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for the face ``package``: each name of ``names`` that
-    the face does not define itself loads, on first use, from the module its
-    ``TYPE_CHECKING`` import names. A name with neither is an error here, at import."""
+    the face does not define itself loads, on first use, from the module its import names.
+    A name with neither, or an import under TYPE_CHECKING missing from ``names``, is an
+    :class:`ImportError` here, at import."""
     module = sys.modules[package]
-    table = type_checking_imports(Path(module.__file__ or "").read_text("utf-8"), package)
+    spec = module.__spec__
+    code = spec.loader.get_code(package) if spec is not None and spec.loader else None
+    if code is None:
+        raise ImportError(f"the code of {package} cannot be read to find its lazy names")
+    table = face_imports(code)
     public = set(names)
-    missing = sorted(public - set(table) - set(vars(module)))
+    defined = set(vars(module))
+    missing = sorted(public - set(table) - defined)
     if missing:
         raise ImportError(
             f"{package} lists {missing} in __all__ but neither defines nor imports them"
         )
-    extra = sorted(set(table) - public)
-    if extra:
-        raise ImportError(f"{package} imports {extra} under TYPE_CHECKING but not in __all__")
+    unlisted = sorted(set(table) - public - defined)
+    if unlisted:
+        raise ImportError(f"{package} imports {unlisted} under TYPE_CHECKING but not in __all__")
 
     def __getattr__(name: str) -> Any:
-        where = table.get(name)
+        where = table.get(name) if name in public else None
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(where), name)
+        value = getattr(import_module(where[0]), where[1])
         setattr(module, name, value)
         return value
 

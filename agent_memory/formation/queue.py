@@ -216,7 +216,7 @@ class FormationQueue:
         if delay is None:
             wait = self.debounce
         else:
-            wait = timedelta(seconds=check_number(delay, "delay", minimum=0))
+            wait = timedelta(seconds=check_number(delay, "delay", minimum=0, maximum=_TEN_YEARS))
         selector = {**tenant.filter(), "session_id": session_id, "status": "pending"}
         update = {
             "$max": {"run_after": now + wait},
@@ -479,7 +479,7 @@ class FormationQueue:
 
     def retry_delay(self, attempts: int) -> timedelta:
         """Exponential backoff after the ``attempts``-th failed attempt, capped."""
-        exponent = min(max(attempts - 1, 0), 64)  # 2**64 x any base already passes the caps
+        exponent = min(max(attempts - 1, 0), 1000)  # beyond it, any base above 0 is capped
         seconds = min(self.retry_base * 2.0**exponent, self.retry_max, _TEN_YEARS)
         return timedelta(seconds=seconds)
 

@@ -48,6 +48,9 @@ _MEMORIES_FIRST = (
     "checkpoints",
     "action_logs",
     "knowledge_chunks",
+    "formation_jobs",
+    "lg_checkpoints",
+    "lg_checkpoint_writes",
 )
 
 #: Collections holding documents with the tenant keys ``agent_id`` and ``user_id``: those

@@ -576,3 +576,11 @@ async def test_an_uncapped_backoff_stays_a_duration(connection):
     queue = FormationQueue(connection, retry_max_seconds=float("inf"), max_attempts=10_000)
     assert queue.retry_delay(3) == timedelta(seconds=120)
     assert timedelta(days=3000) < queue.retry_delay(10_000) <= timedelta(days=3650)
+
+
+async def test_a_delay_no_timer_can_hold_is_refused_before_anything_is_written(connection):
+    queue = FormationQueue(connection)
+    for delay in (1e300, float("inf"), float("nan"), -1, True):
+        with pytest.raises(InvalidInputError, match="delay"):
+            await queue.schedule(Tenant("agent", "alice"), "s1", delay=delay)
+    assert await queue.collection.count_documents({}) == 0

@@ -709,12 +709,15 @@ async def test_browse_reads_one_tag_newest_first_and_stops_when_the_caller_does(
         ({"source": {"by": 5}}, "source.by must be a str"),
         ({"skip": -1}, "skip"),
         ({"skip": True}, "skip"),
+        ({"skip": 10**9}, "skip must be an int from 0 to 100000"),
+        ({"skip": "9" * 1_000_000}, "skip must be an int"),
         ({"limit": 0}, "limit"),
     ],
 )
 async def test_browse_refuses_hostile_filters_before_reading(memory, kwargs, message):
-    with pytest.raises(InvalidInputError, match=message):
+    with pytest.raises(InvalidInputError, match=message) as refused:
         [m async for m in memory.browse(ALICE, tag="garden", **kwargs)]
+    assert len(str(refused.value)) < 300  # a huge value is echoed clipped
 
 
 async def test_set_source_replaces_the_source_of_one_users_active_memory(memory):

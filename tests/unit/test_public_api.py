@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
 import agent_memory
-from agent_memory._lazy import type_checking_imports
+from agent_memory._lazy import face_imports
 
 
 def _source(face: str) -> str:
@@ -58,8 +61,11 @@ def test_a_lazy_face_loads_each_name_from_the_module_its_type_checking_import_na
     # The TYPE_CHECKING imports are the one table: type checkers read them, and at run time
     # the same names load from the same modules.
     module = importlib.import_module(face)
-    for name, where in type_checking_imports(_source(face), face).items():
-        assert getattr(module, name) is getattr(importlib.import_module(where), name), name
+    table = face_imports(compile(_source(face), face, "exec"))
+    for name in module.__all__:
+        if name in table:
+            where, attribute = table[name]
+            assert getattr(module, name) is getattr(importlib.import_module(where), attribute)
 
 
 def test_the_documented_api_is_exactly_the_top_level_all():
@@ -127,3 +133,49 @@ def test_unknown_attribute_is_an_attribute_error():
         assert "NoSuchThing" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+@pytest.mark.parametrize("how", ["without .py files", "from a zip"])
+def test_the_faces_load_from_an_install_without_sources_or_from_a_zip(tmp_path, how):
+    # The lazy names come from each face's compiled imports, not from reading its source.
+    copy = tmp_path / "site"
+    shutil.copytree(
+        ROOT / "agent_memory", copy / "agent_memory", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    if how == "without .py files":
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-b", str(copy)], check=True)
+        for source in copy.rglob("*.py"):
+            source.unlink()
+        path = copy
+    else:
+        path = tmp_path / "site.zip"
+        with zipfile.ZipFile(path, "w") as archive:
+            for file in (copy / "agent_memory").rglob("*.py"):
+                archive.write(file, file.relative_to(copy).as_posix())
+    code = (
+        "import agent_memory, agent_memory.providers.embedders as e; "
+        f"assert agent_memory.__file__.startswith({str(path)!r}), agent_memory.__file__; "
+        "print(agent_memory.Tenant('a', 'u').user_id, e.FakeEmbedder().dimensions)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["u", "256"]
+
+
+def test_the_kind_faces_keep_the_names_their_modules_offered():
+    from agent_memory.memory.knowledge import SHARED_USER
+    from agent_memory.memory.working import (
+        STEP_TRANSITIONS,
+        TASK_TRANSITIONS,
+        InvalidTransitionError,
+    )
+
+    assert SHARED_USER == "*"
+    assert STEP_TRANSITIONS and TASK_TRANSITIONS
+    assert issubclass(InvalidTransitionError, agent_memory.InvalidInputError)

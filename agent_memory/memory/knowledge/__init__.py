@@ -5,6 +5,7 @@
 """
 
 from agent_memory.memory.knowledge.base import (
+    SHARED_USER,
     IngestReport,
     KnowledgeBase,
     KnowledgeConfig,
@@ -18,6 +19,7 @@ __all__ = [
     "KnowledgeBase",
     "KnowledgeConfig",
     "KnowledgeHit",
+    "SHARED_USER",
     "SharedKnowledge",
     "SourceInfo",
 ]

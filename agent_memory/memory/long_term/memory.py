@@ -64,6 +64,7 @@ from agent_memory.checks import (
     check_id,
     check_ids,
     check_importance,
+    check_int,
     check_mapping,
     check_text,
     check_vector,
@@ -105,6 +106,9 @@ from agent_memory.tenancy import Tenant, check_tenant
 __all__ = ["LongTermMemory"]
 
 logger = get_logger(__name__)
+
+#: The most memories :meth:`LongTermMemory.browse` skips or reads in one call.
+_MAX_BROWSE = 100_000
 
 COLLECTION = "memories"
 _MAX_K = 100
@@ -795,15 +799,14 @@ class LongTermMemory:
         }
         for field, value in check_mapping(source or {}, "source").items():
             query[f"source.{field}"] = {"$eq": check_id(value, f"source.{field}")}
-        if isinstance(skip, bool) or not isinstance(skip, int) or skip < 0:
-            raise InvalidInputError(f"skip must be an int of 0 or more, got {skip!r}")
+        skip = check_int(skip, "skip", minimum=0, maximum=_MAX_BROWSE)
         cursor = self.collection.find(query, {"embedding": 0}).sort(
             [("valid_from", -1), ("_id", -1)]
         )
         if skip:
             cursor = cursor.skip(skip)
         if limit is not None:
-            cursor = cursor.limit(check_count(limit, "limit", maximum=10_000))
+            cursor = cursor.limit(check_count(limit, "limit", maximum=_MAX_BROWSE))
         with translate_errors("listing memories"):
             async for doc in cursor:
                 yield Memory.from_document(doc)

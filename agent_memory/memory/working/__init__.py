@@ -6,15 +6,23 @@
 - ``store.py``: the two collections and the guarded writes to them.
 """
 
-from agent_memory.memory.working.memory import WorkingMemory
+from agent_memory.memory.working.memory import (
+    STEP_TRANSITIONS,
+    TASK_TRANSITIONS,
+    InvalidTransitionError,
+    WorkingMemory,
+)
 from agent_memory.memory.working.records import Checkpoint, Resumed, Snapshot, Step, Task
 from agent_memory.memory.working.tasks import WorkingConfig
 
 __all__ = [
     "Checkpoint",
+    "InvalidTransitionError",
     "Resumed",
+    "STEP_TRANSITIONS",
     "Snapshot",
     "Step",
+    "TASK_TRANSITIONS",
     "Task",
     "WorkingConfig",
     "WorkingMemory",
