@@ -34,7 +34,7 @@ from pymongo import IndexModel, ReplaceOne, UpdateOne
 from pymongo import errors as pm
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_document_size, check_id, check_int
+from agent_memory.checks import check_document_size, check_id, check_int, shown
 from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.mongo._errors import map_error, translate_errors
@@ -79,12 +79,22 @@ logger = get_logger(__name__)
 CHECKPOINTS = "lg_checkpoints"
 WRITES = "lg_checkpoint_writes"
 _BATCH = 100
+_CHECKPOINT_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")
+_WRITE_KEY = (*_CHECKPOINT_KEY, "task_id", "idx")
 #: Threads this saver has seen to be free for a tenant (bounded; oldest forgotten first).
 _KNOWN_OWNERS = 10_000
 
 
 class ThreadOwnedError(ConflictError):
     """The thread holds checkpoints of another agent or user; it cannot be written by this one."""
+
+
+def _id_list(values: Any, name: str) -> list[str]:
+    """A list of ids (each checked), in order, without repeats; a lone str is refused, so a
+    thread id is never read as a list of one-letter ids."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | set | frozenset):
+        raise InvalidInputError(f"{name} must be a list of ids, got {type(values).__name__}")
+    return list(dict.fromkeys(id_text(value, f"{name}[]") for value in values))
 
 
 def _async_only(name: str) -> Any:
@@ -423,6 +433,92 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             await self._checkpoints.delete_many({"thread_id": thread_id})
             await self._writes.delete_many({"thread_id": thread_id})
 
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints the runs ``run_ids`` wrote (their metadata's ``run_id``),
+        in every thread and namespace, with their writes. Unknown ids delete nothing."""
+        ids = _id_list(run_ids, "run_ids")
+        if not ids:
+            return
+        with translate_errors("deleting LangGraph runs"):
+            for start in range(0, len(ids), _BATCH):
+                query = {"metadata.run_id": {"$in": ids[start : start + _BATCH]}}
+                await self._delete_with_writes(query)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of ``source_thread_id`` (all namespaces, the whole
+        parent chain) to ``target_thread_id``, keeping ids, metadata and the owner. A target
+        holding another user's checkpoints is refused (:class:`ThreadOwnedError`); copying a
+        thread that does not exist copies nothing."""
+        source = id_text(source_thread_id, "source_thread_id")
+        target = id_text(target_thread_id, "target_thread_id")
+        if source == target:
+            return
+        with translate_errors("copying a LangGraph thread"):
+            owners = {
+                (row.get("agent_id"), row.get("user_id"))
+                async for row in self._checkpoints.find(
+                    {"thread_id": source, "agent_id": {"$exists": True}},
+                    {"agent_id": 1, "user_id": 1, "_id": 0},
+                )
+            }
+            for agent_id, user_id in owners:
+                await self._check_owner(target, {"agent_id": agent_id, "user_id": user_id})
+            for collection, key in (
+                (self._checkpoints, _CHECKPOINT_KEY),
+                (self._writes, _WRITE_KEY),
+            ):
+                batch: list[Any] = []
+                async for row in collection.find({"thread_id": source}).sort("_id", 1):
+                    row.pop("_id")
+                    row["thread_id"] = target
+                    row["created_at"] = utcnow()
+                    batch.append(ReplaceOne({k: row[k] for k in key}, row, upsert=True))
+                    if len(batch) >= _BATCH:
+                        await collection.bulk_write(batch, ordered=True)
+                        batch = []
+                if batch:
+                    await collection.bulk_write(batch, ordered=True)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Prune the threads ``thread_ids``: ``"keep_latest"`` keeps the newest checkpoint of
+        each namespace (with its writes) and deletes the rest; ``"delete"`` deletes them all."""
+        if strategy not in ("keep_latest", "delete"):
+            raise InvalidInputError(
+                f"strategy must be 'keep_latest' or 'delete', got {shown(strategy)}"
+            )
+        threads = _id_list(thread_ids, "thread_ids")
+        with translate_errors("pruning LangGraph threads"):
+            for thread in threads:
+                if strategy == "delete":
+                    await self.adelete_thread(thread)
+                    continue
+                newest: dict[str, str] = {}
+                async for row in self._checkpoints.find(
+                    {"thread_id": thread}, {"checkpoint_ns": 1, "checkpoint_id": 1, "_id": 0}
+                ):
+                    namespace = row["checkpoint_ns"]
+                    newest[namespace] = max(newest.get(namespace, ""), row["checkpoint_id"])
+                for namespace, keep in newest.items():
+                    await self._delete_with_writes(
+                        {
+                            "thread_id": thread,
+                            "checkpoint_ns": namespace,
+                            "checkpoint_id": {"$ne": keep},
+                        }
+                    )
+
+    async def _delete_with_writes(self, query: dict[str, Any]) -> None:
+        """Delete the checkpoints ``query`` finds and the writes made against them: the
+        writes first, so a failure half-way leaves no write without its checkpoint."""
+        cursor = self._checkpoints.find(
+            query, {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "_id": 0}
+        )
+        keys = [{k: row[k] for k in _CHECKPOINT_KEY} async for row in cursor]
+        for start in range(0, len(keys), _BATCH):
+            await self._writes.delete_many({"$or": keys[start : start + _BATCH]})
+        for start in range(0, len(keys), _BATCH):
+            await self._checkpoints.delete_many({"$or": keys[start : start + _BATCH]})
+
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         """Erase the threads whose runs carried ``tenant``'s ``agent_id`` and ``user_id`` in
         ``config["configurable"]``; returns the count per collection.
@@ -465,3 +561,6 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
     put = _async_only("aput")
     put_writes = _async_only("aput_writes")
     delete_thread = _async_only("adelete_thread")
+    delete_for_runs = _async_only("adelete_for_runs")
+    copy_thread = _async_only("acopy_thread")
+    prune = _async_only("aprune")

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
 from langgraph.checkpoint.conformance import checkpointer_test, validate
-from langgraph.checkpoint.conformance.capabilities import BASE_CAPABILITIES
+from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from langgraph.checkpoint.serde.types import ERROR
 from langgraph.graph import END, START, StateGraph
@@ -62,7 +62,8 @@ async def test_conformance_suite_passes_every_capability(settings: Settings) -> 
     failures = {name: result["failures"] for name, result in summary.items() if result["failures"]}
     assert not failures, failures
     assert report.passed_all_base()
-    for capability in BASE_CAPABILITIES:
+    # The extensions too: delete_for_runs, copy_thread and prune.
+    for capability in ALL_CAPABILITIES:
         result = summary[capability.value]
         assert result["detected"] and result["tests_passed"] > 0, capability
     assert report.passed_all(), report.conformance_level()
@@ -250,6 +251,57 @@ async def test_another_user_neither_reads_nor_continues_a_thread(saver: MongoChe
     await saver.forget_user(Tenant("agent", "alice"))
     await graph.ainvoke({"said": ["bob's turn"]}, {"configurable": bob})
     assert (await graph.aget_state({"configurable": bob})).values["said"][0] == "bob's turn"
+
+
+async def test_a_copy_keeps_its_owner_and_never_lands_in_another_users_thread(
+    saver: MongoCheckpointer,
+) -> None:
+    graph = _graph(saver)
+    alice = {"agent_id": "agent", "user_id": "alice"}
+    bob = {"agent_id": "agent", "user_id": "bob"}
+    await graph.ainvoke({"said": ["alice's plan"]}, {"configurable": {"thread_id": "a", **alice}})
+    await graph.ainvoke({"said": ["bob's plan"]}, {"configurable": {"thread_id": "b", **bob}})
+
+    # Into bob's thread: refused, and nothing of alice's is written there.
+    with pytest.raises(ThreadOwnedError):
+        await saver.acopy_thread("a", "b")
+    state = await graph.aget_state({"configurable": {"thread_id": "b", **bob}})
+    assert state.values["said"] == ["bob's plan", "reply 1"]
+
+    # Into a new thread: still alice's, continued by her, invisible to bob, forgotten with her.
+    await saver.acopy_thread("a", "a-copy")
+    copy = {"configurable": {"thread_id": "a-copy", **alice}}
+    assert (await graph.aget_state(copy)).values["said"] == ["alice's plan", "reply 1"]
+    assert await saver.aget_tuple(_config("a-copy", **bob)) is None
+    with pytest.raises(ThreadOwnedError):
+        await graph.ainvoke(
+            {"said": ["bob's turn"]}, {"configurable": {"thread_id": "a-copy", **bob}}
+        )
+    await graph.ainvoke({"said": ["more"]}, copy)
+    await saver.forget_user(Tenant("agent", "alice"))
+    assert await saver.aget_tuple(_config("a-copy")) is None
+    assert await saver.aget_tuple(_config("b")) is not None
+
+
+async def test_prune_and_delete_for_runs_refuse_bad_input_before_deleting(
+    saver: MongoCheckpointer,
+) -> None:
+    graph = _graph(saver)
+    await graph.ainvoke({"said": ["hi"]}, {"configurable": {"thread_id": "t"}})
+    before = [c.config async for c in saver.alist(_config("t"))]
+    for call in (
+        lambda: saver.adelete_for_runs("run-id"),  # a str is not a list of ids
+        lambda: saver.adelete_for_runs([{"$ne": None}]),
+        lambda: saver.aprune("t"),
+        lambda: saver.aprune(["t"], strategy="everything"),
+        lambda: saver.acopy_thread("t", {"$gt": ""}),
+    ):
+        with pytest.raises(InvalidInputError):
+            await call()
+    assert [c.config async for c in saver.alist(_config("t"))] == before
+    for name in ("delete_for_runs", "copy_thread", "prune"):
+        with pytest.raises(NotImplementedError, match=f"a{name}"):
+            getattr(saver, name)(["t"])
 
 
 async def test_unattributable_tenant_values_are_refused(saver: MongoCheckpointer) -> None:
