@@ -291,7 +291,8 @@ class MemoryStore(BaseStore):
         except RuntimeError:
             running = None
         if loop is None or loop.is_closed() or running is loop or not loop.is_running():
-            raise NotImplementedError(
+            # The exception LangGraph's own async stores raise for a sync call on their loop.
+            raise asyncio.InvalidStateError(
                 "MemoryStore is async: use aget/aput/asearch/adelete/alist_namespaces (or "
                 "ainvoke the graph); sync calls work only from a worker thread while the "
                 "event loop that created the store runs"
