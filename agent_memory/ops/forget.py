@@ -39,7 +39,9 @@ __all__ = ["USER_COLLECTIONS", "agents_of", "forget_user"]
 
 logger = get_logger(__name__)
 
-_MEMORIES_FIRST = (
+#: The order an operator reads the collections in: what the memories hold first, then queues
+#: and agent state. A collection the catalog adds and this does not name comes last, by name.
+_LISTED_ORDER = (
     "memories",
     "profiles",
     "sessions",
@@ -55,12 +57,11 @@ _MEMORIES_FIRST = (
 
 #: Collections holding documents with the tenant keys ``agent_id`` and ``user_id``: those
 #: the index catalog (``atlas_indexes/``) indexes by tenant, so a new one is included here.
-#: Listed to an operator with what the memories hold first, then queues and agent state.
 USER_COLLECTIONS = tuple(
     sorted(
         user_collections(),
         key=lambda name: (
-            _MEMORIES_FIRST.index(name) if name in _MEMORIES_FIRST else len(_MEMORIES_FIRST),
+            _LISTED_ORDER.index(name) if name in _LISTED_ORDER else len(_LISTED_ORDER),
             name,
         ),
     )
