@@ -1,22 +1,26 @@
-"""Long-term memory as a LangGraph ``BaseStore``: any LangGraph agent can keep user memories here.
+"""Long-term memory as a LangGraph ``BaseStore``: any LangGraph agent can keep its items here.
 
 >>> store = MemoryStore(LongTermMemory(connection, embedder), agent_id="support-agent")  # doctest: +SKIP
 >>> graph = builder.compile(store=store)                                                 # doctest: +SKIP
->>> await store.aput(("memories", "user-456", "Note"), "diet", {"content": "vegetarian"})
+>>> await store.aput(("memories", "user-456", "notes"), "diet", {"content": "vegetarian"})
 >>> hits = await store.asearch(("memories", "user-456"), query="what does she eat?")      # doctest: +SKIP
 
 Mapping (one memory document per item version, in the ``memories`` collection):
 
-- namespace ``("memories", user_id, *path)`` -> ``Tenant(agent_id, user_id)``; anything else is
-  refused, so one user's calls never reach another's memories. ``path`` (for example
-  ``("Note",)``) is kept in ``source.namespace`` and as one tag per prefix of it
-  (``lgns:[]``, ``lgns:["Note"]``, ...), which is what prefix searches filter on.
-- item key -> memory ``key`` ``lg:["Note","diet"]`` (the path and the key, JSON-encoded, so
-  equal keys in two namespaces stay two slots), ``schema`` = ``path[0]``.
-- item value -> ``source.value`` (checked: no ``$``-keys or dotted keys); the searchable text
-  (``content``) is the fields named by ``put(index=[...])`` or ``index={"fields": [...]}``,
-  else ``value["content"]``, else the value as JSON. ``index=False`` is accepted, but every
-  memory is embedded (long-term memory has no unindexed kind).
+- namespace -> tenant by the store's :class:`NamespaceMap`: ``("memories", user_id, ...)`` is
+  that user's, any other namespace is app-wide (user id ``"*"``). The whole namespace is kept
+  in ``source.namespace`` and as one tag per prefix of it (``lg/ns:[]``,
+  ``lg/ns:["memories"]``, ...), which prefix searches filter on.
+- item key -> memory ``key`` ``lg/key:["memories","user-456","notes","diet"]`` (namespace and
+  key, JSON-encoded: no label can fake a separator); ``schema`` is the label after the user.
+- item value -> ``source.value`` (no ``$``-keys or dotted keys); the searchable text is the
+  fields of ``index["fields"]`` (or ``put(index=[...])``) joined, else ``value["content"]``
+  when it is a string, else the value as JSON. ``index=False``: stored without a vector, so
+  no search with a query returns it.
+- ``ttl`` (minutes) -> ``expires_at``, on MongoDB's TTL index; reads skip expired items
+  whatever the TTL monitor has done, and :meth:`MemoryStore.sweep_ttl` deletes them.
+- a user's other memories (formed from conversations, stored by the agent) are readable at
+  ``("memories", user_id, "learned", memory_type)``, keyed by memory id.
 
 Putting a key again goes through consolidation: the same text reinforces the current memory
 (its value is refreshed), a different text supersedes it and the old version stays queryable
@@ -26,10 +30,13 @@ through :meth:`MemoryStore.ahistory`. Deleting a key deletes every version of it
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
 import json
-import math
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal
 
 from langgraph.store.base import (
     BaseStore,
@@ -37,40 +44,52 @@ from langgraph.store.base import (
     IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     get_text_at_path,
 )
+from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id, check_int, check_mapping, is_number
+from agent_memory.checks import check_id, check_mapping, check_number, is_number
 from agent_memory.errors import InvalidInputError, NotFoundError
+from agent_memory.langgraph._filters import (
+    check_filter,
+    check_window,
+    matches_filter,
+    namespace_matches,
+)
+from agent_memory.langgraph.namespaces import (
+    APP_WIDE,
+    NamespaceError,
+    NamespaceMap,
+    check_namespace,
+)
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "NamespaceMap"]
 
 logger = get_logger(__name__)
 
-_KEY_PREFIX = "lg:"
-_TAG_PREFIX = "lgns:"
+_KEY_PREFIX = "lg/key:"
+_TAG_PREFIX = "lg/ns:"
 #: The marker in the source of every memory this store writes.
-_OURS = {"store": "langgraph"}
-_MAX_PATH = 8  # one tag per prefix of the path; LongTermConfig allows 32 tags
-_MAX_QUERY_WINDOW = 100  # LongTermMemory.retrieve ranks at most 100 memories
-_MAX_LIST = 1_000
-_ORDERING = frozenset({"$gt", "$gte", "$lt", "$lte"})
-_OPERATORS = _ORDERING | {"$eq", "$ne"}
-
-
-#: What validating an operation yields: the user, the path below it, a put's prepared memory.
-_Scope: TypeAlias = "tuple[Tenant, tuple[str, ...], tuple[NewMemory, dict[str, Any]] | None]"
+_OURS = {"store": "langgraph", "layout": "2"}
+#: Tagged on every item: what a user's learned memories are not.
+_ANY_ITEM = _TAG_PREFIX + "[]"
+#: The most items a search with a query ranks (offset + limit, times the overfetch for a
+#: filter).
+_MAX_QUERY_WINDOW = 1_000
+_FILTER_OVERFETCH = 5
+#: A year in minutes: the longest time to live.
+_MAX_TTL_MINUTES = 525_600.0
 
 
 def _encode(parts: Sequence[str]) -> str:
@@ -78,65 +97,124 @@ def _encode(parts: Sequence[str]) -> str:
     return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+def _tag(namespace: Sequence[str]) -> str:
+    tag = _TAG_PREFIX + _encode(namespace)
+    if len(tag) > 256:
+        raise NamespaceError("the namespace labels are too long together (250 characters)")
+    return tag
 
 
-def _check_label(label: Any) -> str:
-    label = check_id(label, "namespace label")
-    if "." in label:
-        raise InvalidInputError(f"namespace label {label!r} contains '.'")
-    return label
+def _key(namespace: Sequence[str], key: Any) -> str:
+    if not isinstance(key, str):
+        raise InvalidInputError(f"key must be a str, got {type(key).__name__}")
+    encoded = _KEY_PREFIX + _encode([*namespace, check_id(key, "key")])
+    if len(encoded) > 256:
+        raise InvalidInputError("the namespace and key are too long together (250 characters)")
+    return encoded
 
 
-class MemoryStore(BaseStore):
+def _ours(source: Mapping[str, Any] | None) -> bool:
+    return bool(source) and all(source.get(k) == v for k, v in _OURS.items())
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """Where a read looks within one tenant: the store's items under ``prefix`` (when
+    ``items``) and the user's learned memories (when ``learned``, of ``memory_type`` only when
+    given)."""
+
+    tenant: Tenant
+    prefix: tuple[str, ...]
+    items: bool
+    learned: bool
+    memory_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Put:
+    tenant: Tenant
+    memory: NewMemory
+    source: dict[str, Any]
+
+
+class MemoryStore(AsyncBatchedBaseStore):
     """A LangGraph store whose items are this framework's long-term memories.
 
-    Namespaces are ``("memories", user_id, *path)``; every call touches one user only.
-    Searches with ``query`` use :meth:`LongTermMemory.retrieve` (vector + keyword, ranked by
-    relevance, recency, importance and feedback); ``SearchItem.score`` is that ranking score.
-    The async API is the real one; the sync one works only from a worker thread while the
-    event loop that owns the connection runs (LangGraph runs sync nodes that way).
+    Any namespace is accepted; ``namespaces`` (a :class:`NamespaceMap`) says which label holds
+    the user, so erasing a user erases their items. Searches with ``query`` return items by
+    vector similarity, ``SearchItem.score`` the cosine similarity, as LangGraph's own stores
+    do; ``scores="ranked"`` ranks by this framework's full score instead (relevance from
+    vector and keyword search, recency, importance and feedback: :meth:`LongTermMemory.retrieve`)
+    and returns that score. Concurrent calls are served together: puts made in the same tick
+    are embedded in one call per user.
+
+    The async API is the real one; the sync one works from a worker thread while the event
+    loop that owns the connection runs (LangGraph runs sync nodes that way). ``ttl``
+    (LangGraph's ``TTLConfig``) sets a default time to live, whether reads refresh it
+    (``refresh_on_read``, default true) and the interval of :meth:`start_ttl_sweeper`.
 
     >>> store = MemoryStore(long_term, agent_id="support-agent")       # doctest: +SKIP
-    >>> await store.aput(("memories", "u1", "User"), "name", {"content": "Ada"})
-    >>> (await store.aget(("memories", "u1", "User"), "name")).value    # doctest: +SKIP
+    >>> await store.aput(("memories", "u1", "profile"), "name", {"content": "Ada"})
+    >>> (await store.aget(("memories", "u1", "profile"), "name")).value    # doctest: +SKIP
     {'content': 'Ada'}
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
         long_term: LongTermMemory,
         *,
         agent_id: str,
+        namespaces: NamespaceMap | None = None,
         index: IndexConfig | None = None,
+        scores: Literal["similarity", "ranked"] = "similarity",
+        ttl: TTLConfig | None = None,
         memory_type: str = "fact",
-        root: str = "memories",
     ) -> None:
+        # No running loop is needed to build the store: the loop is bound at first use.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._aqueue: asyncio.Queue[tuple[asyncio.Future[Any], Op]] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         if not isinstance(long_term, LongTermMemory):
             raise InvalidInputError("long_term must be a LongTermMemory")
         if memory_type not in MEMORY_TYPES:
             raise InvalidInputError(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
+        if namespaces is not None and not isinstance(namespaces, NamespaceMap):
+            raise InvalidInputError("namespaces must be a NamespaceMap")
+        if scores not in ("similarity", "ranked"):
+            raise InvalidInputError("scores must be 'similarity' or 'ranked'")
         self.long_term = long_term
         self.agent_id = check_id(agent_id, "agent_id")
+        self.namespaces = namespaces or NamespaceMap()
         self.memory_type = memory_type
-        self.root = _check_label(root)
+        self.scores = scores
         self.fields = self._check_index(index)
-        try:
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        self.ttl_config = _check_ttl_config(ttl)
+        with contextlib.suppress(RuntimeError):
+            self._bind(asyncio.get_running_loop())
+
+    @property
+    def index_config(self) -> dict[str, Any]:
+        """The vector index as LangGraph's stores describe theirs: ``dims``, ``fields`` (``["$"]``
+        is the whole value) and ``embed`` (the long-term memory's embedder)."""
+        return {
+            "dims": self.long_term.embedder.dimensions,
+            "fields": list(self.fields) if self.fields else ["content"],
+            "embed": self.long_term.embedder,
+        }
 
     def _check_index(self, index: IndexConfig | None) -> list[str] | None:
         if index is None:
             return None
-        if not isinstance(index, Mapping) or set(index) - {"fields", "dims"}:
+        if not isinstance(index, Mapping) or set(index) - {"fields", "dims", "embed"}:
+            raise InvalidInputError("index takes 'fields', 'dims' and 'embed'")
+        embed = index.get("embed")
+        if embed is not None and embed is not self.long_term.embedder:
             raise InvalidInputError(
-                "index takes only 'fields' (and 'dims'): the long-term memory's embedder "
-                "embeds every item"
+                "index embed must be left out (or be the long-term memory's embedder): "
+                "items are embedded by the LongTermMemory's embedder"
             )
         dims = index.get("dims")
         if dims is not None and dims != self.long_term.embedder.dimensions:
@@ -150,137 +228,53 @@ class MemoryStore(BaseStore):
             raise InvalidInputError("index fields must be a list of field paths")
         return list(fields)
 
-    # --- namespaces -------------------------------------------------------------------------
+    # --- the event loop -----------------------------------------------------------------------
 
-    def _scope(self, namespace: Any, what: str) -> tuple[Tenant, tuple[str, ...]]:
-        """The tenant and path of ``(root, user_id, *path)``; any other shape is refused."""
-        if not isinstance(namespace, tuple | list) or len(namespace) < 2:
-            raise InvalidInputError(
-                f"{what} must start with ({self.root!r}, user_id), got {_short(namespace)}"
-            )
-        if namespace[0] != self.root:
-            raise InvalidInputError(
-                f"{what} must start with {self.root!r} then the user id, got {_short(namespace)}"
-            )
-        tenant = Tenant(self.agent_id, namespace[1])
-        path = tuple(_check_label(label) for label in namespace[2:])
-        if len(path) > _MAX_PATH:
-            raise InvalidInputError(f"{what} is deeper than {_MAX_PATH} labels after the user id")
-        return tenant, path
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._loop is not loop:
+            self._loop, self._aqueue, self._task = loop, asyncio.Queue(), None
 
-    @staticmethod
-    def _tag(path: Sequence[str]) -> str:
-        tag = _TAG_PREFIX + _encode(path)
-        if len(tag) > 256:
-            raise InvalidInputError("the namespace labels are too long together (256 characters)")
-        return tag
+    def _ensure_task(self) -> None:
+        """Start serving the queue of concurrent calls on the running loop (bound at first use;
+        a store used from a new loop, as tests do, follows it)."""
+        self._bind(asyncio.get_running_loop())
+        if self._task is None or self._task.done():
+            assert self._loop is not None and self._aqueue is not None
+            self._task = self._loop.create_task(self._serve(self._aqueue))
 
-    @staticmethod
-    def _key(path: Sequence[str], key: Any) -> str:
-        encoded = _KEY_PREFIX + _encode([*path, check_id(key, "key")])
-        if len(encoded) > 256:
-            raise InvalidInputError("the namespace and key are too long together (256 characters)")
-        return encoded
-
-    # --- items ------------------------------------------------------------------------------
-
-    def _text(self, value: Mapping[str, Any], index: Any) -> str:
-        fields = list(index) if isinstance(index, list) else self.fields
-        if fields:
-            texts = [text for field in fields for text in get_text_at_path(value, field)]
-            text = "\n".join(t for t in texts if t and t.strip())
-        else:
-            content = value.get("content")
-            text = content if isinstance(content, str) else ""
-        if not text.strip():
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-        # The full value lives in source; the text only has to be good enough to find it.
-        return text[: self.long_term.config.max_content_chars]
-
-    def _new_memory(self, op: PutOp, path: tuple[str, ...]) -> tuple[NewMemory, dict[str, Any]]:
-        if op.ttl is not None:
-            raise NotImplementedError("MemoryStore does not support TTL; put with ttl=None")
-        if op.index is not None and op.index is not False and not isinstance(op.index, list):
-            raise InvalidInputError("index must be False, None or a list of field paths")
-        value = check_mapping(op.value, "value")
-        source = {**_OURS, "namespace": list(path), "key": op.key, "value": value}
-        context = value.get("context")
-        memory = NewMemory(
-            self._text(value, op.index),
-            memory_type=self.memory_type,
-            tags=[self._tag(path[:depth]) for depth in range(len(path) + 1)],
-            key=self._key(path, op.key),
-            source=source,
-            context=context if isinstance(context, str) and context.strip() else None,
-            schema=path[0] if path else None,
-        )
-        return memory, source
-
-    def _item(self, memory: Memory, score: float | None = None, *, hit: bool = False) -> Item:
-        source = memory.source or {}
-        namespace = (self.root, memory.user_id, *source.get("namespace", ()))
-        updated = source.get("updated_at") or memory.valid_from
-        fields = {
-            "namespace": namespace,
-            "key": source.get("key", ""),
-            "value": dict(source.get("value") or {}),
-            "created_at": memory.created_at,
-            "updated_at": updated,
-        }
-        return SearchItem(**fields, score=score) if hit else Item(**fields)
-
-    # --- operations -------------------------------------------------------------------------
-
-    def _check(self, op: Op) -> _Scope:
-        """Validate one operation; a put's memory is built here, before anything runs."""
-        if isinstance(op, GetOp | PutOp):
-            tenant, path = self._scope(op.namespace, "namespace")
-            self._key(path, op.key)
-            if isinstance(op, PutOp) and op.value is not None:
-                return tenant, path, self._new_memory(op, path)
-            return tenant, path, None
-        if isinstance(op, SearchOp):
-            _check_filter(op.filter)
-            _check_window(op.limit, op.offset)
-            if op.query is not None and not isinstance(op.query, str):
-                raise InvalidInputError("query must be a str")
-            if op.query and op.offset + op.limit > _MAX_QUERY_WINDOW:
-                raise InvalidInputError(
-                    f"a search with a query ranks at most {_MAX_QUERY_WINDOW} items: "
-                    "offset + limit must not exceed that"
-                )
-            return (*self._scope(op.namespace_prefix, "namespace_prefix"), None)
-        if isinstance(op, ListNamespacesOp):
-            return (*self._list_scope(op), None)
-        raise InvalidInputError(f"unknown store operation {type(op).__name__}")
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order. All are validated before any runs; consecutive puts are
-        stored with one embedding call per user."""
-        self._loop = asyncio.get_running_loop()
-        ops = list(ops)
-        scopes = [self._check(op) for op in ops]
-        results: list[Result] = [None] * len(ops)
-        index = 0
-        while index < len(ops):
-            end = index
-            while end < len(ops) and isinstance(ops[end], PutOp) and ops[end].value is not None:
-                end += 1
-            if end > index:
-                await self._put(scopes[index:end])
-                index = end
+    async def _serve(self, queue: asyncio.Queue[tuple[asyncio.Future[Any], Op]]) -> None:
+        while True:
+            waiting = [await queue.get()]
+            while not queue.empty():
+                waiting.append(queue.get_nowait())
+            for _ in waiting:
+                queue.task_done()  # answered below; aclose() waits for the queue to empty
+            waiting = [(future, op) for future, op in waiting if not future.done()]
+            if not waiting:
                 continue
-            op, (tenant, path, _) = ops[index], scopes[index]
-            if isinstance(op, GetOp):
-                results[index] = await self._get(tenant, path, op.key)
-            elif isinstance(op, PutOp):
-                await self._delete(tenant, path, op.key)
-            elif isinstance(op, SearchOp):
-                results[index] = await self._search(tenant, path, op)
-            else:
-                results[index] = await self._list(tenant, path, op)
-            index += 1
-        return results
+            try:
+                outcomes = await self._run([op for _, op in waiting])
+            except asyncio.CancelledError:  # closed: the waiting calls are cancelled too
+                for future, _ in waiting:
+                    future.cancel()
+                raise
+            except Exception as exc:  # not one op's failure (those are outcomes): all fail
+                outcomes = [exc] * len(waiting)
+            for (future, _), outcome in zip(waiting, outcomes, strict=True):
+                if future.done():
+                    continue
+                if isinstance(outcome, BaseException):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+
+    # The sync API goes through batch() below (BaseStore's forms), which refuses a call that
+    # cannot be served instead of blocking on a loop that is not running.
+    get = BaseStore.get
+    search = BaseStore.search
+    put = BaseStore.put
+    delete = BaseStore.delete
+    list_namespaces = BaseStore.list_namespaces
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """The sync API, for sync LangGraph nodes: they run in worker threads while the loop
@@ -299,258 +293,610 @@ class MemoryStore(BaseStore):
             )
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
 
-    async def _put(self, scopes: Sequence[_Scope]) -> None:
-        by_tenant: dict[Tenant, list[tuple[NewMemory, dict[str, Any]]]] = {}
-        for tenant, _, prepared in scopes:
-            assert prepared is not None
-            by_tenant.setdefault(tenant, []).append(prepared)
-        for tenant, items in by_tenant.items():
-            results = await self.long_term.store_many(tenant, [memory for memory, _ in items])
-            for result, (_, source) in zip(results, items, strict=True):
-                if result.action == "reinforced":
-                    # Same text as the current memory: consolidation kept that document, but
-                    # the item's value may differ (other fields), and a put must win.
-                    await self.long_term.set_source(
-                        tenant, result.id, {**source, "updated_at": utcnow()}
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in order. All are validated before any runs (one invalid op fails the
+        call and runs none); consecutive puts are embedded in one call per user."""
+        self._bind(asyncio.get_running_loop())
+        ops = list(ops)
+        checked = [self._check(op) for op in ops]
+        outcomes = await self._run(ops, checked)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return outcomes
+
+    async def aclose(self) -> None:
+        """Stop the TTL sweeper and the serving of concurrent calls, after the calls already
+        made are answered. Call it before closing the connection."""
+        await self.stop_ttl_sweeper()
+        if self._aqueue is not None and self._task is not None and not self._task.done():
+            await self._aqueue.join()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def __aenter__(self) -> MemoryStore:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    # --- checking operations ------------------------------------------------------------------
+
+    def _tenant(self, user_id: str | None) -> Tenant:
+        return Tenant(self.agent_id, APP_WIDE if user_id is None else user_id)
+
+    def _learned_at(self, namespace: tuple[str, ...]) -> tuple[Tenant, str | None] | None:
+        """The user and memory type when ``namespace`` is under a user's learned label."""
+        user = self.namespaces.user_of(namespace)
+        home = None if user is None else self.namespaces.home(user)
+        if home is None or namespace[: len(home) + 1] != (*home, self.namespaces.learned):
+            return None
+        rest = namespace[len(home) + 1 :]
+        assert user is not None
+        return self._tenant(user), rest[0] if rest else None
+
+    def _check(self, op: Op) -> Any:
+        """Validate one operation; what it needs to run (a put's memory is built here)."""
+        if isinstance(op, GetOp | PutOp):
+            namespace = check_namespace(op.namespace)
+            user = self.namespaces.user_of(namespace)
+            if user == APP_WIDE:
+                raise NamespaceError(
+                    f"user id {APP_WIDE!r} is reserved for app-wide items: {namespace!r}"
+                )
+            tenant = self._tenant(user)
+            if isinstance(op, PutOp) and op.value is not None:
+                if self._learned_at(namespace) is not None:
+                    raise NamespaceError(
+                        f"{namespace!r} is where the user's learned memories are read; put "
+                        "items elsewhere (deleting a learned memory is allowed)"
                     )
-        logger.debug("store_items_put", agent_id=self.agent_id, count=len(scopes))
+                return self._prepare(op, namespace, tenant)
+            if self._learned_at(namespace) is None:
+                _key(namespace, op.key)
+            else:
+                check_id(op.key, "key")
+            if isinstance(op, GetOp) and not isinstance(op.refresh_ttl, bool):
+                raise InvalidInputError("refresh_ttl must be a bool")
+            return namespace, tenant
+        if isinstance(op, SearchOp):
+            prefix = check_namespace(op.namespace_prefix, "namespace_prefix", empty=True)
+            check_filter(op.filter)
+            check_window(op.limit, op.offset)
+            if op.query is not None and not isinstance(op.query, str):
+                raise InvalidInputError("query must be a str or None")
+            window = (op.offset + op.limit) * (_FILTER_OVERFETCH if op.filter else 1)
+            if op.query and op.query.strip() and window > _MAX_QUERY_WINDOW:
+                raise InvalidInputError(
+                    f"a search with a query ranks at most {_MAX_QUERY_WINDOW} items: "
+                    f"offset + limit must not exceed {_MAX_QUERY_WINDOW // _FILTER_OVERFETCH} "
+                    "with a filter, 1000 without"
+                )
+            return prefix
+        if isinstance(op, ListNamespacesOp):
+            check_window(op.limit, op.offset)
+            if op.max_depth is not None:
+                check_number(op.max_depth, "max_depth", minimum=1, finite=True)
+                if not isinstance(op.max_depth, int):
+                    raise InvalidInputError("max_depth must be an int")
+            for condition in op.match_conditions or ():
+                if condition.match_type not in ("prefix", "suffix"):
+                    raise InvalidInputError(f"unknown match type {condition.match_type!r}")
+                check_namespace(condition.path, condition.match_type, empty=True)
+            return None
+        raise InvalidInputError(f"unknown store operation {type(op).__name__}")
 
-    async def _get(self, tenant: Tenant, path: tuple[str, ...], key: str) -> Item | None:
-        memory = await self.long_term.current(tenant, key=self._key(path, key))
-        return None if memory is None else self._item(memory)
+    def _prepare(self, op: PutOp, namespace: tuple[str, ...], tenant: Tenant) -> _Put:
+        if op.index is not None and op.index is not False and not isinstance(op.index, list):
+            raise InvalidInputError("index must be False, None or a list of field paths")
+        value = check_mapping(op.value, "value")
+        now = utcnow()
+        expires_at = None
+        if op.ttl is not None:
+            minutes = check_number(
+                op.ttl, "ttl (minutes)", above=0, maximum=_MAX_TTL_MINUTES, finite=True
+            )
+            expires_at = now + timedelta(minutes=float(minutes))
+        source = {
+            **_OURS,
+            "namespace": list(namespace),
+            "key": op.key,
+            "value": value,
+            "ttl": None if op.ttl is None else float(op.ttl),
+        }
+        context = value.get("context")
+        after_user = self.namespaces.user_segment + 1
+        schema = (
+            namespace[after_user]
+            if tenant.user_id != APP_WIDE and len(namespace) > after_user
+            else None
+        )
+        memory = NewMemory(
+            self._text(value, op.index),
+            memory_type=self.memory_type,
+            tags=[_tag(namespace[:depth]) for depth in range(len(namespace) + 1)],
+            key=_key(namespace, op.key),
+            source=source,
+            expires_at=expires_at,
+            context=context if isinstance(context, str) and context.strip() else None,
+            schema=schema,
+            indexed=op.index is not False,
+        )
+        return _Put(tenant, memory.checked(self.long_term.config), source)
 
-    async def _delete(self, tenant: Tenant, path: tuple[str, ...], key: str) -> None:
-        versions = await self.long_term.history(tenant, key=self._key(path, key))
+    def _text(self, value: Mapping[str, Any], index: Any) -> str:
+        fields = list(index) if isinstance(index, list) else self.fields
+        if fields:
+            texts = [text for field in fields for text in get_text_at_path(value, field)]
+            text = "\n".join(t for t in texts if t and t.strip())
+        else:
+            content = value.get("content")
+            text = content if isinstance(content, str) else ""
+        if not text.strip():
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        # The full value lives in source; the text only has to be good enough to find it.
+        return text[: self.long_term.config.max_content_chars]
+
+    # --- running operations -------------------------------------------------------------------
+
+    async def _run(self, ops: list[Op], checked: list[Any] | None = None) -> list[Any]:
+        """Each op's result, or the exception it raised: an invalid or failing op fails alone
+        (its caller gets the error), the others run."""
+        outcomes: list[Any] = [None] * len(ops)
+        ready: list[Any] = []
+        for position, op in enumerate(ops):
+            if checked is not None:
+                ready.append(checked[position])
+                continue
+            try:
+                ready.append(self._check(op))
+            except Exception as exc:
+                outcomes[position] = exc
+                ready.append(exc)
+        position = 0
+        while position < len(ops):
+            if isinstance(ready[position], _Put):
+                end = position
+                while end < len(ops) and isinstance(ready[end], _Put):
+                    end += 1
+                for at, outcome in zip(
+                    range(position, end), await self._put(ready[position:end]), strict=True
+                ):
+                    outcomes[at] = outcome
+                position = end
+                continue
+            op, prepared = ops[position], ready[position]
+            if not isinstance(prepared, Exception):
+                try:
+                    outcomes[position] = await self._one(op, prepared)
+                except Exception as exc:
+                    outcomes[position] = exc
+            position += 1
+        return outcomes
+
+    async def _one(self, op: Op, prepared: Any) -> Result:
+        if isinstance(op, GetOp):
+            namespace, tenant = prepared
+            return await self._get(namespace, tenant, op.key, op.refresh_ttl)
+        if isinstance(op, PutOp):
+            namespace, tenant = prepared
+            await self._delete(namespace, tenant, op.key)
+            return None
+        if isinstance(op, SearchOp):
+            return await self._search(prepared, op)
+        assert isinstance(op, ListNamespacesOp)
+        return await self._list(op)
+
+    async def _put(self, puts: Sequence[_Put]) -> list[Exception | None]:
+        """Store a run of puts: one ``store_many`` (one embedding call) per user."""
+        by_tenant: dict[Tenant, list[int]] = {}
+        for position, put in enumerate(puts):
+            by_tenant.setdefault(put.tenant, []).append(position)
+        outcomes: list[Exception | None] = [None] * len(puts)
+        for tenant, positions in by_tenant.items():
+            mine = [puts[p] for p in positions]
+            try:
+                # An item keeps the creation time of its first version.
+                first = await self.long_term.current_many(tenant, [p.memory.key for p in mine])
+                for put in mine:
+                    earlier = first.get(put.memory.key or "")
+                    if earlier is not None:
+                        put.source["created_at"] = (earlier.source or {}).get(
+                            "created_at", earlier.created_at
+                        )
+                results = await self.long_term.store_many(tenant, [put.memory for put in mine])
+                for result, put in zip(results, mine, strict=True):
+                    if result.action == "reinforced":
+                        # Same text as the current memory: consolidation kept that document,
+                        # but the value may differ (other fields) and the expiry too: the put
+                        # wins.
+                        await self.long_term.set_source(
+                            tenant,
+                            result.id,
+                            {**put.source, "updated_at": utcnow()},
+                            expires_at=put.memory.expires_at,
+                        )
+            except Exception as exc:
+                for p in positions:
+                    outcomes[p] = exc
+        logger.debug("store_items_put", agent_id=self.agent_id, count=len(puts))
+        return outcomes
+
+    async def _get(
+        self, namespace: tuple[str, ...], tenant: Tenant, key: str, refresh: bool
+    ) -> Item | None:
+        learned = self._learned_at(namespace)
+        if learned is not None:
+            memory = await self._learned_memory(tenant, key)
+            if memory is None or namespace != self._learned_namespace(memory)[: len(namespace)]:
+                return None
+            return (
+                self._item(memory)
+                if len(namespace) == len(self._learned_namespace(memory))
+                else None
+            )
+        memory = await self.long_term.current(tenant, key=_key(namespace, key))
+        if memory is None or not _ours(memory.source):
+            return None
+        if refresh:
+            await self._refresh(tenant, [memory])
+        return self._item(memory)
+
+    async def _learned_memory(self, tenant: Tenant, memory_id: str) -> Memory | None:
+        try:
+            memory = await self.long_term.get(tenant, memory_id)
+        except (NotFoundError, InvalidInputError):
+            return None
+        if memory.status != "active" or _ANY_ITEM in memory.tags or not memory.indexed:
+            return None
+        if memory.expires_at is not None and memory.expires_at <= utcnow():
+            return None
+        return memory
+
+    async def _delete(self, namespace: tuple[str, ...], tenant: Tenant, key: str) -> None:
+        if self._learned_at(namespace) is not None:
+            memory = await self._learned_memory(tenant, key)
+            if memory is not None and self._learned_namespace(memory) == namespace:
+                with contextlib.suppress(NotFoundError):
+                    await self.long_term.forget(tenant, memory.id)
+            return
+        versions = await self.long_term.history(tenant, key=_key(namespace, key))
         for memory in versions:
             try:
                 await self.long_term.forget(tenant, memory.id)
             except NotFoundError:
                 continue  # deleted concurrently: the outcome is the same
 
-    def _items_under(
-        self, tenant: Tenant, path: tuple[str, ...], **window: int
-    ) -> AsyncIterator[Memory]:
-        """The current items under ``path``; other memories of the user may carry any tags,
-        so the marker this store writes is required too."""
-        return self.long_term.browse(tenant, tag=self._tag(path), source=_OURS, **window)
+    async def _refresh(self, tenant: Tenant, memories: Sequence[Memory]) -> None:
+        """Move the expiry of items read with a time to live to ttl from now."""
+        by_ttl: dict[float, list[str]] = {}
+        for memory in memories:
+            ttl = (memory.source or {}).get("ttl")
+            if is_number(ttl) and ttl > 0 and memory.expires_at is not None:
+                by_ttl.setdefault(float(ttl), []).append(memory.id)
+        now = utcnow()
+        for ttl, ids in by_ttl.items():
+            await self.long_term.set_expiry(tenant, ids, now + timedelta(minutes=ttl))
 
-    async def _search(self, tenant: Tenant, path: tuple[str, ...], op: SearchOp) -> list[Item]:
-        want = op.offset + op.limit
+    # --- reading ------------------------------------------------------------------------------
+
+    def _learned_namespace(self, memory: Memory) -> tuple[str, ...]:
+        home = self.namespaces.home(memory.user_id)
+        assert home is not None and self.namespaces.learned is not None
+        return (*home, self.namespaces.learned, memory.memory_type)
+
+    def _item(self, memory: Memory, score: float | None = None, *, hit: bool = False) -> Item:
+        source = memory.source or {}
+        if _ours(source):
+            namespace = tuple(source.get("namespace") or ())
+            key = source.get("key", "")
+            value = dict(source.get("value") or {})
+            created = source.get("created_at") or memory.created_at
+            updated = source.get("updated_at") or memory.valid_from
+        else:  # a learned memory
+            namespace = self._learned_namespace(memory)
+            key = memory.id
+            value = {
+                "content": memory.content,
+                "memory_type": memory.memory_type,
+                "importance": memory.importance,
+            }
+            if memory.context:
+                value["context"] = memory.context
+            created, updated = memory.created_at, memory.valid_from
+        fields = {
+            "namespace": namespace,
+            "key": key,
+            "value": value,
+            "created_at": created,
+            "updated_at": updated,
+        }
+        return SearchItem(**fields, score=score) if hit else Item(**fields)
+
+    async def _wheres(self, prefix: tuple[str, ...]) -> list[_Where]:
+        """The tenants a read under ``prefix`` looks at, and what it reads in each."""
+        reach, user = self.namespaces.reach(prefix)
+        if reach == "user":
+            assert user is not None
+            return [self._where(self._tenant(user), prefix)]
+        wheres = [_Where(self._tenant(None), prefix, items=True, learned=False)]
+        if reach == "span":
+            if not self.namespaces.span_users:
+                raise NamespaceError(
+                    f"{prefix!r} names no user and this store reads one user at a time "
+                    "(NamespaceMap(span_users=False)): include the user id"
+                )
+            users = await self.long_term.user_ids(self.agent_id)
+            wheres += [self._where(self._tenant(u), prefix) for u in users if u != APP_WIDE]
+        return wheres
+
+    def _where(self, tenant: Tenant, prefix: tuple[str, ...]) -> _Where:
+        home = self.namespaces.home(tenant.user_id)
+        if home is None:
+            return _Where(tenant, prefix, items=True, learned=False)
+        learned = (*home, self.namespaces.learned)
+        if prefix[: len(learned)] == learned:  # under the learned label: learned memories only
+            rest = prefix[len(learned) :]
+            if len(rest) > 1 or (rest and rest[0] not in MEMORY_TYPES):
+                return _Where(tenant, prefix, items=False, learned=False)
+            return _Where(
+                tenant, prefix, items=False, learned=True, memory_type=rest[0] if rest else None
+            )
+        covers = learned[: len(prefix)] == prefix
+        return _Where(tenant, prefix, items=True, learned=covers)
+
+    async def _search(self, prefix: tuple[str, ...], op: SearchOp) -> list[SearchItem]:
         if op.limit == 0:
             return []
-        if op.query:
-            overfetch = self.long_term.config.overfetch if op.filter else 1
-            hits = await self.long_term.retrieve(
-                tenant, op.query, k=min(_MAX_QUERY_WINDOW, want * overfetch), tags=[self._tag(path)]
-            )
-            items = [
-                self._item(found.memory, found.score, hit=True)
-                for found in hits
-                if _ours(found.memory.source)
-            ]
-            matched = [item for item in _unique(items) if _matches_filter(item.value, op.filter)]
-            return matched[op.offset : want]
-        window = {} if op.filter else {"skip": op.offset, "limit": op.limit}
-        found: list[Item] = []
-        seen: set[tuple[tuple[str, ...], str]] = set()
-        skipped = 0
-        async for memory in self._items_under(tenant, path, **window):
-            item = self._item(memory, hit=True)
-            if (item.namespace, item.key) in seen or not _matches_filter(item.value, op.filter):
-                continue
-            seen.add((item.namespace, item.key))
-            if op.filter and skipped < op.offset:
-                skipped += 1
-                continue
-            found.append(item)
-            if len(found) >= op.limit:
-                break
+        want = op.offset + op.limit
+        wheres = await self._wheres(prefix)
+        if op.query and op.query.strip():
+            scored: list[tuple[float, int, SearchItem]] = []
+            for where in wheres:
+                scored.extend(await self._ranked(where, op, want))
+            scored.sort(key=lambda entry: (-entry[0], entry[1]))
+            found = [item for _, _, item in scored]
+        else:
+            found = await self._listed(wheres, op.filter, want)
+        found = found[op.offset : want]
+        if op.refresh_ttl:
+            for where in wheres:
+                mine = [
+                    item for item in found if item.namespace and self._owner(item) == where.tenant
+                ]
+                if mine:
+                    await self._refresh_items(where.tenant, mine)
         return found
 
-    def _list_scope(self, op: ListNamespacesOp) -> tuple[Tenant, tuple[str, ...]]:
-        _check_window(op.limit, op.offset)
-        if op.max_depth is not None:
-            check_int(op.max_depth, "max_depth", minimum=1)
-        prefixes = [c for c in op.match_conditions or () if c.match_type == "prefix"]
-        for condition in op.match_conditions or ():
-            if condition.match_type not in ("prefix", "suffix"):
-                raise InvalidInputError(f"unknown match type {condition.match_type!r}")
-            for label in condition.path:
-                if label != "*":
-                    _check_label(label)
-        scoped = [c for c in prefixes if len(c.path) >= 2 and "*" not in c.path[:2]]
-        if not scoped:
-            raise InvalidInputError(
-                f"list_namespaces needs prefix=({self.root!r}, user_id, ...): namespaces are "
-                "listed for one user at a time"
-            )
-        tenant, _ = self._scope(tuple(scoped[0].path[:2]), "prefix")
-        fixed: list[str] = []
-        for label in scoped[0].path[2:]:
-            if label == "*":
-                break
-            fixed.append(label)
-        return tenant, tuple(fixed)
+    def _owner(self, item: Item) -> Tenant:
+        return self._tenant(self.namespaces.user_of(item.namespace))
 
-    async def _list(
-        self, tenant: Tenant, path: tuple[str, ...], op: ListNamespacesOp
-    ) -> list[tuple[str, ...]]:
-        namespaces = {
-            (self.root, tenant.user_id, *((memory.source or {}).get("namespace") or ()))
-            async for memory in self._items_under(tenant, path)
-        }
-        matched = [
-            ns
-            for ns in namespaces
-            if all(_namespace_matches(c, ns) for c in op.match_conditions or ())
+    async def _refresh_items(self, tenant: Tenant, items: Sequence[Item]) -> None:
+        keys = [
+            _key(item.namespace, item.key)
+            for item in items
+            if self._learned_at(item.namespace) is None
         ]
+        memories = [m for k in keys if (m := await self.long_term.current(tenant, key=k))]
+        await self._refresh(tenant, memories)
+
+    async def _ranked(
+        self, where: _Where, op: SearchOp, want: int
+    ) -> list[tuple[float, int, SearchItem]]:
+        """The best ``want`` matches in one tenant, with their scores, by query."""
+        assert op.query is not None
+        k = min(_MAX_QUERY_WINDOW, want * (_FILTER_OVERFETCH if op.filter else 1))
+        pairs: list[tuple[Memory, float]] = []
+        if self.scores == "ranked":
+            retrieved = await self.long_term.retrieve(
+                where.tenant,
+                op.query[:2_000],
+                k=min(k, 100),
+                tags=None if where.learned else [_tag(where.prefix)],
+                memory_types=where.memory_type,
+            )
+            pairs = [(found.memory, found.score) for found in retrieved]
+        else:
+            if where.items:
+                pairs += await self.long_term.similar(
+                    where.tenant, op.query[:2_000], k=k, tag=_tag(where.prefix)
+                )
+            if where.learned:
+                pairs += await self.long_term.similar(
+                    where.tenant,
+                    op.query[:2_000],
+                    k=k,
+                    without_tag=_ANY_ITEM,
+                    memory_type=where.memory_type,
+                )
+        results = []
+        for order, (memory, score) in enumerate(pairs):
+            if not self._visible(memory, where):
+                continue
+            item = self._item(memory, score, hit=True)
+            if matches_filter(item.value, op.filter):
+                results.append((score, order, item))
+        return _unique(results)
+
+    def _visible(self, memory: Memory, where: _Where) -> bool:
+        if _ours(memory.source):
+            return where.items and _tag(where.prefix) in memory.tags
+        if not where.learned or _ANY_ITEM in memory.tags or not memory.indexed:
+            return False
+        return where.memory_type is None or memory.memory_type == where.memory_type
+
+    async def _listed(
+        self, wheres: Sequence[_Where], filter_: Mapping[str, Any] | None, want: int
+    ) -> list[SearchItem]:
+        """The newest ``want`` items matching ``filter_`` across ``wheres`` (by update)."""
+        streams = []
+        for where in wheres:
+            if where.items:
+                streams.append(
+                    await self._take(
+                        self.long_term.browse(where.tenant, tag=_tag(where.prefix), source=_OURS),
+                        where,
+                        filter_,
+                        want,
+                    )
+                )
+            if where.learned:
+                streams.append(
+                    await self._take(
+                        self.long_term.browse(where.tenant, without_tag=_ANY_ITEM),
+                        where,
+                        filter_,
+                        want,
+                    )
+                )
+        merged = heapq.merge(*streams, key=lambda item: (-item.updated_at.timestamp(), item.key))
+        return list(merged)[:want]
+
+    async def _take(
+        self, memories: Any, where: _Where, filter_: Mapping[str, Any] | None, want: int
+    ) -> list[SearchItem]:
+        found: list[SearchItem] = []
+        seen: set[tuple[tuple[str, ...], str]] = set()
+        async for memory in memories:
+            if not self._visible(memory, where):
+                continue
+            item = self._item(memory, hit=True)
+            if (item.namespace, item.key) in seen or not matches_filter(item.value, filter_):
+                continue
+            seen.add((item.namespace, item.key))
+            found.append(item)
+            if len(found) >= want:
+                break
+        found.sort(key=lambda item: (-item.updated_at.timestamp(), item.key))
+        return found
+
+    async def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = list(op.match_conditions or ())
+        prefixes = [tuple(c.path) for c in conditions if c.match_type == "prefix"]
+        # The labels every match starts with, up to the first wildcard: the tag to filter on.
+        fixed: tuple[str, ...] = ()
+        if prefixes:
+            for label in prefixes[0]:
+                if label == "*":
+                    break
+                fixed = (*fixed, label)
+        reach_prefix = prefixes[0] if prefixes else ()
+        namespaces: set[tuple[str, ...]] = set()
+        for where in await self._wheres(reach_prefix):
+            if where.items:
+                values = await self.long_term.grouped(
+                    where.tenant, "source.namespace", tag=_tag(fixed), source=_OURS
+                )
+                namespaces.update(tuple(v) for v in values if isinstance(v, list))
+            if where.learned:
+                home = self.namespaces.home(where.tenant.user_id)
+                assert home is not None and self.namespaces.learned is not None
+                types = await self.long_term.grouped(
+                    where.tenant, "memory_type", without_tag=_ANY_ITEM
+                )
+                namespaces.update(
+                    (*home, self.namespaces.learned, t) for t in types if isinstance(t, str)
+                )
+        matched = [ns for ns in namespaces if all(namespace_matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
             matched = list({ns[: op.max_depth] for ns in matched})
         return sorted(matched)[op.offset : op.offset + op.limit]
 
-    # --- beyond BaseStore ---------------------------------------------------------------------
+    # --- time to live -------------------------------------------------------------------------
 
-    async def alist_namespaces(
-        self,
-        *,
-        prefix: tuple[str, ...] | None = None,
-        suffix: tuple[str, ...] | None = None,
-        max_depth: int | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[tuple[str, ...]]:
-        """As :meth:`BaseStore.alist_namespaces`; a prefix or suffix that is not a tuple of
-        labels is refused here (upstream would fail on it with a TypeError or KeyError)."""
-        for name, path in (("prefix", prefix), ("suffix", suffix)):
-            if path is not None and not isinstance(path, tuple | list):
-                raise InvalidInputError(f"{name} must be a tuple of labels, got {_short(path)}")
-        return await super().alist_namespaces(
-            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+    async def sweep_ttl(self) -> int:
+        """Delete the expired items (and memories) of every user of the agent now; how many.
+        Reads never return an expired item whether or not this has run: MongoDB's TTL index
+        deletes them too, within a minute or so, on a real server."""
+        count = 0
+        for user in {APP_WIDE, *await self.long_term.user_ids(self.agent_id)}:
+            count += await self.long_term.forget_expired(Tenant(self.agent_id, user))
+        if count:
+            logger.info("store_items_expired", agent_id=self.agent_id, count=count)
+        return count
+
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Run :meth:`sweep_ttl` every ``sweep_interval_minutes`` (default: the TTL config's
+        ``sweep_interval_minutes``, else 5) until :meth:`stop_ttl_sweeper` or :meth:`aclose`."""
+        minutes = sweep_interval_minutes
+        if minutes is None:
+            minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        minutes = check_number(
+            minutes, "sweep_interval_minutes", above=0, maximum=_MAX_TTL_MINUTES, finite=True
         )
+        if self._sweeper is not None and not self._sweeper.done():
+            return self._sweeper
+
+        async def sweep_forever() -> None:
+            while True:
+                await asyncio.sleep(float(minutes) * 60)
+                try:
+                    await self.sweep_ttl()
+                except Exception as exc:  # the next sweep tries again
+                    logger.warning("store_ttl_sweep_failed", error=type(exc).__name__)
+
+        self._sweeper = asyncio.get_running_loop().create_task(sweep_forever())
+        return self._sweeper
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper; whether it stopped within ``timeout`` seconds."""
+        sweeper, self._sweeper = self._sweeper, None
+        if sweeper is None or sweeper.done():
+            return True
+        sweeper.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(sweeper), timeout)
+        except asyncio.CancelledError:
+            return True
+        except TimeoutError:
+            return False
+        return True
+
+    # --- beyond BaseStore ---------------------------------------------------------------------
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
         """Every version ever put under ``key``, the current one first (consolidation keeps
         superseded versions queryable)."""
-        tenant, path = self._scope(namespace, "namespace")
-        versions = await self.long_term.history(tenant, key=self._key(path, key))
-        return [self._item(memory) for memory in versions]
+        namespace = check_namespace(namespace)
+        tenant = self._tenant(self.namespaces.user_of(namespace))
+        versions = await self.long_term.history(tenant, key=_key(namespace, key))
+        return [self._item(memory) for memory in versions if _ours(memory.source)]
 
 
-def _ours(source: Mapping[str, Any] | None) -> bool:
-    return bool(source) and source.get("store") == _OURS["store"]
+def _check_ttl_config(ttl: Any) -> TTLConfig | None:
+    if ttl is None:
+        return None
+    if not isinstance(ttl, Mapping) or set(ttl) - {
+        "refresh_on_read",
+        "default_ttl",
+        "sweep_interval_minutes",
+    }:
+        raise InvalidInputError(
+            "ttl takes 'refresh_on_read', 'default_ttl' and 'sweep_interval_minutes'"
+        )
+    if "refresh_on_read" in ttl and not isinstance(ttl["refresh_on_read"], bool):
+        raise InvalidInputError("ttl refresh_on_read must be a bool")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        if ttl.get(name) is not None:
+            check_number(ttl[name], f"ttl {name}", above=0, maximum=_MAX_TTL_MINUTES, finite=True)
+    return TTLConfig(**ttl)  # type: ignore[typeddict-item]
 
 
-def _unique(items: list[Item]) -> list[Item]:
+def _unique(
+    scored: list[tuple[float, int, SearchItem]],
+) -> list[tuple[float, int, SearchItem]]:
     # Two active versions of one key exist only after a crash between insert and supersede
-    # (servers without transactions); the first (newest or best ranked) stands for the item.
+    # (servers without transactions); the best ranked stands for the item.
     seen: set[tuple[tuple[str, ...], str]] = set()
     kept = []
-    for item in items:
+    for entry in sorted(scored, key=lambda e: (-e[0], e[1])):
+        item = entry[2]
         if (item.namespace, item.key) not in seen:
             seen.add((item.namespace, item.key))
-            kept.append(item)
+            kept.append(entry)
     return kept
-
-
-# --- filters ------------------------------------------------------------------------------------
-
-
-def _check_window(limit: Any, offset: Any) -> None:
-    for name, number in (("limit", limit), ("offset", offset)):
-        check_int(number, name, minimum=0, maximum=_MAX_LIST)
-
-
-def _check_filter(value: Any, where: str = "filter", depth: int = 0) -> None:
-    """Filter keys name value fields, never operators or paths; the only operators are
-    LangGraph's comparisons, evaluated here in Python (a filter never reaches MongoDB)."""
-    if value is None and depth == 0:
-        return
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(f"{where} must be a mapping, got {type(value).__name__}")
-    if depth > 8:
-        raise InvalidInputError(f"{where} is nested too deeply")
-    for key, expected in value.items():
-        if not isinstance(key, str) or not key or key.startswith("$") or "." in key:
-            raise InvalidInputError(
-                f"{where} has the key {_short(key)}; keys are value field names "
-                "(no '$' at the start, no '.')"
-            )
-        _check_expected(expected, f"{where}.{key}", depth + 1)
-
-
-def _check_expected(expected: Any, where: str, depth: int) -> None:
-    if isinstance(expected, Mapping) and any(str(k).startswith("$") for k in expected):
-        for operator, operand in expected.items():
-            if operator not in _OPERATORS:
-                raise InvalidInputError(
-                    f"{where} uses {_short(operator)}; supported: {', '.join(sorted(_OPERATORS))}"
-                )
-            if operator in _ORDERING and not (is_number(operand) or isinstance(operand, str)):
-                raise InvalidInputError(f"{where} {operator} needs a number or a string")
-            if operator in ("$eq", "$ne"):
-                _check_expected(operand, where, depth + 1)
-    elif isinstance(expected, Mapping):
-        _check_filter(expected, where, depth)
-    elif isinstance(expected, list | tuple):
-        for item in expected:
-            if isinstance(item, Mapping):
-                check_mapping(item, where)
-            else:
-                _check_expected(item, where, depth + 1)
-    elif expected is not None and not isinstance(expected, bool | int | float | str):
-        raise InvalidInputError(f"{where} has a value of type {type(expected).__name__}")
-    elif isinstance(expected, float) and not math.isfinite(expected):
-        raise InvalidInputError(f"{where} is NaN or infinite")
-
-
-def _equal(actual: Any, expected: Any) -> bool:
-    if isinstance(expected, Mapping):
-        if any(str(k).startswith("$") for k in expected):
-            return all(_compare(actual, op, operand) for op, operand in expected.items())
-        return isinstance(actual, Mapping) and all(
-            _equal(actual.get(k), v) for k, v in expected.items()
-        )
-    if isinstance(expected, list | tuple):
-        return (
-            isinstance(actual, list | tuple)
-            and len(actual) == len(expected)
-            and all(_equal(a, e) for a, e in zip(actual, expected, strict=True))
-        )
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return actual is expected  # True is not 1 here
-    return actual == expected
-
-
-def _compare(actual: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return _equal(actual, operand)
-    if operator == "$ne":
-        return not _equal(actual, operand)
-    comparable = (is_number(actual) and is_number(operand)) or (
-        isinstance(actual, str) and isinstance(operand, str)
-    )
-    if not comparable:
-        return False
-    return {
-        "$gt": actual > operand,
-        "$gte": actual >= operand,
-        "$lt": actual < operand,
-        "$lte": actual <= operand,
-    }[operator]
-
-
-def _matches_filter(value: Mapping[str, Any], filter_: Mapping[str, Any] | None) -> bool:
-    return not filter_ or all(_equal(value.get(k), v) for k, v in filter_.items())
-
-
-def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    pattern = tuple(condition.path)
-    if len(namespace) < len(pattern):
-        return False
-    if not pattern:
-        return True
-    if condition.match_type == "prefix":
-        window = namespace[: len(pattern)]
-    else:
-        window = namespace[-len(pattern) :]
-    return all(p == "*" or p == n for p, n in zip(pattern, window, strict=True))

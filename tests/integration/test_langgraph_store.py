@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    InvalidNamespaceError,
     ListNamespacesOp,
     MatchCondition,
     PutOp,
@@ -21,7 +22,7 @@ from langgraph.store.base import (
 )
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.langgraph.store import MemoryStore
+from agent_memory.langgraph.store import MemoryStore, NamespaceMap
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
@@ -156,38 +157,63 @@ async def test_users_are_isolated(store):
 
 
 async def test_memories_not_written_by_the_store_do_not_pose_as_items(store, long_term):
-    # Tags are free text in the framework: one that looks like the store's marker is not enough.
-    await long_term.store(Tenant("agent", "alice"), "Alice likes tea", tags=["lgns:[]"])
+    # Tags are free text in the framework: one that looks like the store's tags is not enough
+    # to make a memory an item; such a memory is not a learned one either.
+    alice = Tenant("agent", "alice")
+    await long_term.store(alice, "Alice likes tea", tags=['lg/ns:["memories","alice","Note"]'])
+    await long_term.store(alice, "Alice likes jazz", tags=["lg/ns:[]"])
     await store.aput((*ALICE, "Note"), "drink", {"content": "Alice likes coffee"})
-    assert [h.key for h in await store.asearch(ALICE, query="what does Alice like? tea")] == [
+    note = (*ALICE, "Note")
+    assert [h.key for h in await store.asearch(note, query="what does Alice like? tea")] == [
         "drink"
     ]
-    assert [h.key for h in await store.asearch(ALICE)] == ["drink"]
-    assert await store.alist_namespaces(prefix=ALICE) == [(*ALICE, "Note")]
+    assert [h.key for h in await store.asearch(note)] == ["drink"]
+    learned = await store.asearch((*ALICE, "learned"))
+    assert [h.value["content"] for h in learned] == ["Alice likes tea"]
+    assert await store.alist_namespaces(prefix=ALICE) == [
+        (*ALICE, "Note"),
+        (*ALICE, "learned", "fact"),
+    ]
 
 
 @pytest.mark.parametrize(
     "namespace",
     [
-        ("notes", "alice"),
-        ("memories",),
-        ("alice", "memories"),
         ("memories", {"$ne": None}),
         ("memories", "alice", "a" * 300),
-        ("memories", "alice", *["x"] * 9),
+        ("memories", "alice", *["x"] * 19),
+        ("memories", "a.b"),
+        ("memories", ""),
+        ("memories", "al\x00ice"),
+        ("langgraph", "x"),
+        "memories",
     ],
 )
-async def test_other_namespace_shapes_are_refused(store, namespace):
-    with pytest.raises(ValueError, match=r"namespace|user_id|label|deeper"):
-        await store.abatch([PutOp(namespace, "k", {"content": "x"})])
-    with pytest.raises(ValueError):
-        await store.abatch([GetOp(namespace, "k")])
-    with pytest.raises(ValueError):
-        await store.abatch([SearchOp(namespace)])
+async def test_invalid_namespaces_are_refused_as_langgraph_does(store, namespace):
+    # One exception for both worlds: this framework's InvalidInputError and LangGraph's
+    # InvalidNamespaceError, which its own stores raise.
+    for op in (
+        PutOp(namespace, "k", {"content": "x"}),
+        GetOp(namespace, "k"),
+        SearchOp(namespace),
+    ):
+        with pytest.raises(InvalidNamespaceError, match=r"namespace|label|langgraph") as caught:
+            await store.abatch([op])
+        assert isinstance(caught.value, InvalidInputError)
+
+
+async def test_the_app_wide_user_id_cannot_be_claimed(store):
+    with pytest.raises(InvalidNamespaceError, match="reserved for app-wide"):
+        await store.aput(("memories", "*", "Note"), "k", {"content": "x"})
+
+
+async def test_an_empty_namespace_holds_no_item(store):
+    with pytest.raises(InvalidNamespaceError, match="empty"):
+        await store.abatch([PutOp((), "k", {"content": "x"})])
 
 
 async def test_a_dict_user_id_is_a_clear_error(store):
-    with pytest.raises(InvalidInputError, match="user_id must be a str, got dict"):
+    with pytest.raises(InvalidInputError, match="namespace labels must be str, got dict"):
         await store.abatch([SearchOp(("memories", {"$gt": ""}), query="x")])
 
 
@@ -209,15 +235,37 @@ async def test_hostile_filters_are_refused(store, filter_):
         await store.asearch(ALICE, filter=filter_)
 
 
-async def test_cross_user_listing_and_search_are_refused(store):
-    await store.aput((*ALICE, "Note"), "k", {"content": "x"})
+async def test_reads_that_name_no_user_span_every_user_as_langgraph_stores_do(store):
+    await store.aput((*ALICE, "Note"), "k", {"content": "Alice reads poetry"})
+    await store.aput((*BOB, "Note"), "k", {"content": "Bob reads poetry"})
+    await store.aput(("docs",), "faq", {"content": "poetry books are on shelf 3"})
     for prefix in [None, ("memories",), ("memories", "*")]:
-        with pytest.raises(InvalidInputError, match="one user"):
+        assert await store.alist_namespaces(prefix=prefix) == [
+            n
+            for n in [("docs",), (*ALICE, "Note"), (*BOB, "Note")]
+            if prefix is None or n[0] == "memories"
+        ]
+    hits = await store.asearch(("memories",), query="poetry")
+    assert {h.namespace for h in hits} == {(*ALICE, "Note"), (*BOB, "Note")}
+    hits = await store.asearch((), query="poetry")
+    assert {h.namespace for h in hits} == {("docs",), (*ALICE, "Note"), (*BOB, "Note")}
+    assert [h.key for h in await store.asearch(ALICE, query="poetry")] == ["k"]
+
+
+async def test_a_store_that_serves_one_user_at_a_time_refuses_reads_naming_none(long_term):
+    store = MemoryStore(long_term, agent_id="agent", namespaces=NamespaceMap(span_users=False))
+    await store.aput((*ALICE, "Note"), "k", {"content": "x"})
+    await store.aput(("docs",), "faq", {"content": "y"})
+    for prefix in [None, ("memories",), ("memories", "*")]:
+        with pytest.raises(InvalidInputError, match="one user at a time"):
             await store.alist_namespaces(prefix=prefix)
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(InvalidInputError, match="include the user id"):
         await store.asearch(("memories",), query="x")
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(InvalidNamespaceError):
         await store.asearch((), query="x")
+    # App-wide namespaces and a user's own stay readable.
+    assert [h.key for h in await store.asearch(("docs",))] == ["faq"]
+    assert await store.alist_namespaces(prefix=ALICE) == [(*ALICE, "Note")]
 
 
 async def test_values_and_options_are_checked(store):
@@ -226,10 +274,14 @@ async def test_values_and_options_are_checked(store):
         await store.aput(note, "k", {"$set": 1})
     with pytest.raises(InvalidInputError, match=r"contain '\.'"):
         await store.aput(note, "k", {"a.b": 1})
-    with pytest.raises(NotImplementedError, match="TTL"):
-        await store.aput(note, "k", {"content": "x"}, ttl=5)
-    with pytest.raises(InvalidInputError, match="at most 100"):
-        await store.asearch(ALICE, query="x", limit=90, offset=20)
+    for ttl in (0, -1, float("nan"), float("inf"), True, "5"):
+        with pytest.raises(InvalidInputError, match="ttl"):
+            await store.aput(note, "k", {"content": "x"}, ttl=ttl)
+    with pytest.raises(InvalidInputError, match="at most 1000"):
+        await store.asearch(ALICE, query="x", limit=1000, offset=1)
+    with pytest.raises(InvalidInputError, match="at most 1000"):
+        await store.asearch(ALICE, query="x", filter={"a": 1}, limit=150, offset=60)
+    assert await store.aget(note, "k") is None  # nothing was written
     with pytest.raises(InvalidInputError, match="index"):
         MemoryStore(store.long_term, agent_id="a", index={"embed": "openai:x", "dims": 3})
 

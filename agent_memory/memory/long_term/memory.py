@@ -82,6 +82,7 @@ from agent_memory.memory.long_term.records import (
     RetrievedMemory,
     StoreResult,
 )
+from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
@@ -118,6 +119,17 @@ _CANDIDATES = 3
 #: Atlas tier: at most this many of the tenant's most recent memories of a type are compared
 #: by the framework itself, besides ``$vectorSearch``'s candidates.
 _RECENT_LIMIT = 200
+#: The most memories :meth:`LongTermMemory.similar` returns.
+_MAX_SIMILAR = 1_000
+#: The fields :meth:`LongTermMemory.grouped` groups by.
+_GROUPABLE = frozenset({"source.namespace", "memory_type"})
+
+
+class _Keep:
+    """The default of an argument that leaves a stored value as it is."""
+
+
+_KEEP = _Keep()
 
 
 def _cosine(vector: np.ndarray, other: np.ndarray) -> float:
@@ -140,22 +152,33 @@ def _last_said(document: dict[str, Any]) -> str | None:
     return last if isinstance(last, str) else _said(document.get("source"))
 
 
+def _comparable(document: Mapping[str, Any], item: NewMemory) -> str:
+    """The text ``item`` is compared with to find a repeat: the document's content, or none
+    when it is indexed differently (a put that changes how a memory is found replaces it)."""
+    indexed = document.get("indexed", True) is not False
+    return document["content"] if indexed == item.indexed else ""
+
+
 def _with_pending(
     candidates: list[Candidate],
     item: NewMemory,
-    vector: np.ndarray,
-    pending: Sequence[tuple[dict[str, Any], np.ndarray]],
+    vector: np.ndarray | None,
+    pending: Sequence[tuple[dict[str, Any], np.ndarray | None]],
 ) -> list[Candidate]:
     """``candidates`` from the collection joined by the batch's memories not yet inserted
     that the same search would have found: for a key, its active memories; otherwise the
     most similar memories of the same type (the search's limit of three in all)."""
     if item.key is not None:
         return candidates + [
-            Candidate(document["_id"], document["content"], said=_last_said(document))
+            Candidate(document["_id"], _comparable(document, item), said=_last_said(document))
             for document, _ in pending
             if document["key"] == item.key
         ]
-    same_type = [(doc, vec) for doc, vec in pending if doc["memory_type"] == item.memory_type]
+    same_type = [
+        (doc, vec)
+        for doc, vec in pending
+        if doc["memory_type"] == item.memory_type and vec is not None
+    ]
     if not same_type:
         return candidates
     joined = candidates + [
@@ -214,14 +237,13 @@ class LongTermMemory:
     # --- helpers ----------------------------------------------------------------------------
 
     def _document(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray, now: datetime
+        self, tenant: Tenant, item: NewMemory, vector: np.ndarray | None, now: datetime
     ) -> dict[str, Any]:
         document: dict[str, Any] = {
             "_id": new_id("mem"),
             **tenant.filter(),
             "memory_type": item.memory_type,
             "content": item.content,
-            "embedding": to_bson_vector(vector),
             "importance": item.importance,
             "tags": list(item.tags),
             "key": item.key,
@@ -240,6 +262,10 @@ class LongTermMemory:
             "context": item.context,
             "schema": item.schema,
         }
+        if vector is None:
+            document["indexed"] = False  # no vector: no search finds it (NewMemory.indexed)
+        else:
+            document["embedding"] = to_bson_vector(vector)
         check_document_size(document, "the memory")
         return document
 
@@ -247,15 +273,17 @@ class LongTermMemory:
         self,
         tenant: Tenant,
         item: NewMemory,
-        vector: np.ndarray,
+        vector: np.ndarray | None,
         recent: dict[str, list[dict[str, Any]]] | None = None,
     ) -> list[Candidate]:
         if item.key is not None:
             docs = await self.collection.find(
                 {**tenant.filter(), "key": item.key, "status": "active"},
-                {"content": 1, "source.messages_through": 1, "last_said": 1},
+                {"content": 1, "source.messages_through": 1, "last_said": 1, "indexed": 1},
             ).to_list(None)
-            return [Candidate(doc["_id"], doc["content"], said=_last_said(doc)) for doc in docs]
+            return [
+                Candidate(doc["_id"], _comparable(doc, item), said=_last_said(doc)) for doc in docs
+            ]
         hits = await self._searcher.search(
             self.target,
             SearchQuery(
@@ -398,7 +426,7 @@ class LongTermMemory:
         await self._announce(tenant, change)
 
     async def _apply(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray, decision: Decision
+        self, tenant: Tenant, item: NewMemory, vector: np.ndarray | None, decision: Decision
     ) -> StoreResult:
         now = utcnow()
         if decision.action == "reinforce" and await self._reinforce(
@@ -433,7 +461,7 @@ class LongTermMemory:
         )
 
     async def _consolidate(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray, decision: Decision
+        self, tenant: Tenant, item: NewMemory, vector: np.ndarray | None, decision: Decision
     ) -> StoreResult:
         for _ in range(_DECISION_ATTEMPTS - 1):
             try:
@@ -446,10 +474,23 @@ class LongTermMemory:
         self,
         tenant: Tenant,
         item: NewMemory,
-        vector: np.ndarray,
-        pending: Sequence[tuple[dict[str, Any], np.ndarray]] = (),
+        vector: np.ndarray | None,
+        pending: Sequence[tuple[dict[str, Any], np.ndarray | None]] = (),
         recent: dict[str, list[dict[str, Any]]] | None = None,
     ) -> Decision:
+        if vector is None:
+            if item.key is None:
+                return Decision("insert", reason="not indexed: nothing to compare it with")
+            candidates = await self._candidates(tenant, item, vector, recent)
+            return await decide(
+                item.content,
+                key=item.key,
+                candidates=candidates + _with_pending([], item, vector, pending),
+                repeat_similarity=math.inf,
+                judge_similarity=math.inf,
+                judge=None,
+                said=_said(item.source),
+            )
         candidates = await self._candidates(tenant, item, vector, recent)
         if pending:
             candidates = _with_pending(candidates, item, vector, pending)
@@ -503,10 +544,7 @@ class LongTermMemory:
         if not checked:
             raise InvalidInputError("items must be a non-empty list of NewMemory")
         with translate_errors("storing memories"):
-            await self._embedder_guard.check()
-            vectors = await self.embedder.embed_documents(
-                [item.vector_text(self.config) for item in checked]
-            )
+            vectors = await self._vectors(checked)
             try:
                 results = await self._write(tenant, checked, vectors, consolidate)
             except BaseException:
@@ -525,11 +563,20 @@ class LongTermMemory:
         )
         return results
 
+    async def _vectors(self, items: Sequence[NewMemory]) -> list[np.ndarray | None]:
+        """One embedding call for the indexed items; ``None`` for the others."""
+        texts = [item.vector_text(self.config) for item in items if item.indexed]
+        if not texts:
+            return [None] * len(items)
+        await self._embedder_guard.check()
+        embedded = iter(await self.embedder.embed_documents(texts))
+        return [next(embedded) if item.indexed else None for item in items]
+
     async def _write(
         self,
         tenant: Tenant,
         checked: Sequence[NewMemory],
-        vectors: np.ndarray,
+        vectors: Sequence[np.ndarray | None],
         consolidate: bool,
     ) -> list[StoreResult]:
         if not consolidate:
@@ -546,7 +593,7 @@ class LongTermMemory:
         # together, before any other write and at the end: one insert and one announcement
         # for a run of new memories instead of one each.
         results: list[StoreResult] = []
-        pending: list[tuple[dict[str, Any], np.ndarray]] = []
+        pending: list[tuple[dict[str, Any], np.ndarray | None]] = []
         # Atlas tier: the recent memories read for consolidation, per type, for the batch.
         recent: dict[str, list[dict[str, Any]]] = {}
         for item, vector in zip(checked, vectors, strict=True):
@@ -564,7 +611,7 @@ class LongTermMemory:
         return results
 
     async def _insert_pending(
-        self, tenant: Tenant, pending: Sequence[tuple[dict[str, Any], np.ndarray]]
+        self, tenant: Tenant, pending: Sequence[tuple[dict[str, Any], np.ndarray | None]]
     ) -> None:
         if not pending:
             return
@@ -664,6 +711,8 @@ class LongTermMemory:
             expires = doc.get("expires_at")
             if isinstance(expires, datetime) and expires <= now:
                 continue  # expired; the TTL monitor has not removed it yet
+            if doc.get("indexed") is False:
+                continue  # stored to be read by key, never to be found (NewMemory.indexed)
             if min_importance is not None and float(doc.get("importance", 0.0)) < min_importance:
                 continue
             breakdown = score_memory(
@@ -767,38 +816,76 @@ class LongTermMemory:
         return [Memory.from_document(doc) for doc in docs]
 
     async def current(self, tenant: Tenant, *, key: str) -> Memory | None:
-        """The active memory stored under ``key`` (the newest version), or ``None``.
-        Round trips: 1 (:meth:`history` reads every version)."""
+        """The active memory stored under ``key`` (the newest version), or ``None``; an
+        expired one is gone even before the TTL monitor removes it. Round trips: 1
+        (:meth:`history` reads every version)."""
         tenant = check_tenant(tenant)
         check_id(key, "key")
         with translate_errors("reading a memory"):
             doc = await self.collection.find_one(
-                {**tenant.filter(), "key": key, "status": "active"},
+                {**tenant.filter(), "key": key, "status": "active", **_live(utcnow())},
                 {"embedding": 0},
                 sort=[("valid_from", -1), ("_id", -1)],
             )
         return None if doc is None else Memory.from_document(doc)
 
+    async def current_many(self, tenant: Tenant, keys: Sequence[str | None]) -> dict[str, Memory]:
+        """:meth:`current` for several keys in one read: key -> its active memory, for the
+        keys that have one (``None`` keys are skipped)."""
+        tenant = check_tenant(tenant)
+        wanted = sorted({check_id(key, "key") for key in keys if key is not None})
+        if not wanted:
+            return {}
+        with translate_errors("reading memories"):
+            docs = await self.collection.find(
+                {
+                    **tenant.filter(),
+                    "key": {"$in": wanted},
+                    "status": "active",
+                    **_live(utcnow()),
+                },
+                {"embedding": 0},
+                sort=[("valid_from", 1), ("_id", 1)],
+            ).to_list(None)
+        return {doc["key"]: Memory.from_document(doc) for doc in docs}  # the newest wins
+
+    def _browsing(
+        self,
+        tenant: Tenant,
+        tag: str | None,
+        without_tag: str | None,
+        source: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
+        query: dict[str, Any] = {**tenant.filter(), "status": {"$eq": "active"}}
+        tags: dict[str, Any] = {}
+        if tag is not None:
+            tags["$eq"] = check_id(tag, "tag")
+        if without_tag is not None:
+            tags["$ne"] = check_id(without_tag, "without_tag")
+        if tags:
+            query["tags"] = tags
+        for field, value in check_mapping(source or {}, "source").items():
+            query[f"source.{check_id(field, 'source field')}"] = {
+                "$eq": check_id(value, f"source.{field}")
+            }
+        return {**query, **_live(utcnow())}
+
     async def browse(
         self,
         tenant: Tenant,
         *,
-        tag: str,
+        tag: str | None = None,
+        without_tag: str | None = None,
         source: Mapping[str, str] | None = None,
         skip: int = 0,
         limit: int | None = None,
     ) -> AsyncIterator[Memory]:
-        """The active memories tagged ``tag``, newest first, whose ``source`` holds each
-        field of ``source`` with that value; read in batches while the caller iterates, so a
-        caller that filters further stops reading when it has enough."""
+        """The active, unexpired memories tagged ``tag`` and not ``without_tag`` (either may
+        be left out), newest first, whose ``source`` holds each field of ``source`` with that
+        value; read in batches while the caller iterates, so a caller that filters further
+        stops reading when it has enough."""
         tenant = check_tenant(tenant)
-        query: dict[str, Any] = {
-            **tenant.filter(),
-            "tags": {"$eq": check_id(tag, "tag")},
-            "status": {"$eq": "active"},
-        }
-        for field, value in check_mapping(source or {}, "source").items():
-            query[f"source.{field}"] = {"$eq": check_id(value, f"source.{field}")}
+        query = self._browsing(tenant, tag, without_tag, source)
         skip = check_int(skip, "skip", minimum=0, maximum=_MAX_BROWSE)
         cursor = self.collection.find(query, {"embedding": 0}).sort(
             [("valid_from", -1), ("_id", -1)]
@@ -811,20 +898,136 @@ class LongTermMemory:
             async for doc in cursor:
                 yield Memory.from_document(doc)
 
-    async def set_source(self, tenant: Tenant, memory_id: str, source: Mapping[str, Any]) -> bool:
+    async def grouped(
+        self,
+        tenant: Tenant,
+        field: str,
+        *,
+        tag: str | None = None,
+        without_tag: str | None = None,
+        source: Mapping[str, str] | None = None,
+    ) -> list[Any]:
+        """The distinct values of ``field`` (an array counts as one value) among the memories
+        :meth:`browse` would yield, read by one aggregation instead of whole documents."""
+        tenant = check_tenant(tenant)
+        if field not in _GROUPABLE:
+            raise InvalidInputError(f"field must be one of {', '.join(sorted(_GROUPABLE))}")
+        query = self._browsing(tenant, tag, without_tag, source)
+        with translate_errors("listing memories"):
+            rows = await _driver.aggregate(
+                self.collection, [{"$match": query}, {"$group": {"_id": f"${field}"}}]
+            )
+        return [row["_id"] for row in rows]
+
+    async def user_ids(self, agent_id: str, *, tag: str | None = None) -> list[str]:
+        """The users of ``agent_id`` with active memories (tagged ``tag``, when given),
+        sorted: for an operation that spans an agent's users, one tenant at a time."""
+        query: dict[str, Any] = {"agent_id": check_id(agent_id, "agent_id"), "status": "active"}
+        if tag is not None:
+            query["tags"] = check_id(tag, "tag")
+        with translate_errors("listing users"):
+            users = await self.collection.distinct("user_id", query)
+        return sorted(user for user in users if isinstance(user, str))
+
+    async def similar(
+        self,
+        tenant: Tenant,
+        query: str,
+        *,
+        k: int = 10,
+        tag: str | None = None,
+        without_tag: str | None = None,
+        memory_type: str | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> list[tuple[Memory, float]]:
+        """The ``k`` active memories whose vectors are nearest ``query``, each with its
+        cosine similarity, best first: the vector search alone, without the ranking
+        :meth:`retrieve` adds (recency, importance, feedback, keywords) and without counting
+        as an access. Unindexed and expired memories are never returned."""
+        tenant = check_tenant(tenant)
+        query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
+        k = check_count(k, "k", maximum=_MAX_SIMILAR)
+        filters: dict[str, Any] = {"status": "active"}
+        exclude: dict[str, Any] = {}
+        if tag is not None:
+            filters["tags"] = check_id(tag, "tag")
+        if without_tag is not None:
+            exclude["tags"] = check_id(without_tag, "without_tag")
+        if memory_type is not None:
+            if memory_type not in MEMORY_TYPES:
+                raise InvalidInputError(f"memory_type must be among {', '.join(MEMORY_TYPES)}")
+            filters["memory_type"] = memory_type
+        if query_vector is not None:
+            query_vector = check_vector(
+                query_vector, "query_vector", dimensions=self.embedder.dimensions
+            )
+        now = utcnow()
+        with translate_errors("searching memories"):
+            vector = (
+                query_vector if query_vector is not None else await self.embedder.embed_query(query)
+            )
+            hits = await self._searcher.search(
+                self.target,
+                SearchQuery(
+                    tenant=tenant.filter(), vector=vector, filters=filters, exclude=exclude, limit=k
+                ),
+            )
+        found = []
+        for hit in hits:
+            doc = hit.document
+            expires = doc.get("expires_at")
+            if "vector" not in hit.sources or doc.get("indexed") is False:
+                continue
+            if isinstance(expires, datetime) and expires <= now:
+                continue
+            found.append((Memory.from_document(doc), float(hit.sources["vector"].score)))
+        found.sort(key=lambda pair: -pair[1])
+        return found[:k]
+
+    async def set_source(
+        self,
+        tenant: Tenant,
+        memory_id: str,
+        source: Mapping[str, Any],
+        *,
+        expires_at: datetime | _Keep | None = _KEEP,
+    ) -> bool:
         """Replace the ``source`` an active memory records (where it came from, and what
-        its writer keeps with it); ``False`` when no active memory ``memory_id`` of this user
-        exists. Searches in every process see the change."""
+        its writer keeps with it), and its expiry when ``expires_at`` is given (``None``:
+        never); ``False`` when no active memory ``memory_id`` of this user exists. Searches
+        in every process see the change."""
         tenant = check_tenant(tenant)
         check_id(memory_id, "memory_id")
         source = check_mapping(source, "source")
+        fields: dict[str, Any] = {"source": source}
+        if not isinstance(expires_at, _Keep):
+            fields["expires_at"] = _check_expiry(expires_at)
         with translate_errors("updating a memory's source"):
             result = await self.collection.update_one(
-                {"_id": memory_id, **tenant.filter(), "status": "active"},
-                {"$set": {"source": source}},
+                {"_id": memory_id, **tenant.filter(), "status": "active"}, {"$set": fields}
             )
-            await self._announce(tenant)
+            await self._announce(tenant, Change(fields={memory_id: fields}))
         return result.matched_count == 1
+
+    async def set_expiry(
+        self, tenant: Tenant, memory_ids: Sequence[str], expires_at: datetime | None
+    ) -> int:
+        """Move the expiry of these active, unexpired memories of the user to ``expires_at``
+        (``None``: never); how many were moved. One write."""
+        tenant = check_tenant(tenant)
+        ids = check_ids(list(memory_ids), "memory_ids") if memory_ids else []
+        if not ids:
+            return 0
+        expires_at = _check_expiry(expires_at)
+        with translate_errors("updating memories' expiry"):
+            result = await self.collection.update_many(
+                {"_id": {"$in": ids}, **tenant.filter(), "status": "active", **_live(utcnow())},
+                {"$set": {"expires_at": expires_at}},
+            )
+            await self._announce(
+                tenant, Change(fields={memory_id: {"expires_at": expires_at} for memory_id in ids})
+            )
+        return result.modified_count
 
     # --- forgetting ---------------------------------------------------------------------------
 
@@ -838,6 +1041,21 @@ class LongTermMemory:
         if result.deleted_count == 0:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         logger.info("memory_forgotten", agent_id=tenant.agent_id)
+
+    async def forget_expired(self, tenant: Tenant) -> int:
+        """Delete the user's memories whose ``expires_at`` has passed, now: the TTL index
+        does the same within a minute or so on a MongoDB server, and reads never return an
+        expired memory meanwhile. How many were deleted."""
+        tenant = check_tenant(tenant)
+        with translate_errors("forgetting expired memories"):
+            expired = await self.collection.distinct(
+                "_id", {**tenant.filter(), "expires_at": {"$lte": utcnow()}}
+            )
+            if not expired:
+                return 0
+            result = await self.collection.delete_many({"_id": {"$in": expired}, **tenant.filter()})
+            await self._announce(tenant, Change(removed=expired))
+        return result.deleted_count
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         tenant = check_tenant(tenant)
@@ -856,3 +1074,16 @@ class LongTermMemory:
 
 def _not_a_memory(item: object) -> NewMemory:
     raise InvalidInputError(f"items must be NewMemory objects, got {type(item).__name__}")
+
+
+def _live(now: datetime) -> dict[str, Any]:
+    """The filter of memories not expired at ``now`` (a missing ``expires_at`` is never)."""
+    return {"$or": [{"expires_at": None}, {"expires_at": {"$gt": now}}]}
+
+
+def _check_expiry(expires_at: Any) -> datetime | None:
+    if expires_at is not None and (
+        not isinstance(expires_at, datetime) or expires_at.tzinfo is None
+    ):
+        raise InvalidInputError("expires_at must be a timezone-aware datetime or None")
+    return expires_at

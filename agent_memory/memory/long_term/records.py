@@ -136,6 +136,9 @@ class NewMemory:
     #: Such a memory repeats a stored one only when their contents are the same text.
     context: str | None = None
     schema: str | None = None
+    #: False: stored without a vector, so no search finds it; it is read by key or id (a
+    #: LangGraph item put with ``index=False``).
+    indexed: bool = True
 
     @property
     def index_text(self) -> str:
@@ -174,6 +177,8 @@ class NewMemory:
             None if self.context is None else check_text(self.context, "context", max_chars=2_000)
         )
         schema = None if self.schema is None else check_id(self.schema, "schema")
+        if not isinstance(self.indexed, bool):
+            raise InvalidInputError(f"indexed must be a bool, got {type(self.indexed).__name__}")
         return NewMemory(
             content,
             self.memory_type,
@@ -184,6 +189,7 @@ class NewMemory:
             self.expires_at,
             context,
             schema,
+            self.indexed,
         )
 
 
@@ -214,6 +220,8 @@ class Memory:
     expires_at: datetime | None
     context: str | None
     schema: str | None
+    #: False for a memory stored without a vector (no search finds it).
+    indexed: bool = True
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Memory:
@@ -242,6 +250,7 @@ class Memory:
             expires_at=doc.get("expires_at"),
             context=doc.get("context"),
             schema=doc.get("schema"),
+            indexed=doc.get("indexed", True) is not False,
         )
 
 
