@@ -176,6 +176,37 @@ def speed(
     run(main)
 
 
+@app.command("store")
+def store(
+    rounds: int = typer.Option(10, "--rounds", min=1, help="Rounds of concurrent calls."),
+    per_round: int = typer.Option(100, "--per-round", min=1, help="Keys per round (6 calls each)."),
+    bulk: int = typer.Option(2_000, "--bulk", min=0, help="Puts in the one large batch."),
+    out: Path = typer.Option(
+        Path("bench-results/store.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
+) -> None:
+    """The LangGraph store under many concurrent calls and one large batch of puts."""
+    from agent_memory.bench.store_ops import render_store_ops, run_store_ops
+
+    async def main() -> dict:
+        async with open_runtime(embedder=embedder) as rt:
+            await IndexManager(rt.connection, rt.embedder.signature).setup()
+            return await run_store_ops(
+                rt.connection, rt.embedder, rounds=rounds, per_round=per_round, bulk=bulk
+            )
+
+    result = run(main)
+    table = render_store_ops(result)
+    write_result(out, result, table)
+    console.print(table, highlight=False)
+
+
 @app.command("latency")
 def latency(
     turns: int = typer.Option(20, "--turns", min=1, help="Measured turns per flow."),

@@ -253,7 +253,7 @@ class MemoryStore(AsyncBatchedBaseStore):
             if not waiting:
                 continue
             try:
-                outcomes = await self._run([op for _, op in waiting])
+                outcomes = await self._run([op for _, op in waiting], concurrent=True)
             except asyncio.CancelledError:  # closed: the waiting calls are cancelled too
                 for future, _ in waiting:
                     future.cancel()
@@ -442,9 +442,12 @@ class MemoryStore(AsyncBatchedBaseStore):
 
     # --- running operations -------------------------------------------------------------------
 
-    async def _run(self, ops: list[Op], checked: list[Any] | None = None) -> list[Any]:
+    async def _run(
+        self, ops: list[Op], checked: list[Any] | None = None, *, concurrent: bool = False
+    ) -> list[Any]:
         """Each op's result, or the exception it raised: an invalid or failing op fails alone
-        (its caller gets the error), the others run."""
+        (its caller gets the error), the others run. ``concurrent``: the ops are calls made at
+        the same time (no order between them), so they are run in waves (:meth:`_waves`)."""
         outcomes: list[Any] = [None] * len(ops)
         ready: list[Any] = []
         for position, op in enumerate(ops):
@@ -456,6 +459,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             except Exception as exc:
                 outcomes[position] = exc
                 ready.append(exc)
+        if concurrent:
+            await self._run_waves(ops, ready, outcomes)
+            return outcomes
         position = 0
         while position < len(ops):
             if isinstance(ready[position], _Put):
@@ -475,6 +481,122 @@ class MemoryStore(AsyncBatchedBaseStore):
                 except Exception as exc:
                     outcomes[position] = exc
             position += 1
+        return outcomes
+
+    @staticmethod
+    def _waves(ops: Sequence[Op], ready: Sequence[Any]) -> list[list[int]]:
+        """Concurrent calls in an order that batches them: the n-th call on each item (a
+        namespace and key) in wave n, so the calls on one item keep the order they were made
+        in; searches and listings, which name no item, last, each distinct one once."""
+        waves: list[list[int]] = []
+        calls: dict[tuple[tuple[str, ...], str], int] = {}
+        reads: list[int] = []
+        for position, op in enumerate(ops):
+            if isinstance(ready[position], Exception):
+                continue
+            if isinstance(op, GetOp | PutOp):
+                item = (tuple(op.namespace), op.key)
+                wave = calls.get(item, 0)
+                calls[item] = wave + 1
+                if wave == len(waves):
+                    waves.append([])
+                waves[wave].append(position)
+            else:
+                reads.append(position)
+        return [*waves, reads]
+
+    async def _run_waves(self, ops: list[Op], ready: list[Any], outcomes: list[Any]) -> None:
+        for wave in self._waves(ops, ready):
+            puts = [p for p in wave if isinstance(ready[p], _Put)]
+            if puts:
+                for at, outcome in zip(
+                    puts, await self._put([ready[p] for p in puts]), strict=True
+                ):
+                    outcomes[at] = outcome
+            gets = [p for p in wave if isinstance(ops[p], GetOp)]
+            deletes = [p for p in wave if isinstance(ops[p], PutOp) and p not in puts]
+            for positions, many in ((gets, self._get_many), (deletes, self._delete_many)):
+                if positions:
+                    for at, outcome in zip(
+                        positions, await many(ops, ready, positions), strict=True
+                    ):
+                        outcomes[at] = outcome
+            done: dict[str, int] = {}
+            for position in wave:
+                op = ops[position]
+                if not isinstance(op, SearchOp | ListNamespacesOp):
+                    continue
+                same = done.get(repr(op))
+                if same is not None and not isinstance(outcomes[same], Exception):
+                    outcomes[position] = list(outcomes[same])  # the same read, answered once
+                    continue
+                done[repr(op)] = position
+                try:
+                    outcomes[position] = await self._one(op, ready[position])
+                except Exception as exc:
+                    outcomes[position] = exc
+
+    async def _get_many(self, ops: list[Op], ready: list[Any], positions: list[int]) -> list[Any]:
+        """Gets of distinct items: one read per user (learned memories one by one)."""
+        outcomes: list[Any] = [None] * len(positions)
+        by_tenant: dict[Tenant, list[int]] = {}
+        for index, position in enumerate(positions):
+            namespace, tenant = ready[position]
+            if self._learned_at(namespace) is not None:
+                op = ops[position]
+                assert isinstance(op, GetOp)
+                try:
+                    outcomes[index] = await self._get(namespace, tenant, op.key, op.refresh_ttl)
+                except Exception as exc:
+                    outcomes[index] = exc
+                continue
+            by_tenant.setdefault(tenant, []).append(index)
+        for tenant, indexes in by_tenant.items():
+            keys = {}
+            for index in indexes:
+                op = ops[positions[index]]
+                assert isinstance(op, GetOp)
+                keys[index] = _key(tuple(op.namespace), op.key)
+            try:
+                current = await self.long_term.current_many(tenant, list(keys.values()))
+                found = {i: current.get(k) for i, k in keys.items()}
+                refresh = [
+                    m
+                    for i, m in found.items()
+                    if m is not None and _ours(m.source) and ops[positions[i]].refresh_ttl  # type: ignore[union-attr]
+                ]
+                await self._refresh(tenant, refresh)
+                for index, memory in found.items():
+                    ours = memory is not None and _ours(memory.source)
+                    outcomes[index] = self._item(memory) if ours and memory else None
+            except Exception as exc:
+                for index in indexes:
+                    outcomes[index] = exc
+        return outcomes
+
+    async def _delete_many(
+        self, ops: list[Op], ready: list[Any], positions: list[int]
+    ) -> list[Any]:
+        """Deletes of distinct items: one delete per user (learned memories one by one)."""
+        outcomes: list[Any] = [None] * len(positions)
+        by_tenant: dict[Tenant, list[tuple[int, str]]] = {}
+        for index, position in enumerate(positions):
+            namespace, tenant = ready[position]
+            op = ops[position]
+            assert isinstance(op, PutOp)
+            if self._learned_at(namespace) is not None:
+                try:
+                    await self._delete(namespace, tenant, op.key)
+                except Exception as exc:
+                    outcomes[index] = exc
+                continue
+            by_tenant.setdefault(tenant, []).append((index, _key(namespace, op.key)))
+        for tenant, entries in by_tenant.items():
+            try:
+                await self.long_term.forget_keys(tenant, [key for _, key in entries])
+            except Exception as exc:
+                for index, _ in entries:
+                    outcomes[index] = exc
         return outcomes
 
     async def _one(self, op: Op, prepared: Any) -> Result:

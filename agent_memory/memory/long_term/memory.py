@@ -119,6 +119,8 @@ _CANDIDATES = 3
 #: Atlas tier: at most this many of the tenant's most recent memories of a type are compared
 #: by the framework itself, besides ``$vectorSearch``'s candidates.
 _RECENT_LIMIT = 200
+#: What consolidation reads of the active memories of a key.
+_KEYED_FIELDS = {"content": 1, "source.messages_through": 1, "last_said": 1, "indexed": 1}
 #: The most memories :meth:`LongTermMemory.similar` returns.
 _MAX_SIMILAR = 1_000
 #: The fields :meth:`LongTermMemory.grouped` groups by.
@@ -275,12 +277,15 @@ class LongTermMemory:
         item: NewMemory,
         vector: np.ndarray | None,
         recent: dict[str, list[dict[str, Any]]] | None = None,
+        keyed: dict[str, list[dict[str, Any]]] | None = None,
     ) -> list[Candidate]:
         if item.key is not None:
-            docs = await self.collection.find(
-                {**tenant.filter(), "key": item.key, "status": "active"},
-                {"content": 1, "source.messages_through": 1, "last_said": 1, "indexed": 1},
-            ).to_list(None)
+            docs = None if keyed is None else keyed.get(item.key)
+            if docs is None:
+                docs = await self.collection.find(
+                    {**tenant.filter(), "key": item.key, "status": "active"},
+                    _KEYED_FIELDS,
+                ).to_list(None)
             return [
                 Candidate(doc["_id"], _comparable(doc, item), said=_last_said(doc)) for doc in docs
             ]
@@ -477,11 +482,12 @@ class LongTermMemory:
         vector: np.ndarray | None,
         pending: Sequence[tuple[dict[str, Any], np.ndarray | None]] = (),
         recent: dict[str, list[dict[str, Any]]] | None = None,
+        keyed: dict[str, list[dict[str, Any]]] | None = None,
     ) -> Decision:
         if vector is None:
             if item.key is None:
                 return Decision("insert", reason="not indexed: nothing to compare it with")
-            candidates = await self._candidates(tenant, item, vector, recent)
+            candidates = await self._candidates(tenant, item, vector, recent, keyed)
             return await decide(
                 item.content,
                 key=item.key,
@@ -491,7 +497,7 @@ class LongTermMemory:
                 judge=None,
                 said=_said(item.source),
             )
-        candidates = await self._candidates(tenant, item, vector, recent)
+        candidates = await self._candidates(tenant, item, vector, recent, keyed)
         if pending:
             candidates = _with_pending(candidates, item, vector, pending)
         return await decide(
@@ -596,19 +602,40 @@ class LongTermMemory:
         pending: list[tuple[dict[str, Any], np.ndarray | None]] = []
         # Atlas tier: the recent memories read for consolidation, per type, for the batch.
         recent: dict[str, list[dict[str, Any]]] = {}
+        # The active memories of the batch's keys, read once (a key is read again after the
+        # batch writes to it).
+        keyed = await self._keyed(tenant, checked)
         for item, vector in zip(checked, vectors, strict=True):
-            decision = await self._decide(tenant, item, vector, pending, recent)
+            decision = await self._decide(tenant, item, vector, pending, recent, keyed)
             if decision.action == "insert":
                 document = self._document(tenant, item, vector, utcnow())
                 pending.append((document, vector))
                 results.append(StoreResult(document["_id"], "inserted"))
                 continue
             await self._insert_pending(tenant, pending)
+            for written, _ in pending:  # now in the collection: read its key again
+                keyed.pop(written.get("key"), None)
+            keyed.pop(item.key, None)
             pending = []
             recent.clear()  # reinforced, superseded or inserted: read again
             results.append(await self._consolidate(tenant, item, vector, decision))
         await self._insert_pending(tenant, pending)
         return results
+
+    async def _keyed(
+        self, tenant: Tenant, items: Sequence[NewMemory]
+    ) -> dict[str, list[dict[str, Any]]]:
+        keys = sorted({item.key for item in items if item.key is not None})
+        if len(keys) < 2:
+            return {}
+        found: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
+        docs = await self.collection.find(
+            {**tenant.filter(), "key": {"$in": keys}, "status": "active"},
+            {**_KEYED_FIELDS, "key": 1},
+        ).to_list(None)
+        for doc in docs:
+            found[doc["key"]].append(doc)
+        return found
 
     async def _insert_pending(
         self, tenant: Tenant, pending: Sequence[tuple[dict[str, Any], np.ndarray | None]]
@@ -1041,6 +1068,22 @@ class LongTermMemory:
         if result.deleted_count == 0:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         logger.info("memory_forgotten", agent_id=tenant.agent_id)
+
+    async def forget_keys(self, tenant: Tenant, keys: Sequence[str]) -> int:
+        """Delete every memory (every version) stored under these keys for the user, in one
+        write; how many were deleted."""
+        tenant = check_tenant(tenant)
+        wanted = sorted({check_id(key, "key") for key in keys})
+        if not wanted:
+            return 0
+        query = {**tenant.filter(), "key": {"$in": wanted}}
+        with translate_errors("forgetting memories"):
+            ids = await self.collection.distinct("_id", query)
+            if not ids:
+                return 0
+            result = await self.collection.delete_many({**tenant.filter(), "_id": {"$in": ids}})
+            await self._announce(tenant, Change(removed=ids))
+        return result.deleted_count
 
     async def forget_expired(self, tenant: Tenant) -> int:
         """Delete the user's memories whose ``expires_at`` has passed, now: the TTL index
