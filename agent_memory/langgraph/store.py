@@ -34,7 +34,7 @@ import contextlib
 import heapq
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -623,13 +623,14 @@ class MemoryStore(AsyncBatchedBaseStore):
             try:
                 # An item keeps the creation time of its first version.
                 first = await self.long_term.current_many(tenant, [p.memory.key for p in mine])
+                memories = []
                 for put in mine:
                     earlier = first.get(put.memory.key or "")
-                    if earlier is not None:
-                        put.source["created_at"] = (earlier.source or {}).get(
-                            "created_at", earlier.created_at
-                        )
-                results = await self.long_term.store_many(tenant, [put.memory for put in mine])
+                    if earlier is not None and _ours(earlier.source):
+                        created = (earlier.source or {}).get("created_at", earlier.created_at)
+                        put.source["created_at"] = created
+                    memories.append(replace(put.memory, source=put.source))
+                results = await self.long_term.store_many(tenant, memories)
                 for result, put in zip(results, mine, strict=True):
                     if result.action == "reinforced":
                         # Same text as the current memory: consolidation kept that document,
@@ -815,7 +816,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         if self.scores == "ranked":
             retrieved = await self.long_term.retrieve(
                 where.tenant,
-                op.query[:2_000],
+                op.query,
                 k=min(k, 100),
                 tags=None if where.learned else [_tag(where.prefix)],
                 memory_types=where.memory_type,
@@ -824,12 +825,12 @@ class MemoryStore(AsyncBatchedBaseStore):
         else:
             if where.items:
                 pairs += await self.long_term.similar(
-                    where.tenant, op.query[:2_000], k=k, tag=_tag(where.prefix)
+                    where.tenant, op.query, k=k, tag=_tag(where.prefix)
                 )
             if where.learned:
                 pairs += await self.long_term.similar(
                     where.tenant,
-                    op.query[:2_000],
+                    op.query,
                     k=k,
                     without_tag=_ANY_ITEM,
                     memory_type=where.memory_type,
