@@ -70,6 +70,7 @@ from agent_memory.langgraph.namespaces import (
     check_namespace,
 )
 from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
@@ -88,6 +89,8 @@ _ANY_ITEM = _TAG_PREFIX + "[]"
 #: filter).
 _MAX_QUERY_WINDOW = 1_000
 _FILTER_OVERFETCH = 5
+#: The label, under a user's learned one, of their profiles.
+_PROFILE = "profile"
 #: A year in minutes: the longest time to live.
 _MAX_TTL_MINUTES = 525_600.0
 
@@ -128,6 +131,8 @@ class _Where:
     items: bool
     learned: bool
     memory_type: str | None = None
+    #: The user's profiles (ProfileMemory's patch schemas), when the store was given them.
+    profile: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +176,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         scores: Literal["similarity", "ranked"] = "similarity",
         ttl: TTLConfig | None = None,
         memory_type: str = "fact",
+        profiles: ProfileMemory | None = None,
     ) -> None:
         # No running loop is needed to build the store: the loop is bound at first use.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -183,9 +189,12 @@ class MemoryStore(AsyncBatchedBaseStore):
             raise InvalidInputError(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
         if namespaces is not None and not isinstance(namespaces, NamespaceMap):
             raise InvalidInputError("namespaces must be a NamespaceMap")
+        if profiles is not None and not isinstance(profiles, ProfileMemory):
+            raise InvalidInputError("profiles must be a ProfileMemory")
         if scores not in ("similarity", "ranked"):
             raise InvalidInputError("scores must be 'similarity' or 'ranked'")
         self.long_term = long_term
+        self.profiles = profiles
         self.agent_id = check_id(agent_id, "agent_id")
         self.namespaces = namespaces or NamespaceMap()
         self.memory_type = memory_type
@@ -355,10 +364,16 @@ class MemoryStore(AsyncBatchedBaseStore):
                         "items elsewhere (deleting a learned memory is allowed)"
                     )
                 return self._prepare(op, namespace, tenant)
-            if self._learned_at(namespace) is None:
+            learned = self._learned_at(namespace)
+            if learned is None:
                 _key(namespace, op.key)
             else:
                 check_id(op.key, "key")
+                if learned[1] == _PROFILE and isinstance(op, PutOp):
+                    raise NamespaceError(
+                        "a profile is read-only through the store: ProfileMemory.patch changes "
+                        "it, agent-memory forget erases it"
+                    )
             if isinstance(op, GetOp) and not isinstance(op.refresh_ttl, bool):
                 raise InvalidInputError("refresh_ttl must be a bool")
             return namespace, tenant
@@ -652,6 +667,8 @@ class MemoryStore(AsyncBatchedBaseStore):
         self, namespace: tuple[str, ...], tenant: Tenant, key: str, refresh: bool
     ) -> Item | None:
         learned = self._learned_at(namespace)
+        if learned is not None and learned[1] == _PROFILE:
+            return await self._profile(tenant, key)
         if learned is not None:
             memory = await self._learned_memory(tenant, key)
             if memory is None or namespace != self._learned_namespace(memory)[: len(namespace)]:
@@ -667,6 +684,28 @@ class MemoryStore(AsyncBatchedBaseStore):
         if refresh:
             await self._refresh(tenant, [memory])
         return self._item(memory)
+
+    def _patch_schemas(self) -> list[str]:
+        if self.profiles is None:
+            return []
+        return [n for n, s in self.profiles.schemas.items() if s.update_mode == "patch"]
+
+    async def _profile(self, tenant: Tenant, schema: str) -> SearchItem | None:
+        """The user's profile ``schema`` as an item (``None`` when never written)."""
+        if self.profiles is None or schema not in self._patch_schemas():
+            return None
+        profile = await self.profiles.get(tenant, schema)
+        if profile.version == 0 or profile.updated_at is None:
+            return None
+        home = self.namespaces.home(tenant.user_id)
+        assert home is not None and self.namespaces.learned is not None
+        return SearchItem(
+            namespace=(*home, self.namespaces.learned, _PROFILE),
+            key=schema,
+            value=dict(profile.data),
+            created_at=profile.updated_at,
+            updated_at=profile.updated_at,
+        )
 
     async def _learned_memory(self, tenant: Tenant, memory_id: str) -> Memory | None:
         try:
@@ -763,13 +802,21 @@ class MemoryStore(AsyncBatchedBaseStore):
         learned = (*home, self.namespaces.learned)
         if prefix[: len(learned)] == learned:  # under the learned label: learned memories only
             rest = prefix[len(learned) :]
+            profile = self.profiles is not None and rest in ((), (_PROFILE,))
             if len(rest) > 1 or (rest and rest[0] not in MEMORY_TYPES):
-                return _Where(tenant, prefix, items=False, learned=False)
+                return _Where(tenant, prefix, items=False, learned=False, profile=profile)
             return _Where(
-                tenant, prefix, items=False, learned=True, memory_type=rest[0] if rest else None
+                tenant,
+                prefix,
+                items=False,
+                learned=True,
+                memory_type=rest[0] if rest else None,
+                profile=profile,
             )
         covers = learned[: len(prefix)] == prefix
-        return _Where(tenant, prefix, items=True, learned=covers)
+        return _Where(
+            tenant, prefix, items=True, learned=covers, profile=covers and self.profiles is not None
+        )
 
     async def _search(self, prefix: tuple[str, ...], op: SearchOp) -> list[SearchItem]:
         if op.limit == 0:
@@ -875,6 +922,14 @@ class MemoryStore(AsyncBatchedBaseStore):
                         want,
                     )
                 )
+            if where.profile:
+                profiles = [await self._profile(where.tenant, s) for s in self._patch_schemas()]
+                streams.append(
+                    sorted(
+                        (p for p in profiles if p and matches_filter(p.value, filter_)),
+                        key=lambda item: (-item.updated_at.timestamp(), item.key),
+                    )
+                )
         merged = heapq.merge(*streams, key=lambda item: (-item.updated_at.timestamp(), item.key))
         return list(merged)[:want]
 
@@ -914,12 +969,15 @@ class MemoryStore(AsyncBatchedBaseStore):
                     where.tenant, "source.namespace", tag=_tag(fixed), source=_OURS
                 )
                 namespaces.update(tuple(v) for v in values if isinstance(v, list))
-            if where.learned:
-                home = self.namespaces.home(where.tenant.user_id)
-                assert home is not None and self.namespaces.learned is not None
+            home = self.namespaces.home(where.tenant.user_id)
+            if home is not None and where.tenant.user_id != APP_WIDE:
+                # A user's learned namespaces, whatever the prefix (the conditions filter them).
+                assert self.namespaces.learned is not None
                 types = await self.long_term.grouped(
                     where.tenant, "memory_type", without_tag=_ANY_ITEM
                 )
+                if any([await self._profile(where.tenant, s) for s in self._patch_schemas()]):
+                    types.append(_PROFILE)
                 namespaces.update(
                     (*home, self.namespaces.learned, t) for t in types if isinstance(t, str)
                 )

@@ -1,0 +1,317 @@
+"""The LangGraph store beyond the BaseStore basics, on the embedded server: time to live, a
+user's learned memories and profile read through the store, the namespace map and erasure,
+similarity against ranked scores, unindexed items, and concurrent calls that fail alone."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from langgraph.store.base import InvalidNamespaceError
+
+from agent_memory.bench.store_ops import render_store_ops, run_store_ops
+from agent_memory.errors import InvalidInputError, NotFoundError
+from agent_memory.langgraph.store import MemoryStore, NamespaceMap
+from agent_memory.memory.long_term.memory import LongTermMemory
+from agent_memory.memory.long_term.profile import ProfileMemory
+from agent_memory.memory.system import MemorySystem
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.ops.forget import forget_user
+from agent_memory.stamps import utcnow
+from agent_memory.tenancy import Tenant
+
+ALICE = ("memories", "alice")
+BOB = ("memories", "bob")
+NOTE = (*ALICE, "Note")
+
+
+@pytest.fixture
+async def long_term(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    yield memory
+    await memory.aclose()
+
+
+@pytest.fixture
+async def store(long_term):
+    store = MemoryStore(long_term, agent_id="agent")
+    yield store
+    await store.aclose()
+
+
+async def expire_now(long_term: LongTermMemory, tenant: Tenant) -> None:
+    """Move every memory of ``tenant`` with an expiry into the past, as time passing would
+    (announced, so every search sees it)."""
+    await long_term.collection.update_many(
+        {**tenant.filter(), "expires_at": {"$ne": None}},
+        {"$set": {"expires_at": utcnow() - timedelta(seconds=1)}},
+    )
+    await long_term.announce(tenant)
+
+
+# --- time to live ---------------------------------------------------------------------------
+
+
+async def test_an_expired_item_is_gone_from_every_read_before_any_sweep(store, long_term):
+    alice = Tenant("agent", "alice")
+    await store.aput(NOTE, "short", {"content": "Alice parks on level 2"}, ttl=5)
+    await store.aput(NOTE, "kept", {"content": "Alice parks her bike outside"})
+    assert store.supports_ttl
+    assert (await store.aget(NOTE, "short")).value == {"content": "Alice parks on level 2"}
+    await expire_now(long_term, alice)
+    assert await store.aget(NOTE, "short") is None
+    assert [h.key for h in await store.asearch(NOTE)] == ["kept"]
+    assert [h.key for h in await store.asearch(NOTE, query="where does Alice park?")] == ["kept"]
+    assert [m.memory.content for m in await long_term.retrieve(alice, "park level 2")] == [
+        "Alice parks her bike outside"
+    ]
+    await store.sweep_ttl()
+    assert await long_term.collection.count_documents({"key": {"$regex": "short"}}) == 0
+
+
+async def test_a_sweep_forgets_the_expired_memories_of_every_user_and_app_wide(
+    store, long_term, monkeypatch
+):
+    await store.aput(NOTE, "k", {"content": "x"}, ttl=1)
+    await store.aput((*BOB, "Note"), "k", {"content": "y"})
+    swept: list[Tenant] = []
+
+    async def forget_expired(tenant: Tenant) -> int:
+        swept.append(tenant)
+        return 2
+
+    monkeypatch.setattr(long_term, "forget_expired", forget_expired)
+    assert await store.sweep_ttl() == 6
+    assert sorted(t.user_id for t in swept) == ["*", "alice", "bob"]
+
+
+async def test_reads_refresh_the_time_to_live_unless_told_not_to(store, long_term):
+    alice = Tenant("agent", "alice")
+    await store.aput(NOTE, "k", {"content": "Alice's locker is 41"}, ttl=60)
+
+    async def expiry():
+        return (
+            await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')
+        ).expires_at
+
+    first = await expiry()
+    assert timedelta(minutes=59) < first - utcnow() <= timedelta(minutes=60)
+    soon = utcnow() + timedelta(minutes=1)
+    await long_term.set_expiry(
+        alice,
+        [(await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')).id],
+        soon,
+    )
+    await store.aget(NOTE, "k", refresh_ttl=False)
+    assert await expiry() == soon.replace(microsecond=soon.microsecond // 1000 * 1000)
+    await store.aget(NOTE, "k")  # refresh_on_read defaults to true
+    assert await expiry() - utcnow() > timedelta(minutes=59)
+    await long_term.set_expiry(
+        alice,
+        [(await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')).id],
+        soon,
+    )
+    await store.asearch(NOTE, query="locker")
+    assert await expiry() - utcnow() > timedelta(minutes=59)
+
+
+async def test_the_ttl_config_sets_a_default_and_can_turn_refresh_off(long_term):
+    store = MemoryStore(
+        long_term, agent_id="agent", ttl={"default_ttl": 30, "refresh_on_read": False}
+    )
+    try:
+        await store.aput(NOTE, "k", {"content": "x"})
+        memory = await long_term.current(
+            Tenant("agent", "alice"), key='lg/key:["memories","alice","Note","k"]'
+        )
+        assert timedelta(minutes=29) < memory.expires_at - utcnow() <= timedelta(minutes=30)
+        await store.aput(NOTE, "forever", {"content": "y"}, ttl=None)
+        forever = await long_term.current(
+            Tenant("agent", "alice"), key='lg/key:["memories","alice","Note","forever"]'
+        )
+        assert forever.expires_at is None
+    finally:
+        await store.aclose()
+    for bad in ({"default_ttl": 0}, {"refresh_on_read": "yes"}, {"sweep": 1}, [1]):
+        with pytest.raises(InvalidInputError, match="ttl"):
+            MemoryStore(long_term, agent_id="agent", ttl=bad)
+
+
+async def test_the_sweeper_sweeps_in_the_background_until_stopped(store, long_term, monkeypatch):
+    await store.aput(NOTE, "k", {"content": "x"}, ttl=1)
+    swept = asyncio.Event()
+
+    async def forget_expired(tenant: Tenant) -> int:
+        swept.set()
+        return 1
+
+    monkeypatch.setattr(long_term, "forget_expired", forget_expired)
+    task = await store.start_ttl_sweeper(sweep_interval_minutes=0.0005)
+    assert await store.start_ttl_sweeper() is task  # one sweeper
+    await asyncio.wait_for(swept.wait(), timeout=20)  # bounded: the first sweep after 30 ms
+    assert await store.stop_ttl_sweeper(timeout=5) is True
+    assert task.done()
+    for bad in (0, -1, float("nan"), "5"):
+        with pytest.raises(InvalidInputError, match="sweep_interval_minutes"):
+            await store.start_ttl_sweeper(sweep_interval_minutes=bad)
+
+
+# --- learned memories and the profile --------------------------------------------------------
+
+
+async def test_a_users_learned_memories_are_items_under_the_learned_label(store, long_term):
+    alice, bob = Tenant("agent", "alice"), Tenant("agent", "bob")
+    learned = (await long_term.store(alice, "Alice moved to Lisbon", memory_type="fact")).id
+    await long_term.store(alice, "Alice prefers window seats", memory_type="preference")
+    await long_term.store(bob, "Bob moved to Oslo", memory_type="fact")
+    await store.aput(NOTE, "pet", {"content": "Alice has a cat"})
+
+    hits = await store.asearch(ALICE, query="Alice moved to Lisbon")
+    assert hits[0].namespace == (*ALICE, "learned", "fact") and hits[0].key == learned
+    assert hits[0].value["content"] == "Alice moved to Lisbon"
+    assert "Oslo" not in str([h.value for h in hits])
+    item = await store.aget((*ALICE, "learned", "fact"), learned)
+    assert item.value == {
+        "content": "Alice moved to Lisbon",
+        "memory_type": "fact",
+        "importance": item.value["importance"],
+    }
+    assert await store.aget((*ALICE, "learned", "preference"), learned) is None
+    assert await store.aget((*BOB, "learned", "fact"), learned) is None
+    assert {h.key for h in await store.asearch((*ALICE, "learned"))} >= {learned}
+    assert [h.key for h in await store.asearch(NOTE)] == ["pet"]
+    assert await store.alist_namespaces(prefix=ALICE) == [
+        (*ALICE, "Note"),
+        (*ALICE, "learned", "fact"),
+        (*ALICE, "learned", "preference"),
+    ]
+    with pytest.raises(InvalidNamespaceError, match="learned memories are read"):
+        await store.aput((*ALICE, "learned", "fact"), "x", {"content": "forged"})
+    await store.adelete((*ALICE, "learned", "fact"), learned)  # forgetting is allowed
+    with pytest.raises(NotFoundError):
+        await long_term.get(alice, learned)
+
+
+async def test_the_profile_is_readable_and_read_only(long_term, connection):
+    profiles = ProfileMemory(connection, long_term)
+    store = MemoryStore(long_term, agent_id="agent", profiles=profiles)
+    try:
+        alice = Tenant("agent", "alice")
+        assert await store.aget((*ALICE, "learned", "profile"), "User") is None
+        await profiles.patch(alice, {"user_name": "Alice", "home": "Lisbon"})
+        item = await store.aget((*ALICE, "learned", "profile"), "User")
+        assert item.value == {"user_name": "Alice", "home": "Lisbon"}
+        assert (*ALICE, "learned", "profile") in await store.alist_namespaces(prefix=ALICE)
+        listed = await store.asearch((*ALICE, "learned", "profile"))
+        assert [(h.key, h.value["home"]) for h in listed] == [("User", "Lisbon")]
+        assert await store.aget((*BOB, "learned", "profile"), "User") is None
+        with pytest.raises(InvalidNamespaceError, match="read-only"):
+            await store.adelete((*ALICE, "learned", "profile"), "User")
+    finally:
+        await store.aclose()
+
+
+# --- the namespace map and erasure ------------------------------------------------------------
+
+
+async def test_a_custom_map_puts_the_user_first(long_term):
+    users = NamespaceMap(user_roots=None, user_segment=0)
+    store = MemoryStore(long_term, agent_id="agent", namespaces=users)
+    try:
+        await store.aput(("alice", "memories"), "k", {"content": "Alice likes figs"})
+        await store.aput(("bob", "memories"), "k", {"content": "Bob likes figs"})
+        alice_items = [m async for m in long_term.browse(Tenant("agent", "alice"))]
+        assert [m.content for m in alice_items] == ["Alice likes figs"]
+        assert [h.namespace for h in await store.asearch(("alice",), query="figs")] == [
+            ("alice", "memories")
+        ]
+    finally:
+        await store.aclose()
+
+
+async def test_erasing_a_user_erases_their_items_and_keeps_app_wide_ones(
+    store, connection, embedder
+):
+    await store.aput(NOTE, "k", {"content": "Alice's secret"})
+    await store.aput((*BOB, "Note"), "k", {"content": "Bob's note"})
+    await store.aput(("docs", "faq"), "hours", {"content": "open 9 to 5"})
+    memories = MemorySystem(connection, embedder)
+    counts = await forget_user(memories, Tenant("agent", "alice"))
+    assert counts[connection.collection_name("memories")] == 1
+    assert await store.aget(NOTE, "k") is None
+    assert (await store.aget((*BOB, "Note"), "k")).value == {"content": "Bob's note"}
+    assert (await store.aget(("docs", "faq"), "hours")).value == {"content": "open 9 to 5"}
+
+
+# --- scores, unindexed items, concurrent calls -----------------------------------------------
+
+
+async def test_similarity_scores_by_default_and_the_full_ranking_on_request(long_term):
+    ranked = MemoryStore(long_term, agent_id="agent", scores="ranked")
+    plain = MemoryStore(long_term, agent_id="agent")
+    try:
+        await plain.aput(NOTE, "a", {"content": "Alice plays the cello"})
+        await plain.aput(NOTE, "b", {"content": "Alice plays tennis on Sundays"})
+        query = "Alice plays the cello"
+        vectors = await long_term.embedder.embed_documents([query, "Alice plays the cello"])
+        similar = await plain.asearch(NOTE, query=query)
+        assert similar[0].key == "a"
+        assert similar[0].score == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-4)
+        full = await ranked.asearch(NOTE, query=query)
+        assert full[0].key == "a" and full[0].score != pytest.approx(similar[0].score, abs=1e-3)
+        with pytest.raises(InvalidInputError, match="scores"):
+            MemoryStore(long_term, agent_id="agent", scores="bm25")
+    finally:
+        await ranked.aclose()
+        await plain.aclose()
+
+
+async def test_an_unindexed_item_costs_no_embedding_and_stays_out_of_recall(store, long_term):
+    calls_before = len(long_term.embedder.calls)
+    await store.aput(NOTE, "raw", {"content": "Alice's passport number"}, index=False)
+    assert len(long_term.embedder.calls) == calls_before
+    assert (await store.aget(NOTE, "raw")).value == {"content": "Alice's passport number"}
+    assert await long_term.retrieve(Tenant("agent", "alice"), "passport number") == []
+    # Indexed again by a later put of the same text, and unindexed again after that.
+    await store.aput(NOTE, "raw", {"content": "Alice's passport number"})
+    assert [h.key for h in await store.asearch(NOTE, query="passport")] == ["raw"]
+    await store.aput(NOTE, "raw", {"content": "Alice's passport number"}, index=False)
+    assert await store.asearch(NOTE, query="passport") == []
+
+
+async def test_a_bad_call_among_concurrent_ones_fails_alone(store):
+    results = await asyncio.gather(
+        store.aput(NOTE, "good", {"content": "fine"}),
+        store.aput(NOTE, "bad", {"$set": 1}),
+        store.aput(("memories", "*", "x"), "k", {"content": "claims app-wide"}),
+        store.aget(NOTE, "good"),
+        store.asearch(NOTE, filter={"$where": "1"}),
+        return_exceptions=True,
+    )
+    assert results[0] is None
+    assert isinstance(results[1], InvalidInputError)
+    assert isinstance(results[2], InvalidNamespaceError)
+    assert results[3].value == {"content": "fine"}
+    assert isinstance(results[4], InvalidInputError)
+    assert [h.key for h in await store.asearch(NOTE)] == ["good"]
+
+
+async def test_concurrent_puts_share_embedding_calls(store, long_term):
+    before = len(long_term.embedder.calls)
+    await asyncio.gather(
+        *(store.aput((*ALICE, "bulk"), f"k{i}", {"content": f"fact number {i}"}) for i in range(50))
+    )
+    assert len(long_term.embedder.calls) - before == 1
+    assert len(await store.asearch((*ALICE, "bulk"), limit=100)) == 50
+
+
+async def test_the_store_benchmark_prints_its_figures(connection, embedder):
+    await IndexManager(connection, embedder.signature).setup()
+    result = await run_store_ops(connection, embedder, rounds=2, per_round=10, bulk=30)
+    assert result["calls"] == result["answered"] == 120
+    assert result["items_left"] == 0
+    assert result["bulk_embedding_calls"] == 1 and result["bulk_items_stored"] == 30
+    assert result["concurrent_embedding_calls"] == 2
+    assert "120 calls" in render_store_ops(result)
