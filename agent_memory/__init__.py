@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from agent_memory.agent.mcp import McpServer
     from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
     from agent_memory.langgraph.checkpointer import MongoCheckpointer
+    from agent_memory.langgraph.namespaces import NamespaceMap
     from agent_memory.langgraph.store import MemoryStore
     from agent_memory.memory.conversation import ConversationMemory, NewMessage
     from agent_memory.memory.episodic import EpisodicMemory
@@ -108,6 +109,7 @@ __all__ = [
     "Message",
     "MissingCredentialsError",
     "MongoCheckpointer",
+    "NamespaceMap",
     "NewMemory",
     "NewMessage",
     "NotFoundError",

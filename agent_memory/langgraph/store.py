@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import heapq
 import json
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langgraph.store.base import (
@@ -89,6 +91,8 @@ _ANY_ITEM = _TAG_PREFIX + "[]"
 #: filter).
 _MAX_QUERY_WINDOW = 1_000
 _FILTER_OVERFETCH = 5
+#: ``scores="ranked"``: the most items a search ranks per user (LongTermMemory.retrieve's k).
+_MAX_RANKED = 100
 #: The label, under a user's learned one, of their profiles.
 _PROFILE = "profile"
 #: A year in minutes: the longest time to live.
@@ -133,6 +137,22 @@ class _Where:
     memory_type: str | None = None
     #: The user's profiles (ProfileMemory's patch schemas), when the store was given them.
     profile: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A search result, the memory it was read from (``None`` for a profile), its place in
+    its source's ranking and the time it is listed by."""
+
+    item: SearchItem
+    memory: Memory | None
+    order: int
+    listed_at: datetime | None = None
+
+
+def _newest_first(found: _Found) -> tuple[float, tuple[str, ...], str]:
+    stamp = found.listed_at.timestamp() if found.listed_at is not None else 0.0
+    return (-stamp, tuple(found.item.namespace), found.item.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,33 +269,43 @@ class MemoryStore(AsyncBatchedBaseStore):
         self._bind(asyncio.get_running_loop())
         if self._task is None or self._task.done():
             assert self._loop is not None and self._aqueue is not None
-            self._task = self._loop.create_task(self._serve(self._aqueue))
+            self._task = self._loop.create_task(self._serve(self._aqueue, weakref.ref(self)))
 
-    async def _serve(self, queue: asyncio.Queue[tuple[asyncio.Future[Any], Op]]) -> None:
+    @staticmethod
+    async def _serve(
+        queue: asyncio.Queue[tuple[asyncio.Future[Any], Op]], store: weakref.ref[MemoryStore]
+    ) -> None:
+        """Answer the calls waiting in ``queue``, all of one moment together. The store is
+        held weakly between batches, so a store nobody closed can still be collected."""
         while True:
             waiting = [await queue.get()]
             while not queue.empty():
                 waiting.append(queue.get_nowait())
-            for _ in waiting:
-                queue.task_done()  # answered below; aclose() waits for the queue to empty
-            waiting = [(future, op) for future, op in waiting if not future.done()]
-            if not waiting:
-                continue
             try:
-                outcomes = await self._run([op for _, op in waiting], concurrent=True)
-            except asyncio.CancelledError:  # closed: the waiting calls are cancelled too
+                live = [(future, op) for future, op in waiting if not future.done()]
+                served = store()
+                if not live or served is None:
+                    continue
+                try:
+                    outcomes = await served._run([op for _, op in live], concurrent=True)
+                except Exception as exc:  # not one op's failure (those are outcomes): all fail
+                    outcomes = [exc] * len(live)
+                finally:
+                    del served
+                for (future, _), outcome in zip(live, outcomes, strict=True):
+                    if future.done():
+                        continue
+                    if isinstance(outcome, BaseException):
+                        future.set_exception(outcome)
+                    else:
+                        future.set_result(outcome)
+            except asyncio.CancelledError:  # closed mid-batch: its callers are cancelled too
                 for future, _ in waiting:
                     future.cancel()
                 raise
-            except Exception as exc:  # not one op's failure (those are outcomes): all fail
-                outcomes = [exc] * len(waiting)
-            for (future, _), outcome in zip(waiting, outcomes, strict=True):
-                if future.done():
-                    continue
-                if isinstance(outcome, BaseException):
-                    future.set_exception(outcome)
-                else:
-                    future.set_result(outcome)
+            finally:
+                for _ in waiting:
+                    queue.task_done()  # answered: aclose() waits for this
 
     # The sync API goes through batch() below (BaseStore's forms), which refuses a call that
     # cannot be served instead of blocking on a loop that is not running.
@@ -384,6 +414,11 @@ class MemoryStore(AsyncBatchedBaseStore):
             if op.query is not None and not isinstance(op.query, str):
                 raise InvalidInputError("query must be a str or None")
             window = (op.offset + op.limit) * (_FILTER_OVERFETCH if op.filter else 1)
+            if op.query and op.query.strip() and self.scores == "ranked" and window > _MAX_RANKED:
+                raise InvalidInputError(
+                    f"with scores='ranked' a search with a query ranks at most {_MAX_RANKED} "
+                    "items: offset + limit must not exceed that (a fifth of it with a filter)"
+                )
             if op.query and op.query.strip() and window > _MAX_QUERY_WINDOW:
                 raise InvalidInputError(
                     f"a search with a query ranks at most {_MAX_QUERY_WINDOW} items: "
@@ -543,7 +578,8 @@ class MemoryStore(AsyncBatchedBaseStore):
                     continue
                 same = done.get(repr(op))
                 if same is not None and not isinstance(outcomes[same], Exception):
-                    outcomes[position] = list(outcomes[same])  # the same read, answered once
+                    # The same read, answered once; each caller gets items of its own.
+                    outcomes[position] = copy.deepcopy(outcomes[same])
                     continue
                 done[repr(op)] = position
                 try:
@@ -646,20 +682,24 @@ class MemoryStore(AsyncBatchedBaseStore):
                         put.source["created_at"] = created
                     memories.append(replace(put.memory, source=put.source))
                 results = await self.long_term.store_many(tenant, memories)
-                for result, put in zip(results, mine, strict=True):
-                    if result.action == "reinforced":
-                        # Same text as the current memory: consolidation kept that document,
-                        # but the value may differ (other fields) and the expiry too: the put
-                        # wins.
-                        await self.long_term.set_source(
-                            tenant,
-                            result.id,
-                            {**put.source, "updated_at": utcnow()},
-                            expires_at=put.memory.expires_at,
-                        )
             except Exception as exc:
                 for p in positions:
                     outcomes[p] = exc
+                continue
+            for position, result, put in zip(positions, results, mine, strict=True):
+                if result.action != "reinforced":
+                    continue
+                # Same text as the current memory: consolidation kept that document, but the
+                # value may differ (other fields) and the expiry too: the put wins.
+                try:
+                    await self.long_term.set_source(
+                        tenant,
+                        result.id,
+                        {**put.source, "updated_at": utcnow()},
+                        expires_at=put.memory.expires_at,
+                    )
+                except Exception as exc:
+                    outcomes[position] = exc
         logger.debug("store_items_put", agent_id=self.agent_id, count=len(puts))
         return outcomes
 
@@ -714,6 +754,8 @@ class MemoryStore(AsyncBatchedBaseStore):
             return None
         if memory.status != "active" or _ANY_ITEM in memory.tags or not memory.indexed:
             return None
+        if (memory.source or {}).get("store") == _OURS["store"]:
+            return None  # written by an earlier layout of this store
         if memory.expires_at is not None and memory.expires_at <= utcnow():
             return None
         return memory
@@ -823,56 +865,47 @@ class MemoryStore(AsyncBatchedBaseStore):
             return []
         want = op.offset + op.limit
         wheres = await self._wheres(prefix)
+        found: list[_Found]
         if op.query and op.query.strip():
-            scored: list[tuple[float, int, SearchItem]] = []
+            # One embedding of the query, whatever the number of users and sources.
+            vector = await self.long_term.embedder.embed_query(op.query)
+            found = []
             for where in wheres:
-                scored.extend(await self._ranked(where, op, want))
-            scored.sort(key=lambda entry: (-entry[0], entry[1]))
-            found = [item for _, _, item in scored]
+                found.extend(await self._ranked(where, op, want, vector))
+            found.sort(key=lambda entry: (-(entry.item.score or 0.0), entry.order))
         else:
             found = await self._listed(wheres, op.filter, want)
         found = found[op.offset : want]
         if op.refresh_ttl:
-            for where in wheres:
-                mine = [
-                    item for item in found if item.namespace and self._owner(item) == where.tenant
-                ]
-                if mine:
-                    await self._refresh_items(where.tenant, mine)
-        return found
+            by_tenant: dict[Tenant, list[Memory]] = {}
+            for entry in found:
+                if entry.memory is not None and _ours(entry.memory.source):
+                    tenant = Tenant(entry.memory.agent_id, entry.memory.user_id)
+                    by_tenant.setdefault(tenant, []).append(entry.memory)
+            for tenant, memories in by_tenant.items():
+                await self._refresh(tenant, memories)
+        return [entry.item for entry in found]
 
-    def _owner(self, item: Item) -> Tenant:
-        return self._tenant(self.namespaces.user_of(item.namespace))
-
-    async def _refresh_items(self, tenant: Tenant, items: Sequence[Item]) -> None:
-        keys = [
-            _key(item.namespace, item.key)
-            for item in items
-            if self._learned_at(item.namespace) is None
-        ]
-        memories = [m for k in keys if (m := await self.long_term.current(tenant, key=k))]
-        await self._refresh(tenant, memories)
-
-    async def _ranked(
-        self, where: _Where, op: SearchOp, want: int
-    ) -> list[tuple[float, int, SearchItem]]:
+    async def _ranked(self, where: _Where, op: SearchOp, want: int, vector: Any) -> list[_Found]:
         """The best ``want`` matches in one tenant, with their scores, by query."""
         assert op.query is not None
         k = min(_MAX_QUERY_WINDOW, want * (_FILTER_OVERFETCH if op.filter else 1))
         pairs: list[tuple[Memory, float]] = []
         if self.scores == "ranked":
-            retrieved = await self.long_term.retrieve(
-                where.tenant,
-                op.query,
-                k=min(k, 100),
-                tags=None if where.learned else [_tag(where.prefix)],
-                memory_types=where.memory_type,
-            )
-            pairs = [(found.memory, found.score) for found in retrieved]
+            if where.items or where.learned:
+                retrieved = await self.long_term.retrieve(
+                    where.tenant,
+                    op.query,
+                    k=min(k, _MAX_RANKED),
+                    query_vector=vector,
+                    tags=None if where.learned else [_tag(where.prefix)],
+                    memory_types=where.memory_type,
+                )
+                pairs = [(found.memory, found.score) for found in retrieved]
         else:
             if where.items:
                 pairs += await self.long_term.similar(
-                    where.tenant, op.query, k=k, tag=_tag(where.prefix)
+                    where.tenant, op.query, k=k, tag=_tag(where.prefix), query_vector=vector
                 )
             if where.learned:
                 pairs += await self.long_term.similar(
@@ -881,28 +914,38 @@ class MemoryStore(AsyncBatchedBaseStore):
                     k=k,
                     without_tag=_ANY_ITEM,
                     memory_type=where.memory_type,
+                    query_vector=vector,
                 )
-        results = []
-        for order, (memory, score) in enumerate(pairs):
+        results: list[_Found] = []
+        seen: set[tuple[tuple[str, ...], str]] = set()
+        for order, (memory, score) in sorted(enumerate(pairs), key=lambda p: -p[1][1]):
             if not self._visible(memory, where):
                 continue
             item = self._item(memory, score, hit=True)
-            if matches_filter(item.value, op.filter):
-                results.append((score, order, item))
-        return _unique(results)
+            # Two active versions of one key exist only after a crash between insert and
+            # supersede (servers without transactions); the best ranked stands for the item.
+            if (item.namespace, item.key) in seen or not matches_filter(item.value, op.filter):
+                continue
+            seen.add((item.namespace, item.key))
+            results.append(_Found(item, memory, order))
+        return results
 
     def _visible(self, memory: Memory, where: _Where) -> bool:
         if _ours(memory.source):
             return where.items and _tag(where.prefix) in memory.tags
+        if (memory.source or {}).get("store") == _OURS["store"]:
+            return False  # written by an earlier layout of this store: not a learned memory
         if not where.learned or _ANY_ITEM in memory.tags or not memory.indexed:
             return False
         return where.memory_type is None or memory.memory_type == where.memory_type
 
     async def _listed(
         self, wheres: Sequence[_Where], filter_: Mapping[str, Any] | None, want: int
-    ) -> list[SearchItem]:
-        """The newest ``want`` items matching ``filter_`` across ``wheres`` (by update)."""
-        streams = []
+    ) -> list[_Found]:
+        """The newest ``want`` items matching ``filter_`` across ``wheres``: newest version
+        first (a put that changes the text makes a new version; one that repeats it does not),
+        then by namespace and key, so pages join up."""
+        streams: list[list[_Found]] = []
         for where in wheres:
             if where.items:
                 streams.append(
@@ -926,17 +969,20 @@ class MemoryStore(AsyncBatchedBaseStore):
                 profiles = [await self._profile(where.tenant, s) for s in self._patch_schemas()]
                 streams.append(
                     sorted(
-                        (p for p in profiles if p and matches_filter(p.value, filter_)),
-                        key=lambda item: (-item.updated_at.timestamp(), item.key),
+                        (
+                            _Found(p, None, 0, p.updated_at)
+                            for p in profiles
+                            if p and matches_filter(p.value, filter_)
+                        ),
+                        key=_newest_first,
                     )
                 )
-        merged = heapq.merge(*streams, key=lambda item: (-item.updated_at.timestamp(), item.key))
-        return list(merged)[:want]
+        return list(heapq.merge(*streams, key=_newest_first))[:want]
 
     async def _take(
         self, memories: Any, where: _Where, filter_: Mapping[str, Any] | None, want: int
-    ) -> list[SearchItem]:
-        found: list[SearchItem] = []
+    ) -> list[_Found]:
+        found: list[_Found] = []
         seen: set[tuple[tuple[str, ...], str]] = set()
         async for memory in memories:
             if not self._visible(memory, where):
@@ -945,10 +991,10 @@ class MemoryStore(AsyncBatchedBaseStore):
             if (item.namespace, item.key) in seen or not matches_filter(item.value, filter_):
                 continue
             seen.add((item.namespace, item.key))
-            found.append(item)
+            found.append(_Found(item, memory, 0, memory.valid_from))
             if len(found) >= want:
                 break
-        found.sort(key=lambda item: (-item.updated_at.timestamp(), item.key))
+        found.sort(key=_newest_first)
         return found
 
     async def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
@@ -1066,18 +1112,3 @@ def _check_ttl_config(ttl: Any) -> TTLConfig | None:
         if ttl.get(name) is not None:
             check_number(ttl[name], f"ttl {name}", above=0, maximum=_MAX_TTL_MINUTES, finite=True)
     return TTLConfig(**ttl)  # type: ignore[typeddict-item]
-
-
-def _unique(
-    scored: list[tuple[float, int, SearchItem]],
-) -> list[tuple[float, int, SearchItem]]:
-    # Two active versions of one key exist only after a crash between insert and supersede
-    # (servers without transactions); the best ranked stands for the item.
-    seen: set[tuple[tuple[str, ...], str]] = set()
-    kept = []
-    for entry in sorted(scored, key=lambda e: (-e[0], e[1])):
-        item = entry[2]
-        if (item.namespace, item.key) not in seen:
-            seen.add((item.namespace, item.key))
-            kept.append(entry)
-    return kept

@@ -315,3 +315,103 @@ async def test_the_store_benchmark_prints_its_figures(connection, embedder):
     assert result["bulk_embedding_calls"] == 1 and result["bulk_items_stored"] == 30
     assert result["concurrent_embedding_calls"] == 2
     assert "120 calls" in render_store_ops(result)
+
+
+# --- found in review --------------------------------------------------------------------------
+
+
+async def test_aclose_answers_the_calls_already_made(long_term):
+    store = MemoryStore(long_term, agent_id="agent")
+    pending = asyncio.ensure_future(store.aput(NOTE, "k", {"content": "made before close"}))
+    await asyncio.sleep(0)  # the call is queued, and being served
+    await store.aclose()
+    assert await pending is None
+    reopened = MemoryStore(long_term, agent_id="agent")
+    assert (await reopened.aget(NOTE, "k")).value == {"content": "made before close"}
+    await reopened.aclose()
+
+
+async def test_identical_concurrent_reads_get_items_of_their_own(store):
+    await store.aput(NOTE, "k", {"content": "shared"})
+    first, second = await asyncio.gather(store.asearch(NOTE), store.asearch(NOTE))
+    first[0].value["content"] = "changed by one caller"
+    assert second[0].value == {"content": "shared"}
+
+
+async def test_expired_items_do_not_crowd_live_ones_out_of_a_page(store, long_term, monkeypatch):
+    # A real server's TTL monitor removes expired memories within a minute or so; until then
+    # a query must still fill its page with live items.
+    for i in range(6):
+        await store.aput(NOTE, f"old{i}", {"content": f"Alice's tea note {i}"}, ttl=5)
+    await store.aput(NOTE, "live", {"content": "Alice's tea is green"})
+    later = utcnow() + timedelta(minutes=10)
+    monkeypatch.setattr("agent_memory.memory.long_term.memory.utcnow", lambda: later)
+    monkeypatch.setattr("agent_memory.langgraph.store.utcnow", lambda: later)
+    hits = await store.asearch(NOTE, query="Alice's tea note", limit=2)
+    assert [h.key for h in hits] == ["live"]
+
+
+async def test_a_search_refreshes_only_items_with_a_ttl(store, long_term, monkeypatch):
+    await store.aput(NOTE, "a", {"content": "Alice rows"})
+    await store.aput(NOTE, "b", {"content": "Alice rows at dawn"}, ttl=60)
+    moved: list[list[str]] = []
+    real = long_term.set_expiry
+
+    async def set_expiry(tenant, ids, expires_at):
+        moved.append(list(ids))
+        return await real(tenant, ids, expires_at)
+
+    monkeypatch.setattr(long_term, "set_expiry", set_expiry)
+    reads: list[str] = []
+    current = long_term.current
+
+    async def counted(*args, **kwargs):
+        reads.append("current")
+        return await current(*args, **kwargs)
+
+    monkeypatch.setattr(long_term, "current", counted)
+    hits = await store.asearch(NOTE, query="Alice rows")
+    assert {h.key for h in hits} == {"a", "b"}
+    assert reads == []  # no read per item
+    assert len(moved) == 1 and len(moved[0]) == 1  # only the item with a TTL
+
+
+async def test_pages_without_a_query_join_up_after_a_repeated_put(store):
+    await store.aput(NOTE, "a", {"content": "first"})
+    await store.aput(NOTE, "b", {"content": "second"})
+    await store.aput(NOTE, "a", {"content": "first", "seen": True})  # same text: kept
+    everything = [h.key for h in await store.asearch(NOTE, limit=10)]
+    paged = [h.key for h in await store.asearch(NOTE, limit=1)]
+    paged += [h.key for h in await store.asearch(NOTE, limit=1, offset=1)]
+    assert paged == everything and sorted(everything) == ["a", "b"]
+
+
+async def test_ranked_scores_refuse_a_window_they_cannot_rank(long_term):
+    store = MemoryStore(long_term, agent_id="agent", scores="ranked")
+    try:
+        with pytest.raises(InvalidInputError, match="at most 100"):
+            await store.asearch(NOTE, query="x", offset=95, limit=10)
+    finally:
+        await store.aclose()
+
+
+async def test_a_search_across_users_embeds_the_query_once(store, long_term):
+    for user in ("alice", "bob", "carol", "dan"):
+        await store.aput(("memories", user, "Note"), "k", {"content": f"{user} plays chess"})
+    before = len(long_term.embedder.calls)
+    hits = await store.asearch(("memories",), query="chess")
+    assert len(hits) == 4
+    assert len(long_term.embedder.calls) - before == 1
+
+
+async def test_items_of_the_earlier_store_layout_do_not_pose_as_learned_memories(store, long_term):
+    alice = Tenant("agent", "alice")
+    await long_term.store(
+        alice,
+        "Alice's old item",
+        key='lg:["Note","old"]',
+        tags=["lgns:[]", 'lgns:["Note"]'],
+        source={"store": "langgraph", "namespace": ["Note"], "key": "old", "value": {}},
+    )
+    assert await store.asearch((*ALICE, "learned")) == []
+    assert await store.asearch((*ALICE, "learned"), query="old item") == []

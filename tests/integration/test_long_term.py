@@ -265,6 +265,23 @@ async def test_a_judge_model_can_find_contradictions_without_keys(connection, em
     await store.aclose()
 
 
+async def test_a_memory_without_a_key_never_supersedes_a_keyed_one(connection, embedder):
+    # A keyed memory is a slot: only a memory of the same key replaces it (else the slot would
+    # be left with no active memory, and a LangGraph item would vanish from its key).
+    await IndexManager(connection, embedder.signature).setup()
+    judge = FakeChatModel(['{"relation": "contradicts"}'] * 4)
+    store = LongTermMemory(
+        connection, embedder, judge=judge, config=LongTermConfig(judge_similarity=0.3)
+    )
+    window = await store.store(
+        ALICE, "Alice prefers the window seat", memory_type="preference", key="seat"
+    )
+    aisle = await store.store(ALICE, "Alice prefers the aisle seat", memory_type="preference")
+    assert aisle.action == "inserted"
+    assert (await store.current(ALICE, key="seat")).id == window.id
+    await store.aclose()
+
+
 async def test_a_stored_memory_cannot_close_its_block_in_the_judges_request(connection, embedder):
     await IndexManager(connection, embedder.signature).setup()
     judge = FakeChatModel(['{"relation": "unrelated"}'])

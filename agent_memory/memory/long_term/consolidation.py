@@ -50,6 +50,9 @@ class Candidate:
     similarity: float | None = None  # cosine; None for key matches found without a search
     #: Where the memory was said (the ``seq`` of the last message formed into it), if known.
     said: str | None = None
+    #: Whether the memory has a key: only a memory of the same key supersedes it (one
+    #: without a key may repeat it, never replace it).
+    keyed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,6 @@ async def decide(
                 break
             if relation == "same":
                 return Decision("reinforce", (candidate.id,), "the judge found the same memory")
-            if relation == "contradicts":
+            if relation == "contradicts" and not candidate.keyed:
                 return Decision("supersede", (candidate.id,), "the judge found a contradiction")
     return Decision("insert", reason="new")

@@ -184,7 +184,12 @@ def _with_pending(
     if not same_type:
         return candidates
     joined = candidates + [
-        Candidate(document["_id"], document["content"], _cosine(vector, other))
+        Candidate(
+            document["_id"],
+            document["content"],
+            _cosine(vector, other),
+            keyed=document.get("key") is not None,
+        )
         for document, other in same_type
     ]
     joined.sort(key=lambda c: -(c.similarity if c.similarity is not None else math.inf))
@@ -303,6 +308,7 @@ class LongTermMemory:
                 hit.id,
                 hit.document.get("content", ""),
                 hit.sources["vector"].score,  # a cosine on either tier
+                keyed=hit.document.get("key") is not None,
             )
             for hit in hits
             if "vector" in hit.sources
@@ -336,7 +342,7 @@ class LongTermMemory:
                     "status": "active",
                     "created_at": {"$gte": since},
                 },
-                {"content": 1, self.target.vector_path: 1},
+                {"content": 1, "key": 1, self.target.vector_path: 1},
                 sort=[("created_at", -1)],
                 limit=_RECENT_LIMIT,
             ).to_list(None)
@@ -353,7 +359,10 @@ class LongTermMemory:
             if stored.shape != vector.shape:
                 continue  # another embedder's vector: not comparable
             by_id[document["_id"]] = Candidate(
-                document["_id"], document.get("content", ""), _cosine(vector, stored)
+                document["_id"],
+                document.get("content", ""),
+                _cosine(vector, stored),
+                keyed=document.get("key") is not None,
             )
         joined = sorted(by_id.values(), key=lambda c: -(c.similarity or 0.0))
         return joined[:_CANDIDATES]
@@ -615,7 +624,10 @@ class LongTermMemory:
             await self._insert_pending(tenant, pending)
             for written, _ in pending:  # now in the collection: read its key again
                 keyed.pop(written.get("key"), None)
-            keyed.pop(item.key, None)
+            if item.key is None:
+                keyed.clear()  # it may reinforce a keyed memory found by its vector
+            else:
+                keyed.pop(item.key, None)
             pending = []
             recent.clear()  # reinforced, superseded or inserted: read again
             results.append(await self._consolidate(tenant, item, vector, decision))
@@ -946,12 +958,10 @@ class LongTermMemory:
             )
         return [row["_id"] for row in rows]
 
-    async def user_ids(self, agent_id: str, *, tag: str | None = None) -> list[str]:
-        """The users of ``agent_id`` with active memories (tagged ``tag``, when given),
-        sorted: for an operation that spans an agent's users, one tenant at a time."""
+    async def user_ids(self, agent_id: str) -> list[str]:
+        """The users of ``agent_id`` with active memories, sorted: for an operation that spans
+        an agent's users, one tenant at a time."""
         query: dict[str, Any] = {"agent_id": check_id(agent_id, "agent_id"), "status": "active"}
-        if tag is not None:
-            query["tags"] = check_id(tag, "tag")
         with translate_errors("listing users"):
             users = await self.collection.distinct("user_id", query)
         return sorted(user for user in users if isinstance(user, str))
@@ -989,25 +999,35 @@ class LongTermMemory:
                 query_vector, "query_vector", dimensions=self.embedder.dimensions
             )
         now = utcnow()
+        limit = k
         with translate_errors("searching memories"):
             vector = (
                 query_vector if query_vector is not None else await self.embedder.embed_query(query)
             )
-            hits = await self._searcher.search(
-                self.target,
-                SearchQuery(
-                    tenant=tenant.filter(), vector=vector, filters=filters, exclude=exclude, limit=k
-                ),
-            )
-        found = []
-        for hit in hits:
-            doc = hit.document
-            expires = doc.get("expires_at")
-            if "vector" not in hit.sources or doc.get("indexed") is False:
-                continue
-            if isinstance(expires, datetime) and expires <= now:
-                continue
-            found.append((Memory.from_document(doc), float(hit.sources["vector"].score)))
+            while True:
+                hits = await self._searcher.search(
+                    self.target,
+                    SearchQuery(
+                        tenant=tenant.filter(),
+                        vector=vector,
+                        filters=filters,
+                        exclude=exclude,
+                        limit=limit,
+                    ),
+                )
+                found = []
+                for hit in hits:
+                    doc = hit.document
+                    expires = doc.get("expires_at")
+                    if "vector" not in hit.sources or doc.get("indexed") is False:
+                        continue
+                    if isinstance(expires, datetime) and expires <= now:
+                        continue  # expired; the server's TTL monitor has not removed it yet
+                    found.append((Memory.from_document(doc), float(hit.sources["vector"].score)))
+                # Expired memories took places in the page: ask for more, up to the cap.
+                if len(found) >= k or len(hits) < limit or limit >= _MAX_SIMILAR:
+                    break
+                limit = min(limit * 4, _MAX_SIMILAR)
         found.sort(key=lambda pair: -pair[1])
         return found[:k]
 
@@ -1033,7 +1053,8 @@ class LongTermMemory:
             result = await self.collection.update_one(
                 {"_id": memory_id, **tenant.filter(), "status": "active"}, {"$set": fields}
             )
-            await self._announce(tenant, Change(fields={memory_id: fields}))
+            if result.matched_count:
+                await self._announce(tenant, Change(fields={memory_id: fields}))
         return result.matched_count == 1
 
     async def set_expiry(
@@ -1051,9 +1072,14 @@ class LongTermMemory:
                 {"_id": {"$in": ids}, **tenant.filter(), "status": "active", **_live(utcnow())},
                 {"$set": {"expires_at": expires_at}},
             )
-            await self._announce(
-                tenant, Change(fields={memory_id: {"expires_at": expires_at} for memory_id in ids})
+            # The kept corpora follow the change only when every memory took it (one expired
+            # or superseded meanwhile must not look live there); otherwise they read again.
+            change = (
+                Change(fields={memory_id: {"expires_at": expires_at} for memory_id in ids})
+                if result.matched_count == len(ids)
+                else None
             )
+            await self._announce(tenant, change)
         return result.modified_count
 
     # --- forgetting ---------------------------------------------------------------------------
