@@ -85,6 +85,9 @@ _KEY_PREFIX = "lg/key:"
 _TAG_PREFIX = "lg/ns:"
 #: The marker in the source of every memory this store writes.
 _OURS = {"store": "langgraph", "layout": "2"}
+#: The tag prefix, and the tag on every item, of the store's first layout (see setup()).
+_LEGACY_TAG = "lgns:"
+_LEGACY_ALL = _LEGACY_TAG + "[]"
 #: Tagged on every item: what a user's learned memories are not.
 _ANY_ITEM = _TAG_PREFIX + "[]"
 #: The most items a search with a query ranks (offset + limit, times the overfetch for a
@@ -122,6 +125,11 @@ def _key(namespace: Sequence[str], key: Any) -> str:
 
 def _ours(source: Mapping[str, Any] | None) -> bool:
     return bool(source) and all(source.get(k) == v for k, v in _OURS.items())
+
+
+def _legacy(source: Mapping[str, Any] | None) -> bool:
+    """Written by the store's first layout (no ``layout`` field)."""
+    return bool(source) and source.get("store") == _OURS["store"] and "layout" not in source
 
 
 @dataclass(frozen=True, slots=True)
@@ -1083,6 +1091,49 @@ class MemoryStore(AsyncBatchedBaseStore):
         except TimeoutError:
             return False
         return True
+
+    # --- upgrading ------------------------------------------------------------------------------
+
+    async def setup(self) -> int:
+        """Bring items written by an earlier version of this store (layout 1: namespaces
+        ``("memories", user_id, *path)`` stored as ``path``) into the current layout, every
+        version of each; how many memories were relabelled. Idempotent, and safe to run while
+        the store serves: call it once after upgrading, as LangGraph's SQL stores' ``setup``."""
+        root = self.namespaces.user_roots[0] if self.namespaces.user_roots else "memories"
+        count = 0
+        for user in await self.long_term.user_ids(self.agent_id):
+            tenant = Tenant(self.agent_id, user)
+            legacy = [
+                memory
+                async for memory in self.long_term.browse(tenant, tag=_LEGACY_ALL)
+                if _legacy(memory.source)
+            ]
+            for current in legacy:
+                source = current.source or {}
+                path = [label for label in source.get("namespace") or () if isinstance(label, str)]
+                namespace = (root, user, *path)
+                item_key = source.get("key")
+                if not isinstance(item_key, str) or self.namespaces.user_of(namespace) != user:
+                    continue  # not expressible in this store's map: left as it is
+                versions = (
+                    await self.long_term.history(tenant, key=current.key) if current.key else []
+                )
+                for memory in versions or [current]:
+                    if not _legacy(memory.source):
+                        continue
+                    upgraded = {**(memory.source or {}), **_OURS, "namespace": list(namespace)}
+                    kept = [t for t in memory.tags if not t.startswith(_LEGACY_TAG)]
+                    tags = [*(_tag(namespace[:d]) for d in range(len(namespace) + 1)), *kept]
+                    count += await self.long_term.relabel(
+                        tenant,
+                        memory.id,
+                        key=_key(namespace, item_key),
+                        tags=tags,
+                        source=upgraded,
+                    )
+        if count:
+            logger.info("store_items_upgraded", agent_id=self.agent_id, count=count)
+        return count
 
     # --- beyond BaseStore ---------------------------------------------------------------------
 

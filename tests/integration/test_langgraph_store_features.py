@@ -5,6 +5,7 @@ similarity against ranked scores, unindexed items, and concurrent calls that fai
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 
 import pytest
@@ -12,12 +13,15 @@ from langgraph.store.base import InvalidNamespaceError
 
 from agent_memory.bench.store_ops import render_store_ops, run_store_ops
 from agent_memory.errors import InvalidInputError, NotFoundError
+from agent_memory.formation import FormationQueue, FormationWorker
 from agent_memory.langgraph.store import MemoryStore, NamespaceMap
+from agent_memory.memory.conversation.memory import NewMessage
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.ops.forget import forget_user
+from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
 
@@ -415,3 +419,75 @@ async def test_items_of_the_earlier_store_layout_do_not_pose_as_learned_memories
     )
     assert await store.asearch((*ALICE, "learned")) == []
     assert await store.asearch((*ALICE, "learned"), query="old item") == []
+
+
+async def test_setup_upgrades_items_of_the_earlier_layout_with_their_history(store, long_term):
+    alice = Tenant("agent", "alice")
+
+    async def legacy(text: str) -> None:
+        await long_term.store(
+            alice,
+            text,
+            key='lg:["Note","diet"]',
+            tags=["lgns:[]", 'lgns:["Note"]', "mine"],
+            source={
+                "store": "langgraph",
+                "namespace": ["Note"],
+                "key": "diet",
+                "value": {"content": text},
+            },
+        )
+
+    await legacy("Alice eats fish")
+    await legacy("Alice is vegetarian")  # supersedes the first version
+    assert await store.aget(NOTE, "diet") is None  # not served before the upgrade
+    assert await store.setup() == 2
+    item = await store.aget(NOTE, "diet")
+    assert item.value == {"content": "Alice is vegetarian"}
+    assert [h.key for h in await store.asearch(ALICE, query="vegetarian")] == ["diet"]
+    assert [v.value["content"] for v in await store.ahistory(NOTE, "diet")] == [
+        "Alice is vegetarian",
+        "Alice eats fish",
+    ]
+    memory = await long_term.current(alice, key='lg/key:["memories","alice","Note","diet"]')
+    assert "mine" in memory.tags and not any(t.startswith("lgns:") for t in memory.tags)
+    assert await store.setup() == 0  # idempotent
+
+
+async def test_what_the_formation_worker_learned_is_readable_through_the_store(
+    connection, embedder
+):
+    ana = Tenant("travel", "ana")
+    await IndexManager(connection, embedder.signature).setup()
+    memories = MemorySystem(connection, embedder)
+    queue = FormationQueue(connection, debounce_seconds=30.0, lease_seconds=60.0)
+    reply = {
+        "profile": {"user_name": "Ana", "interests": ["jazz"]},
+        "notes": [{"content": "Wants to see cherry blossoms in Kyoto", "context": "April trip"}],
+        "facts": [{"content": "The user lives in Lisbon.", "key": "home", "importance": 0.8}],
+    }
+    await memories.conversation.append_turn(
+        ana,
+        "s1",
+        [NewMessage.user("I'm Ana from Lisbon; I love jazz."), NewMessage.assistant("OK")],
+    )
+    start = utcnow()
+    await queue.schedule(ana, "s1", now=start)
+    worker = FormationWorker(
+        memories, FakeChatModel([json.dumps(reply)]), queue=queue, worker_id="w"
+    )
+    assert await worker.run_once(now=start + timedelta(seconds=31)) is True
+    store = MemoryStore(memories.long_term, agent_id="travel", profiles=memories.profiles)
+    try:
+        home = ("memories", "ana")
+        hits = await store.asearch(home, query="Where does Ana live? Lisbon")
+        assert hits[0].value["content"] == "The user lives in Lisbon."
+        assert hits[0].namespace == (*home, "learned", "fact")
+        listed = {h.value.get("content") for h in await store.asearch((*home, "learned"))}
+        assert {"The user lives in Lisbon.", "Wants to see cherry blossoms in Kyoto"} <= listed
+        profile = await store.aget((*home, "learned", "profile"), "User")
+        assert profile.value == {"user_name": "Ana", "interests": ["jazz"]}
+        assert await store.aget(("memories", "bob", "learned", "profile"), "User") is None
+    finally:
+        await store.aclose()
+        await memories.aclose()

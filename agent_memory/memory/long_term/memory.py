@@ -1057,6 +1057,35 @@ class LongTermMemory:
                 await self._announce(tenant, Change(fields={memory_id: fields}))
         return result.matched_count == 1
 
+    async def relabel(
+        self,
+        tenant: Tenant,
+        memory_id: str,
+        *,
+        key: str | None,
+        tags: Sequence[str],
+        source: Mapping[str, Any],
+    ) -> bool:
+        """Give a memory of this user (any version) a new ``key``, ``tags`` and ``source``,
+        keeping everything else: for a writer that changes how it labels what it stored.
+        ``False`` when no memory ``memory_id`` of this user exists. Searches see the change."""
+        tenant = check_tenant(tenant)
+        check_id(memory_id, "memory_id")
+        fields: dict[str, Any] = {
+            "key": None if key is None else check_id(key, "key"),
+            "tags": list(dict.fromkeys(check_id(tag, "tag") for tag in tags)),
+            "source": check_mapping(source, "source"),
+        }
+        if len(fields["tags"]) > self.config.max_tags:
+            raise InvalidInputError(f"at most {self.config.max_tags} tags")
+        with translate_errors("relabelling a memory"):
+            result = await self.collection.update_one(
+                {"_id": memory_id, **tenant.filter()}, {"$set": fields}
+            )
+            if result.matched_count:
+                await self._announce(tenant)  # tags are filtered on: every search reads again
+        return result.matched_count == 1
+
     async def set_expiry(
         self, tenant: Tenant, memory_ids: Sequence[str], expires_at: datetime | None
     ) -> int:
