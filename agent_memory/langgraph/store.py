@@ -127,6 +127,13 @@ def _ours(source: Mapping[str, Any] | None) -> bool:
     return bool(source) and all(source.get(k) == v for k, v in _OURS.items())
 
 
+def _labels(namespace: Any, what: str) -> tuple[str, ...]:
+    """``namespace`` itself when it is a tuple or list (its labels are checked later)."""
+    if not isinstance(namespace, tuple | list):
+        raise NamespaceError(f"{what} must be a tuple of labels, got {type(namespace).__name__}")
+    return tuple(namespace)
+
+
 def _legacy(source: Mapping[str, Any] | None) -> bool:
     """Written by the store's first layout (no ``layout`` field)."""
     return bool(source) and source.get("store") == _OURS["store"] and "layout" not in source
@@ -315,13 +322,72 @@ class MemoryStore(AsyncBatchedBaseStore):
                 for _ in waiting:
                     queue.task_done()  # answered: aclose() waits for this
 
+    # The async entry points check the shape of a namespace before LangGraph's own label
+    # checks, which fail on a float or bytes with a TypeError or a misleading message.
+
+    async def aget(self, namespace: tuple[str, ...], key: str, **kwargs: Any) -> Item | None:
+        return await super().aget(_labels(namespace, "namespace"), key, **kwargs)
+
+    async def asearch(
+        self, namespace_prefix: tuple[str, ...], /, **kwargs: Any
+    ) -> list[SearchItem]:
+        return await super().asearch(_labels(namespace_prefix, "namespace_prefix"), **kwargs)
+
+    async def aput(
+        self, namespace: tuple[str, ...], key: str, value: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> None:
+        await super().aput(_labels(namespace, "namespace"), key, value, *args, **kwargs)
+
+    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
+        await super().adelete(_labels(namespace, "namespace"), key)
+
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: tuple[str, ...] | None = None,
+        suffix: tuple[str, ...] | None = None,
+        **kwargs: Any,
+    ) -> list[tuple[str, ...]]:
+        return await super().alist_namespaces(
+            prefix=None if prefix is None else _labels(prefix, "prefix"),
+            suffix=None if suffix is None else _labels(suffix, "suffix"),
+            **kwargs,
+        )
+
     # The sync API goes through batch() below (BaseStore's forms), which refuses a call that
     # cannot be served instead of blocking on a loop that is not running.
-    get = BaseStore.get
-    search = BaseStore.search
-    put = BaseStore.put
-    delete = BaseStore.delete
-    list_namespaces = BaseStore.list_namespaces
+    def get(self, namespace: tuple[str, ...], key: str, **kwargs: Any) -> Item | None:
+        return BaseStore.get(self, _labels(namespace, "namespace"), key, **kwargs)
+
+    def search(self, namespace_prefix: tuple[str, ...], /, **kwargs: Any) -> list[SearchItem]:
+        return BaseStore.search(self, _labels(namespace_prefix, "namespace_prefix"), **kwargs)
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        BaseStore.put(self, _labels(namespace, "namespace"), key, value, *args, **kwargs)
+
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        BaseStore.delete(self, _labels(namespace, "namespace"), key)
+
+    def list_namespaces(
+        self,
+        *,
+        prefix: tuple[str, ...] | None = None,
+        suffix: tuple[str, ...] | None = None,
+        **kwargs: Any,
+    ) -> list[tuple[str, ...]]:
+        return BaseStore.list_namespaces(
+            self,
+            prefix=None if prefix is None else _labels(prefix, "prefix"),
+            suffix=None if suffix is None else _labels(suffix, "suffix"),
+            **kwargs,
+        )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """The sync API, for sync LangGraph nodes: they run in worker threads while the loop

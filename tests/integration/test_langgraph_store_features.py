@@ -491,3 +491,19 @@ async def test_what_the_formation_worker_learned_is_readable_through_the_store(
     finally:
         await store.aclose()
         await memories.aclose()
+
+
+@pytest.mark.parametrize("namespace", [3.5, b"memories", {"memories": 1}, None])
+async def test_a_namespace_that_is_not_a_tuple_is_a_clear_error_sync_or_async(store, namespace):
+    with pytest.raises(InvalidNamespaceError, match="must be a tuple of labels"):
+        await store.aput(namespace, "k", {"content": "x"})
+    with pytest.raises(InvalidNamespaceError, match="must be a tuple of labels"):
+        await store.asearch(namespace)
+    for call in (
+        lambda: store.put(namespace, "k", {"content": "x"}),
+        lambda: store.get(namespace, "k"),
+        lambda: store.search(namespace),
+        lambda: store.delete(namespace, "k"),
+    ):
+        with pytest.raises(InvalidNamespaceError, match="must be a tuple of labels"):
+            await asyncio.to_thread(call)
