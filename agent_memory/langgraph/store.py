@@ -760,19 +760,24 @@ class MemoryStore(AsyncBatchedBaseStore):
                 for p in positions:
                     outcomes[p] = exc
                 continue
-            for position, result, put in zip(positions, results, mine, strict=True):
-                if result.action != "reinforced":
-                    continue
-                # Same text as the current memory: consolidation kept that document, but the
-                # value may differ (other fields) and the expiry too: the put wins.
-                try:
-                    await self.long_term.set_source(
-                        tenant,
-                        result.id,
-                        {**put.source, "updated_at": utcnow()},
-                        expires_at=put.memory.expires_at,
-                    )
-                except Exception as exc:
+            # Same text as the current memory: consolidation kept that document, but the value
+            # may differ (other fields) and the expiry too: the put wins (one bulk write).
+            kept = [
+                (position, result.id, put)
+                for position, result, put in zip(positions, results, mine, strict=True)
+                if result.action == "reinforced"
+            ]
+            try:
+                now = utcnow()
+                await self.long_term.set_sources(
+                    tenant,
+                    [
+                        (memory_id, {**put.source, "updated_at": now}, put.memory.expires_at)
+                        for _, memory_id, put in kept
+                    ],
+                )
+            except Exception as exc:
+                for position, _, _ in kept:
                     outcomes[position] = exc
         logger.debug("store_items_put", agent_id=self.agent_id, count=len(puts))
         return outcomes

@@ -55,7 +55,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from pymongo import InsertOne, UpdateMany
+from pymongo import InsertOne, UpdateMany, UpdateOne
 
 from agent_memory._log import get_logger
 from agent_memory.checks import (
@@ -1043,19 +1043,52 @@ class LongTermMemory:
         its writer keeps with it), and its expiry when ``expires_at`` is given (``None``:
         never); ``False`` when no active memory ``memory_id`` of this user exists. Searches
         in every process see the change."""
+        (found,) = await self.set_sources(tenant, [(memory_id, source, expires_at)])
+        return found
+
+    async def set_sources(
+        self,
+        tenant: Tenant,
+        changes: Sequence[tuple[str, Mapping[str, Any], datetime | _Keep | None]],
+    ) -> list[bool]:
+        """:meth:`set_source` for several memories of the user in one bulk write and one
+        announcement: ``(memory_id, source, expires_at)`` each (``_KEEP``-like default: pass
+        the same as :meth:`set_source`'s). Whether each active memory was found."""
         tenant = check_tenant(tenant)
-        check_id(memory_id, "memory_id")
-        source = check_mapping(source, "source")
-        fields: dict[str, Any] = {"source": source}
-        if not isinstance(expires_at, _Keep):
-            fields["expires_at"] = _check_expiry(expires_at)
-        with translate_errors("updating a memory's source"):
-            result = await self.collection.update_one(
-                {"_id": memory_id, **tenant.filter(), "status": "active"}, {"$set": fields}
+        updates: list[tuple[str, dict[str, Any]]] = []
+        for memory_id, source, expires_at in changes:
+            fields: dict[str, Any] = {"source": check_mapping(source, "source")}
+            if not isinstance(expires_at, _Keep):
+                fields["expires_at"] = _check_expiry(expires_at)
+            updates.append((check_id(memory_id, "memory_id"), fields))
+        if not updates:
+            return []
+        with translate_errors("updating memories' sources"):
+            result = await self.collection.bulk_write(
+                [
+                    UpdateOne(
+                        {"_id": memory_id, **tenant.filter(), "status": "active"}, {"$set": f}
+                    )
+                    for memory_id, f in updates
+                ],
+                ordered=False,
             )
-            if result.matched_count:
-                await self._announce(tenant, Change(fields={memory_id: fields}))
-        return result.matched_count == 1
+            matched = result.matched_count
+            if matched:
+                # The kept corpora follow the change when every memory took it; otherwise
+                # they read again.
+                everything = matched == len(updates)
+                await self._announce(tenant, Change(fields=dict(updates)) if everything else None)
+        if matched == len(updates):
+            return [True] * len(updates)
+        ids = [memory_id for memory_id, _ in updates]
+        with translate_errors("updating memories' sources"):
+            present = set(
+                await self.collection.distinct(
+                    "_id", {"_id": {"$in": ids}, **tenant.filter(), "status": "active"}
+                )
+            )
+        return [memory_id in present for memory_id in ids]
 
     async def relabel(
         self,
