@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from agent_memory.providers.chat.offline import OfflineChatModel
     from agent_memory.providers.embedders.base import Embedder, EmbeddingSignature
     from agent_memory.providers.embedders.fake import FakeEmbedder
+    from agent_memory.providers.embedders.langchain import LangChainEmbedder
     from agent_memory.providers.embedders.local import LocalEmbedder
     from agent_memory.providers.embedders.voyage import VoyageEmbedder
     from agent_memory.providers.registry import make_chat_model, make_embedder, make_reranker
@@ -100,6 +101,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidTransitionError",
     "KnowledgeBase",
+    "LangChainEmbedder",
     "LiveCallBlockedError",
     "LocalEmbedder",
     "LongTermMemory",

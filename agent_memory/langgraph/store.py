@@ -74,6 +74,10 @@ from agent_memory.langgraph.namespaces import (
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
+from agent_memory.mongo.connection import Connection
+from agent_memory.providers.embedders.base import Embedder
+from agent_memory.providers.embedders.langchain import LangChainEmbedder
+from agent_memory.providers.registry import make_embedder
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
 
@@ -239,14 +243,48 @@ class MemoryStore(AsyncBatchedBaseStore):
         with contextlib.suppress(RuntimeError):
             self._bind(asyncio.get_running_loop())
 
+    @classmethod
+    def from_connection(
+        cls,
+        connection: Connection,
+        *,
+        agent_id: str,
+        index: IndexConfig | None = None,
+        **options: Any,
+    ) -> MemoryStore:
+        """A store built as LangGraph's own are, from an ``index`` config: ``embed`` is a
+        LangChain ``Embeddings`` object or an embedding function (wrapped in
+        :class:`~agent_memory.providers.embedders.LangChainEmbedder`) or one of this
+        framework's embedders; ``dims`` is required with a LangChain one. Without ``embed``,
+        the embedder the connection's settings name. ``options`` go to the constructor."""
+        index = dict(index or {})
+        embed = index.pop("embed", None)
+        embedder: Embedder
+        if embed is None:
+            embedder = make_embedder(connection.settings)
+        elif isinstance(embed, Embedder):
+            embedder = embed
+        else:
+            if "dims" not in index:
+                raise InvalidInputError("index needs 'dims' with a LangChain embed")
+            embedder = LangChainEmbedder(embed, dimensions=index["dims"])
+        return cls(
+            LongTermMemory(connection, embedder),
+            agent_id=agent_id,
+            index=index,  # type: ignore[arg-type]
+            **options,
+        )
+
     @property
     def index_config(self) -> dict[str, Any]:
-        """The vector index as LangGraph's stores describe theirs: ``dims``, ``fields`` (``["$"]``
-        is the whole value) and ``embed`` (the long-term memory's embedder)."""
+        """The vector index as LangGraph's stores describe theirs: ``dims``, ``fields`` and
+        ``embed`` (what embeds: a wrapped LangChain object, else the long-term memory's
+        embedder)."""
+        embedder = self.long_term.embedder
         return {
-            "dims": self.long_term.embedder.dimensions,
+            "dims": embedder.dimensions,
             "fields": list(self.fields) if self.fields else ["content"],
-            "embed": self.long_term.embedder,
+            "embed": embedder.wrapped if isinstance(embedder, LangChainEmbedder) else embedder,
         }
 
     def _check_index(self, index: IndexConfig | None) -> list[str] | None:
@@ -255,10 +293,13 @@ class MemoryStore(AsyncBatchedBaseStore):
         if not isinstance(index, Mapping) or set(index) - {"fields", "dims", "embed"}:
             raise InvalidInputError("index takes 'fields', 'dims' and 'embed'")
         embed = index.get("embed")
-        if embed is not None and embed is not self.long_term.embedder:
+        embedder = self.long_term.embedder
+        wrapped = embedder.wrapped if isinstance(embedder, LangChainEmbedder) else None
+        if embed is not None and embed is not embedder and embed is not wrapped:
             raise InvalidInputError(
-                "index embed must be left out (or be the long-term memory's embedder): "
-                "items are embedded by the LongTermMemory's embedder"
+                "index embed must be left out (or be what the LongTermMemory embeds with): "
+                "items are embedded by the LongTermMemory's embedder; "
+                "MemoryStore.from_connection builds one from a LangChain embed"
             )
         dims = index.get("dims")
         if dims is not None and dims != self.long_term.embedder.dimensions:

@@ -507,3 +507,24 @@ async def test_a_namespace_that_is_not_a_tuple_is_a_clear_error_sync_or_async(st
     ):
         with pytest.raises(InvalidNamespaceError, match="must be a tuple of labels"):
             await asyncio.to_thread(call)
+
+
+async def test_a_store_built_like_langgraphs_own_from_an_index_config(connection):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    embeddings = DeterministicFakeEmbedding(size=64)
+    index = {"dims": 64, "embed": embeddings, "fields": ["text"]}
+    store = MemoryStore.from_connection(connection, agent_id="agent", index=index)
+    try:
+        await IndexManager(connection, store.long_term.embedder.signature).setup()
+        assert store.index_config["embed"] is embeddings
+        assert store.index_config["dims"] == 64 and store.index_config["fields"] == ["text"]
+        await store.aput(("docs",), "a", {"text": "alpha"})
+        await store.aput(("docs",), "b", {"text": "beta"})
+        hits = await store.asearch(("docs",), query="alpha")
+        assert hits[0].key == "a" and hits[0].score == pytest.approx(1.0, abs=1e-4)
+    finally:
+        await store.aclose()
+        await store.long_term.aclose()
+    with pytest.raises(InvalidInputError, match="dims"):
+        MemoryStore.from_connection(connection, agent_id="agent", index={"embed": embeddings})
