@@ -30,7 +30,6 @@ the database is unreachable.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import asdict
@@ -40,11 +39,12 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_memory._log import get_logger
+from agent_memory.api.keys import ApiKeys
 from agent_memory.config import Settings
 from agent_memory.errors import (
     AgentMemoryError,
@@ -200,28 +200,6 @@ IdempotencyKey = Annotated[
 ]
 
 
-class _Keys:
-    """Configured keys by agent; :meth:`agent` finds a key's agent in constant time."""
-
-    def __init__(self, keys: Mapping[str, list[SecretStr]]) -> None:
-        self._keys = [
-            (agent_id, key.get_secret_value().encode())
-            for agent_id, values in keys.items()
-            for key in values
-        ]
-
-    def agent(self, given: str | bytes | None) -> str | None:
-        """The agent of ``given`` (the header's bytes, or text), or ``None``."""
-        if not given:
-            return None
-        candidate = given if isinstance(given, bytes) else given.encode("utf-8", "surrogateescape")
-        found = None
-        for agent_id, key in self._keys:  # every key is compared, match or not
-            if hmac.compare_digest(candidate, key):
-                found = agent_id
-        return found
-
-
 #: Where the gate leaves the agent of a request's key, for :func:`_agent_of`.
 _AGENT_SCOPE_KEY = "agent_memory.agent_id"
 _KEY_REQUIRED = "a valid X-API-Key header is required"
@@ -253,7 +231,7 @@ class _Gate:
     it rather than the server reading it to keep the connection alive.
     """
 
-    def __init__(self, app: ASGIApp, *, keys: _Keys, limit: int) -> None:
+    def __init__(self, app: ASGIApp, *, keys: ApiKeys, limit: int) -> None:
         self.app = app
         self.keys = keys
         self.limit = limit
@@ -332,7 +310,7 @@ def create_app(
     """The feedback API. Without ``connection`` the app connects on startup (and closes on
     shutdown) with ``settings``; with one (and its ``embedder``), it uses them and leaves them
     open. The API never embeds; the embedder only names the vector index the actions use."""
-    keys = _Keys(settings.api_keys)
+    keys = ApiKeys(settings.api_keys)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -6,6 +6,7 @@ from agent_memory.cli import (
     api,
     bench,
     chat,
+    console,
     decay,
     demo,
     embedded,
@@ -26,6 +27,7 @@ chat.register(app)
 worker.register(app)
 bench.register(app)
 api.register(app)
+console.register(app)
 decay.register(app)
 feedback.register(app)
 forget.register(app)
