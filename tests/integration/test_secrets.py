@@ -320,17 +320,17 @@ async def test_the_feedback_api_never_shows_a_key(api):
 
 
 def test_api_keys_are_compared_in_constant_time_against_every_key(monkeypatch):
-    import agent_memory.api.app as api_app
+    import agent_memory.api.keys as api_keys
 
     calls: list[tuple[bytes, bytes]] = []
-    real = api_app.hmac.compare_digest
+    real = api_keys.hmac.compare_digest
 
     def counting(a: bytes, b: bytes) -> bool:
         calls.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(api_app.hmac, "compare_digest", counting)
-    keys = api_app._Keys(
+    monkeypatch.setattr(api_keys.hmac, "compare_digest", counting)
+    keys = api_keys.ApiKeys(
         load_settings(
             api_keys={"support": [API_KEY, "fb-second-key-0123456789abcd"], "other": OTHER_API_KEY}
         ).api_keys
