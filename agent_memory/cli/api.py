@@ -7,6 +7,7 @@ import signal
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import typer
 
@@ -51,7 +52,7 @@ def api(
     from agent_memory.errors import AgentMemoryError
 
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (checked here: serve() needs it)
 
         from agent_memory.api import create_app
     except ImportError as exc:
@@ -71,18 +72,9 @@ def api(
 
     async def main() -> None:
         async with open_runtime() as rt:
-            server = _server_class()(
-                uvicorn.Config(
-                    create_app(rt.settings, connection=rt.connection, embedder=rt.embedder),
-                    log_level="warning",
-                )
-            )
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(signum, server.stop)
+            app = create_app(rt.settings, connection=rt.connection, embedder=rt.embedder)
             # Like `agent-memory embedded serve`: where it listens, on stderr.
-            err_console.print(listening_line(listener), highlight=False, markup=False)
-            await server.serve(sockets=[listener])
+            await serve(app, listener, listening_line(listener))
 
     try:
         run(main)
@@ -90,11 +82,30 @@ def api(
         listener.close()
 
 
+async def serve(app: Any, listener: socket.socket, *lines: str) -> None:
+    """Serve ``app`` with uvicorn on ``listener`` until Ctrl+C or SIGTERM, after printing
+    ``lines`` on stderr (where it listens, and what else the user needs to know)."""
+    import uvicorn
+
+    server = _server_class()(uvicorn.Config(app, log_level="warning"))
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, server.stop)
+    for line in lines:
+        err_console.print(line, highlight=False, markup=False)
+    await server.serve(sockets=[listener])
+
+
+def url_of(listener: socket.socket) -> str:
+    """The ``http://`` URL of a listening socket (IPv6 addresses in brackets)."""
+    host, port = listener.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def listening_line(listener: socket.socket) -> str:
     """The line printed once the database is connected and the API about to serve: its URL
     and where its OpenAPI docs are."""
-    host, port = listener.getsockname()[:2]
-    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    url = url_of(listener)
     return f"serving the feedback API at {url} (OpenAPI docs at {url}/docs; Ctrl+C to stop)"
 
 

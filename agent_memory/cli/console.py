@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import secrets
-import signal
 
 import typer
 
-from agent_memory.cli._app import err_console, fail, run
+from agent_memory.cli._app import fail, run
 from agent_memory.cli._runtime import open_runtime
-from agent_memory.cli.api import _listen, _server_class
+from agent_memory.cli.api import _listen, serve, url_of
 
 
 def console(
@@ -27,7 +25,7 @@ def console(
     from agent_memory.errors import AgentMemoryError
 
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (checked here: serve() needs it)
 
         from agent_memory.console import create_console_app
     except ImportError as exc:
@@ -49,26 +47,12 @@ def console(
     async def main() -> None:
         async with open_runtime() as rt:
             app = create_console_app(rt.connection, settings=rt.settings, token=token)
-            server = _server_class()(uvicorn.Config(app, log_level="warning"))
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(signum, server.stop)
-            bound, bound_port = listener.getsockname()[:2]
-            url = (
-                f"http://[{bound}]:{bound_port}" if ":" in bound else f"http://{bound}:{bound_port}"
-            )
-            err_console.print(
-                f"serving the memory console at {url} (Ctrl+C to stop)",
-                highlight=False,
-                markup=False,
-            )
+            lines = [f"serving the memory console at {url_of(listener)} (Ctrl+C to stop)"]
             if token is not None:
-                err_console.print(
-                    f"sign in with this one-time token (no API keys are configured): {token}",
-                    highlight=False,
-                    markup=False,
+                lines.append(
+                    f"sign in with this one-time token (no API keys are configured): {token}"
                 )
-            await server.serve(sockets=[listener])
+            await serve(app, listener, *lines)
 
     try:
         run(main)

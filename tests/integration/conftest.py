@@ -24,8 +24,10 @@ from pymongo import MongoClient, monitoring, uri_parser
 from pymongo.errors import PyMongoError
 
 from agent_memory.config import Settings, load_settings, redact_uri
+from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.mongo.embedded import EmbeddedServer, ServerInfo
+from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
 
 #: Read once, at import, before each test's isolation removes it from the environment
@@ -131,6 +133,17 @@ async def connection(settings: Settings) -> AsyncIterator[Connection]:
 @pytest.fixture
 def embedder() -> FakeEmbedder:
     return FakeEmbedder()
+
+
+@pytest.fixture
+async def long_term(
+    connection: Connection, embedder: FakeEmbedder
+) -> AsyncIterator[LongTermMemory]:
+    """Long-term memory on this test's database, its indexes set up; closed afterwards."""
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    yield memory
+    await memory.aclose()
 
 
 class CommandCounter(monitoring.CommandListener):

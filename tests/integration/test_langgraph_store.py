@@ -23,20 +23,10 @@ from langgraph.store.base import (
 
 from agent_memory.errors import InvalidInputError
 from agent_memory.langgraph.store import MemoryStore, NamespaceMap
-from agent_memory.memory.long_term.memory import LongTermMemory
-from agent_memory.mongo.indexes import IndexManager
 from agent_memory.tenancy import Tenant
 
 ALICE = ("memories", "alice")
 BOB = ("memories", "bob")
-
-
-@pytest.fixture
-async def long_term(connection, embedder):
-    await IndexManager(connection, embedder.signature).setup()
-    memory = LongTermMemory(connection, embedder)
-    yield memory
-    await memory.aclose()
 
 
 @pytest.fixture

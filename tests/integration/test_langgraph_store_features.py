@@ -31,14 +31,6 @@ NOTE = (*ALICE, "Note")
 
 
 @pytest.fixture
-async def long_term(connection, embedder):
-    await IndexManager(connection, embedder.signature).setup()
-    memory = LongTermMemory(connection, embedder)
-    yield memory
-    await memory.aclose()
-
-
-@pytest.fixture
 async def store(long_term):
     store = MemoryStore(long_term, agent_id="agent")
     yield store

@@ -35,7 +35,6 @@ from langgraph.store.memory import InMemoryStore
 
 from agent_memory.langgraph.store import MemoryStore
 from agent_memory.memory.long_term.memory import LongTermMemory
-from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
 
 #: Deliberate differences between the stores; a test touching one branches on it by name.
@@ -130,14 +129,6 @@ def make_ours(
     long_term: LongTermMemory, embedder: FakeEmbedder, fields: Sequence[str] | None = ("text",)
 ) -> BaseStore:
     return MemoryStore(long_term, agent_id="agent", index=index_config(embedder, fields))
-
-
-@pytest.fixture
-async def long_term(connection, embedder):
-    await IndexManager(connection, embedder.signature).setup()
-    memory = LongTermMemory(connection, embedder)
-    yield memory
-    await memory.aclose()
 
 
 @pytest.fixture(params=["reference", "ours"])

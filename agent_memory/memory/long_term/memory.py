@@ -747,11 +747,8 @@ class LongTermMemory:
         ranked = []
         for hit, hit_relevance in zip(hits, relevance, strict=True):
             doc = hit.document
-            expires = doc.get("expires_at")
-            if isinstance(expires, datetime) and expires <= now:
-                continue  # expired; the TTL monitor has not removed it yet
-            if doc.get("indexed") is False:
-                continue  # stored to be read by key, never to be found (NewMemory.indexed)
+            if not _findable(doc, now):
+                continue
             if min_importance is not None and float(doc.get("importance", 0.0)) < min_importance:
                 continue
             breakdown = score_memory(
@@ -1018,11 +1015,8 @@ class LongTermMemory:
                 found = []
                 for hit in hits:
                     doc = hit.document
-                    expires = doc.get("expires_at")
-                    if "vector" not in hit.sources or doc.get("indexed") is False:
+                    if "vector" not in hit.sources or not _findable(doc, now):
                         continue
-                    if isinstance(expires, datetime) and expires <= now:
-                        continue  # expired; the server's TTL monitor has not removed it yet
                     found.append((Memory.from_document(doc), float(hit.sources["vector"].score)))
                 # Expired memories took places in the page: ask for more, up to the cap.
                 if len(found) >= k or len(hits) < limit or limit >= _MAX_SIMILAR:
@@ -1205,6 +1199,16 @@ class LongTermMemory:
 
 def _not_a_memory(item: object) -> NewMemory:
     raise InvalidInputError(f"items must be NewMemory objects, got {type(item).__name__}")
+
+
+def _findable(document: Mapping[str, Any], now: datetime) -> bool:
+    """Whether a search may return ``document``: not expired at ``now`` (the server's TTL
+    monitor may not have removed it yet) and not stored unindexed (NewMemory.indexed: to be
+    read by key, never found)."""
+    expires = document.get("expires_at")
+    if isinstance(expires, datetime) and expires <= now:
+        return False
+    return document.get("indexed") is not False
 
 
 def _live(now: datetime) -> dict[str, Any]:
