@@ -23,6 +23,7 @@ def console(
     """
     from agent_memory.config import load_settings
     from agent_memory.errors import AgentMemoryError
+    from agent_memory.memory.system import MemorySystem
 
     try:
         import uvicorn  # noqa: F401  (checked here: serve() needs it)
@@ -45,14 +46,26 @@ def console(
     listener = _listen(host, port)
 
     async def main() -> None:
+        from agent_memory.providers.registry import make_reranker
+
         async with open_runtime() as rt:
-            app = create_console_app(rt.connection, settings=rt.settings, token=token)
+            # The agent's own reranker, so a search ranks as the agent's recall does.
+            reranker = make_reranker(rt.settings)
+            memories = MemorySystem.from_settings(
+                rt.connection, rt.embedder, rt.settings, reranker=reranker
+            )
+            app = create_console_app(memories, settings=rt.settings, token=token)
             lines = [f"serving the memory console at {url_of(listener)} (Ctrl+C to stop)"]
             if token is not None:
                 lines.append(
                     f"sign in with this one-time token (no API keys are configured): {token}"
                 )
-            await serve(app, listener, *lines)
+            try:
+                await serve(app, listener, *lines)
+            finally:
+                await memories.aclose()
+                if reranker is not None:
+                    await reranker.aclose()
 
     try:
         run(main)

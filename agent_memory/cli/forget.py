@@ -7,7 +7,6 @@ import contextlib
 import json
 import sys
 import threading
-from typing import Any
 
 import typer
 from rich.table import Table
@@ -23,21 +22,6 @@ from agent_memory.cli._app import (
     sigint_ends,
 )
 from agent_memory.cli._runtime import open_runtime
-
-#: What the question before erasing calls the documents of each collection.
-_NOUNS = {
-    "memories": ("memory", "memories"),
-    "profiles": ("profile", "profiles"),
-    "sessions": ("session", "sessions"),
-    "messages": ("message", "messages"),
-    "tasks": ("task", "tasks"),
-    "checkpoints": ("task checkpoint", "task checkpoints"),
-    "action_logs": ("action log", "action logs"),
-    "knowledge_chunks": ("knowledge chunk", "knowledge chunks"),
-    "formation_jobs": ("formation job", "formation jobs"),
-    "lg_checkpoints": ("LangGraph checkpoint", "LangGraph checkpoints"),
-    "lg_checkpoint_writes": ("LangGraph checkpoint write", "LangGraph checkpoint writes"),
-}
 
 
 def _agents(agents: list[str]) -> str:
@@ -153,23 +137,23 @@ async def _forget(
     """Count, ask, erase and check again over one connection. ``None``: nothing stored;
     ``False``: the user declined; else the agents erased and the counts per collection."""
     from agent_memory.errors import ConflictError
-    from agent_memory.ops.forget import forget_user
+    from agent_memory.ops.forget import COLLECTION_NOUNS, forget_user, held
     from agent_memory.tenancy import Tenant
 
     async with open_runtime() as rt:
         memories = rt.memories()
         try:
-            found = await _held(memories, user, agent)
-            if not found["total"]:
+            found = await held(memories, user, agent)
+            if not found.total:
                 return None
             if ask:
                 described = ", ".join(
-                    plural(n, *_NOUNS.get(name, (name, name)))
-                    for name, n in found["counts"].items()
+                    plural(n, *COLLECTION_NOUNS.get(name, (name, name)))
+                    for name, n in found.counts.items()
                     if n
                 )
                 console.print(
-                    f"user {user} of {_agents(found['agents'])}: {described}",
+                    f"user {user} of {_agents(found.agents)}: {described}",
                     highlight=False,
                     markup=False,
                 )
@@ -178,7 +162,7 @@ async def _forget(
                     return False
             agents: list[str] = []
             erased: dict[str, int] = {}
-            pending = found["agents"]
+            pending = found.agents
             for _ in range(_PASSES):
                 for agent_id in pending:
                     for name, count in (
@@ -186,7 +170,7 @@ async def _forget(
                     ).items():
                         erased[name] = erased.get(name, 0) + count
                 agents += [a for a in pending if a not in agents]
-                pending = (await _held(memories, user, agent))["agents"]
+                pending = (await held(memories, user, agent)).agents
                 if not pending:
                     return sorted(agents), erased
             raise ConflictError(
@@ -196,24 +180,6 @@ async def _forget(
             )
         finally:
             await memories.aclose()
-
-
-async def _held(memories: Any, user: str, agent: str | None) -> dict[str, Any]:
-    """The agents holding something of ``user`` (just ``agent`` when given, if it does) and
-    the documents per collection."""
-    from agent_memory.mongo._errors import translate_errors
-    from agent_memory.ops.forget import USER_COLLECTIONS, agents_of
-
-    agents = [agent] if agent else await agents_of(memories, user)
-    counts: dict[str, int] = {}
-    with translate_errors("counting a user's data"):
-        for name in USER_COLLECTIONS:
-            counts[name] = await memories.connection.collection(name).count_documents(
-                {"agent_id": {"$in": agents}, "user_id": {"$eq": user}}
-            )
-    total = sum(counts.values())
-    holding = agents if agent is None else [agent] if total else []
-    return {"agents": holding, "counts": counts, "total": total}
 
 
 def register(app: typer.Typer) -> None:

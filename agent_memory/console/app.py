@@ -1,24 +1,23 @@
-"""The console's web application (FastAPI, Jinja2 templates, no JavaScript).
+"""The console's web application: FastAPI routes rendering Jinja2 templates, no JavaScript.
 
-Access: with ``AGENT_MEMORY_API_KEYS`` configured, a key signs in to its agent only, as with
-the feedback API; without keys, a one-time token printed when the console starts signs in to
-every agent (a developer's own machine). A sign-in makes a session kept in this process: an
-``HttpOnly``, ``SameSite=Strict`` cookie names it, and it holds a token every form posts back.
+Every page is scoped to the agents the session may see (:mod:`agent_memory.console.access`)
+and reads through the memories' public methods: the search is ``LongTermMemory.retrieve``
+itself (told not to count as a use of what it finds and not to teach the keyword trust), so
+the score breakdown shown is the one the agent's recall computes. Ids travel as query
+parameters, so any id the library accepts (slashes included) has a page.
 
-Requests that change anything are refused unless they come from the console's own pages (the
-browser's ``Origin`` and ``Sec-Fetch-Site`` say so) and carry the session's token.
+Stored text is data: templates escape everything (autoescaping on for every template), the
+page's policy allows no script at all, and links are built from escaped, URL-encoded ids.
 """
 
 from __future__ import annotations
 
 import hmac
-import secrets
-import time
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode
 
-from fastapi import FastAPI, Form, Request
+from fastapi import FastAPI, Form, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -27,111 +26,84 @@ from agent_memory._log import get_logger
 from agent_memory.api.keys import ApiKeys
 from agent_memory.checks import check_id
 from agent_memory.config import Settings
-from agent_memory.errors import InvalidInputError
+from agent_memory.console.access import (
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    Refused,
+    Session,
+    Sessions,
+    posted_here,
+)
+from agent_memory.console.chart import Point, feedback_series, plot
+from agent_memory.errors import (
+    AgentMemoryError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+)
 from agent_memory.memory.knowledge.base import SHARED_USER
-from agent_memory.mongo.connection import Connection
+from agent_memory.memory.long_term.records import MEMORY_TYPES
+from agent_memory.memory.system import MemorySystem
+from agent_memory.ops.forget import COLLECTION_NOUNS, check_user, forget_user, held
 from agent_memory.ops.stats import KINDS, collect_stats
+from agent_memory.tenancy import Tenant
 
 __all__ = ["SESSION_COOKIE", "create_console_app"]
 
 logger = get_logger(__name__)
 
-SESSION_COOKIE = "agent_memory_console"
-#: A session ends this long after sign-in.
-_SESSION_SECONDS = 8 * 3600
-_MAX_SESSIONS = 1_000
-
-
-@dataclass(slots=True)
-class _Session:
-    """Who signed in: the agents they may see (``None``: every agent, the local token)."""
-
-    agents: frozenset[str] | None
-    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
-    expires: float = field(default_factory=lambda: time.monotonic() + _SESSION_SECONDS)
-
-    def sees(self, agent_id: str) -> bool:
-        return self.agents is None or agent_id in self.agents
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class _Sessions:
-    def __init__(self) -> None:
-        self._by_id: dict[str, _Session] = {}
-
-    def open(self, session: _Session) -> str:
-        now = time.monotonic()
-        self._by_id = {k: s for k, s in self._by_id.items() if s.expires > now}
-        while len(self._by_id) >= _MAX_SESSIONS:  # the oldest goes first
-            self._by_id.pop(next(iter(self._by_id)))
-        session_id = secrets.token_urlsafe(32)
-        self._by_id[session_id] = session
-        return session_id
-
-    def get(self, session_id: str | None) -> _Session | None:
-        session = self._by_id.get(session_id or "")
-        if session is None or session.expires <= time.monotonic():
-            return None
-        return session
-
-    def close(self, session_id: str | None) -> None:
-        self._by_id.pop(session_id or "", None)
+#: What the console calls each search source.
+SOURCE_NAMES = {"vector": "vector", "text": "keyword", "rerank": "reranker"}
+_MAX_ID = 300
+_MAX_QUERY = 2_000
+_MAX_CONTENT = 20_000
 
 
 def create_console_app(
-    connection: Connection, *, settings: Settings, token: str | None = None
+    memories: MemorySystem, *, settings: Settings, token: str | None = None
 ) -> FastAPI:
-    """The console on an open ``connection``. ``token`` signs in to every agent when no API
-    keys are configured (``agent-memory console`` makes and prints one); with keys it is
-    ignored and each key signs in to its own agent."""
+    """The console over ``memories`` (their connection, embedder and reranker are the ones
+    searched with). ``token`` signs in to every agent when no API keys are configured
+    (``agent-memory console`` makes and prints one); with keys it is ignored and each key
+    signs in to its own agent."""
     keys = ApiKeys(settings.api_keys)
     local_token = None if keys else token
     if not keys and not local_token:
         raise InvalidInputError("without API keys the console needs a sign-in token")
-    sessions = _Sessions()
+    sessions = Sessions()
     templates = Environment(
         loader=PackageLoader("agent_memory.console", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
+    templates.globals["url"] = _url
+    templates.globals["sources"] = SOURCE_NAMES
+    connection = memories.connection
+    long_term = memories.long_term
+    weights = long_term.config.ranking
     app = FastAPI(title="agent_memory console", docs_url=None, redoc_url=None, openapi_url=None)
 
     def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        session = sessions.get(request.cookies.get(SESSION_COOKIE))
-        html = templates.get_template(name).render(session=session, **values)
+        html = templates.get_template(name).render(session=sessions.of(request), **values)
         return HTMLResponse(html, status_code=status, headers=_HEADERS)
 
-    def signed_in(request: Request) -> _Session:
-        session = sessions.get(request.cookies.get(SESSION_COOKIE))
-        if session is None:
-            raise _Refused(401, "sign in first")
-        return session
-
-    def posted_here(request: Request, session: _Session | None, csrf: str | None) -> None:
-        """A state-changing request must come from these pages, with the session's token."""
-        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-            raise _Refused(403, "requests from other sites are refused")
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
-            raise _Refused(403, "requests from other origins are refused")
-        if session is not None and not hmac.compare_digest(
-            (csrf or "").encode(), session.csrf.encode()
-        ):
-            raise _Refused(403, "the form's token is missing or stale: reload the page")
-
-    def agent_in_scope(session: _Session, agent_id: str) -> str:
+    def tenant_of(request: Request, agent: str, user: str) -> tuple[Session, Tenant]:
+        session = sessions.signed_in(request)
+        agent = session.agent(agent)
         try:
-            agent_id = check_id(agent_id, "agent_id")
+            user = check_id(user, "user")
         except InvalidInputError as exc:
-            raise _Refused(400, str(exc)) from None
-        if not session.sees(agent_id):
-            raise _Refused(404, "no such agent")  # another agent's: nothing to see
-        return agent_id
+            raise Refused(400, str(exc)) from None
+        return session, Tenant(agent, user)
+
+    def changing(request: Request, agent: str, user: str, csrf: str) -> Tenant:
+        session, tenant = tenant_of(request, agent, user)
+        posted_here(request, session, csrf)
+        return tenant
+
+    def back(path: str, **params: str) -> RedirectResponse:
+        return RedirectResponse(_url(path, **params), status_code=303, headers=_HEADERS)
+
+    # --- errors -----------------------------------------------------------------------------
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -140,11 +112,28 @@ def create_console_app(
         message = f"{where}: {first.get('msg', 'invalid')}"
         return page(request, "error.html", 422, message=message[:300])
 
-    @app.exception_handler(_Refused)
-    async def refused(request: Request, exc: _Refused) -> Response:
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused) -> Response:
         if exc.status == 401 and request.method == "GET":
             return RedirectResponse("/login", status_code=303, headers=_HEADERS)
         return page(request, "error.html", exc.status, message=exc.message)
+
+    @app.exception_handler(AgentMemoryError)
+    async def failed(request: Request, exc: AgentMemoryError) -> Response:
+        status = (
+            404
+            if isinstance(exc, NotFoundError)
+            else 400
+            if isinstance(exc, InvalidInputError)
+            else 409
+            if isinstance(exc, ConflictError)
+            else 503
+        )
+        if status == 503:
+            logger.warning("console_request_failed", error=type(exc).__name__)
+        return page(request, "error.html", status, message=str(exc).splitlines()[0][:300])
+
+    # --- signing in -------------------------------------------------------------------------
 
     @app.get("/login", response_class=HTMLResponse)
     async def login_form(request: Request) -> HTMLResponse:
@@ -155,11 +144,11 @@ def create_console_app(
         posted_here(request, None, None)
         agent = keys.agent(secret) if keys else None
         if agent is not None:
-            session = _Session(frozenset({agent}))
+            session = Session(frozenset({agent}))
         elif local_token is not None and hmac.compare_digest(
             secret.encode("utf-8", "surrogateescape"), local_token.encode()
         ):
-            session = _Session(None)
+            session = Session(None)
         else:
             logger.info("console_sign_in_refused")
             return page(request, "login.html", 401, with_keys=bool(keys), failed=True)
@@ -169,23 +158,25 @@ def create_console_app(
             sessions.open(session),
             httponly=True,
             samesite="strict",
-            max_age=_SESSION_SECONDS,
+            max_age=SESSION_SECONDS,
             path="/",
         )
         return response
 
     @app.post("/logout")
     async def logout(request: Request, csrf: str = Form("", max_length=200)) -> Response:
-        session = signed_in(request)
+        session = sessions.signed_in(request)
         posted_here(request, session, csrf)
         sessions.close(request.cookies.get(SESSION_COOKIE))
         response = RedirectResponse("/login", status_code=303, headers=_HEADERS)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
 
+    # --- agents and users -------------------------------------------------------------------
+
     @app.get("/", response_class=HTMLResponse)
     async def agents(request: Request) -> HTMLResponse:
-        session = signed_in(request)
+        session = sessions.signed_in(request)
         if session.agents is None:
             stats = await collect_stats(connection)
             seen = sorted(a for a in stats.agents if isinstance(a, str))
@@ -193,20 +184,301 @@ def create_console_app(
             seen = sorted(session.agents)
         return page(request, "agents.html", agents=seen)
 
-    @app.get("/agents/{agent_id}", response_class=HTMLResponse)
-    async def users(request: Request, agent_id: str) -> HTMLResponse:
-        session = signed_in(request)
-        agent_id = agent_in_scope(session, agent_id)
-        stats = await collect_stats(connection, agent_id=agent_id)
+    @app.get("/agent", response_class=HTMLResponse)
+    async def users(request: Request, agent: str = Query(max_length=_MAX_ID)) -> HTMLResponse:
+        agent = sessions.signed_in(request).agent(agent)
+        stats = await collect_stats(connection, agent_id=agent)
         rows = [t for t in stats.tenants if isinstance(t.user_id, str) and t.user_id != SHARED_USER]
         rows.sort(key=lambda t: t.user_id or "")
         kinds = [kind.label for kind in KINDS if kind.per_user]
-        return page(request, "users.html", agent_id=agent_id, rows=rows, kinds=kinds)
+        rates = await memories.episodic.success_rates(agent)
+        return page(request, "users.html", agent=agent, rows=rows, kinds=kinds, rates=rates)
+
+    @app.get("/user", response_class=HTMLResponse)
+    async def user(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+        q: str = Query("", max_length=_MAX_QUERY),
+        k: int = Query(10, ge=1, le=50),
+        kind: str = Query("", max_length=40),
+        history: bool = Query(False),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        if kind and kind not in MEMORY_TYPES:
+            raise Refused(400, f"kind must be one of {', '.join(MEMORY_TYPES)}")
+        results = None
+        if q.strip():
+            results = await long_term.retrieve(
+                tenant,
+                q,
+                k=k,
+                memory_types=kind or None,
+                include_history=history,
+                learn=False,
+                record_access=False,
+            )
+        listed = (
+            await long_term.list_memories(
+                tenant, memory_types=kind or None, include_inactive=history, limit=100
+            )
+            if results is None
+            else []
+        )
+        return page(
+            request,
+            "user.html",
+            tenant=tenant,
+            q=q,
+            k=k,
+            kind=kind,
+            kinds=MEMORY_TYPES,
+            history=history,
+            results=results,
+            listed=listed,
+            weights=weights,
+            tab="memories",
+        )
+
+    # --- one memory -------------------------------------------------------------------------
+
+    @app.get("/memory", response_class=HTMLResponse)
+    async def memory(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+        id: str = Query(max_length=_MAX_ID),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        found = await long_term.get(tenant, id)
+        versions = await long_term.history(tenant, key=found.key) if found.key else []
+        linked = {found.superseded_by, *found.supersedes} - {None}
+        neighbours = {m.id: m for m in versions}
+        for other in sorted(i for i in linked if i not in neighbours):
+            try:
+                neighbours[other] = await long_term.get(tenant, other)
+            except NotFoundError:  # forgotten since
+                continue
+        cited = await memories.episodic.list_actions(tenant, memory_id=found.id, limit=200)
+        return page(
+            request,
+            "memory.html",
+            tenant=tenant,
+            memory=found,
+            versions=versions,
+            neighbours=neighbours,
+            cited=cited,
+            chart=_chart(found, cited, weights.feedback_prior),
+            utility=_utility(found.feedback_count, found.feedback_sum, weights.feedback_prior),
+            tab="memories",
+        )
+
+    @app.post("/memory/edit", response_class=HTMLResponse)
+    async def edit_memory(
+        request: Request,
+        agent: str = Form(max_length=_MAX_ID),
+        user: str = Form(max_length=_MAX_ID),
+        id: str = Form(max_length=_MAX_ID),
+        content: str = Form(max_length=_MAX_CONTENT),
+        importance: float = Form(ge=0.0, le=1.0, allow_inf_nan=False),
+        tags: str = Form("", max_length=10_000),
+        csrf: str = Form("", max_length=200),
+        confirm: str = Form("", max_length=10),
+    ) -> Response:
+        tenant = changing(request, agent, user, csrf)
+        current = await long_term.get(tenant, id)
+        tag_list = [tag.strip() for tag in tags.split(",") if tag.strip()]
+        changes: dict[str, Any] = {}
+        if content.strip() != current.content:
+            changes["content"] = content
+        if importance != current.importance:
+            changes["importance"] = importance
+        if tuple(dict.fromkeys(tag_list)) != current.tags:
+            changes["tags"] = tag_list
+        if not changes:
+            return back("/memory", agent=tenant.agent_id, user=tenant.user_id, id=id)
+        if confirm != "yes":
+            return page(
+                request,
+                "confirm_edit.html",
+                tenant=tenant,
+                memory=current,
+                content=content,
+                importance=importance,
+                tags=tags,
+                changes=changes,
+            )
+        await long_term.edit(tenant, id, **changes)
+        logger.info("console_memory_edited", agent_id=tenant.agent_id, fields=sorted(changes))
+        return back("/memory", agent=tenant.agent_id, user=tenant.user_id, id=id)
+
+    @app.post("/memory/forget", response_class=HTMLResponse)
+    async def forget_memory(
+        request: Request,
+        agent: str = Form(max_length=_MAX_ID),
+        user: str = Form(max_length=_MAX_ID),
+        id: str = Form(max_length=_MAX_ID),
+        csrf: str = Form("", max_length=200),
+        confirm: str = Form("", max_length=10),
+    ) -> Response:
+        tenant = changing(request, agent, user, csrf)
+        current = await long_term.get(tenant, id)
+        if confirm != "yes":
+            return page(request, "confirm_forget_memory.html", tenant=tenant, memory=current)
+        await long_term.forget(tenant, id)
+        logger.info("console_memory_forgotten", agent_id=tenant.agent_id)
+        return page(request, "forgotten.html", tenant=tenant, what="memory", memory=current)
+
+    # --- forgetting a user ------------------------------------------------------------------
+
+    @app.post("/user/forget", response_class=HTMLResponse)
+    async def forget_a_user(
+        request: Request,
+        agent: str = Form(max_length=_MAX_ID),
+        user: str = Form(max_length=_MAX_ID),
+        csrf: str = Form("", max_length=200),
+        confirm: str = Form("", max_length=10),
+    ) -> Response:
+        tenant = changing(request, agent, user, csrf)
+        try:
+            check_user(tenant.user_id)
+        except InvalidInputError as exc:
+            raise Refused(400, str(exc)) from None
+        found = await held(memories, tenant.user_id, tenant.agent_id)
+        if confirm != "yes":
+            return page(
+                request,
+                "confirm_forget_user.html",
+                tenant=tenant,
+                held=found,
+                nouns=COLLECTION_NOUNS,
+            )
+        erased = await forget_user(memories, tenant)
+        left = await held(memories, tenant.user_id, tenant.agent_id)
+        logger.info("console_user_erased", agent_id=tenant.agent_id, erased=sum(erased.values()))
+        return page(
+            request,
+            "forgotten.html",
+            tenant=tenant,
+            what="user",
+            erased=dict(sorted(erased.items())),
+            left=left,
+        )
+
+    # --- sessions, tasks, actions -----------------------------------------------------------
+
+    @app.get("/sessions", response_class=HTMLResponse)
+    async def sessions_of(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        listed = await memories.conversation.list_sessions(tenant, include_archived=True, limit=200)
+        return page(request, "sessions.html", tenant=tenant, listed=listed, tab="sessions")
+
+    @app.get("/session", response_class=HTMLResponse)
+    async def session_page(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+        id: str = Query(max_length=_MAX_ID),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        found = await memories.conversation.get_session(tenant, id)
+        messages = await memories.conversation.messages_after(tenant, id, None, limit=500)
+        return page(
+            request,
+            "session.html",
+            tenant=tenant,
+            found=found,
+            messages=messages,
+            more=found.message_count > len(messages),
+            tab="sessions",
+        )
+
+    @app.get("/tasks", response_class=HTMLResponse)
+    async def tasks_of(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        listed = await memories.working.list_tasks(tenant, limit=200)
+        return page(request, "tasks.html", tenant=tenant, listed=listed, tab="tasks")
+
+    @app.get("/task", response_class=HTMLResponse)
+    async def task_page(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+        id: str = Query(max_length=_MAX_ID),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        task = await memories.working.get_task(tenant, id)
+        checkpoints = await memories.working.list_checkpoints(tenant, id)
+        return page(
+            request, "task.html", tenant=tenant, task=task, checkpoints=checkpoints, tab="tasks"
+        )
+
+    @app.get("/actions", response_class=HTMLResponse)
+    async def actions_of(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+        session: str = Query("", max_length=_MAX_ID),
+    ) -> HTMLResponse:
+        _, tenant = tenant_of(request, agent, user)
+        listed = await memories.episodic.list_actions(tenant, session_id=session or None, limit=200)
+        types = sorted({action.action_type for action in listed})
+        rates = [await memories.episodic.success_rates(tenant.agent_id, t) for t in types]
+        return page(
+            request,
+            "actions.html",
+            tenant=tenant,
+            listed=listed,
+            rates=rates,
+            session_id=session,
+            tab="actions",
+        )
 
     return app
 
 
-#: On every page: no framing by other sites, no inline scripts, no sniffing, no caching.
+def _url(path: str, **params: object) -> str:
+    """A console link: ``path`` with its query, every value URL-encoded."""
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
+    return f"{path}?{query}" if query else path
+
+
+def _utility(count: int, total: float, prior: float) -> float:
+    return max(-1.0, min(1.0, total / (count + prior))) if count > 0 else 0.0
+
+
+def _chart(memory: Any, cited: list[Any], prior: float) -> Any:
+    """The memory's importance trail and the feedback utility after each rating of a turn
+    whose prompt held it, up to now."""
+    now = datetime.now(UTC)
+    trail = list(getattr(memory, "importance_trail", ()) or ())
+    importance = [Point(p.at, p.importance, f"{p.why} {p.importance:.2f}") for p in trail]
+    if not importance:  # a memory stored before trails were kept: its value now
+        importance = [Point(memory.created_at, memory.importance, "stored (value now)")]
+    credits = [
+        (a.feedback["updated_at"], float(a.feedback["credited"]))
+        for a in cited
+        if isinstance(a.feedback.get("credited"), int | float)
+        and isinstance(a.feedback.get("updated_at"), datetime)
+    ]
+    feedback = [Point(memory.created_at, 0.0, "no ratings yet")]
+    feedback += [
+        Point(at, value, f"{n} rating{'s' if n != 1 else ''}: utility {value:+.2f}")
+        for at, value, n in feedback_series(credits, prior)
+    ]
+    start = min(p.at for p in [*importance, *feedback])
+    return plot(importance, feedback, start, max(now, max(p.at for p in [*importance, *feedback])))
+
+
+#: On every page: no framing by other sites, no scripts, no sniffing, no caching.
 _HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",

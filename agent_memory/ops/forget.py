@@ -25,6 +25,8 @@ both answered by the collections' tenant indexes (the user alone has no index of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agent_memory._log import get_logger
 from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
@@ -35,7 +37,7 @@ from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import user_collections
 from agent_memory.tenancy import Tenant
 
-__all__ = ["USER_COLLECTIONS", "agents_of", "forget_user"]
+__all__ = ["COLLECTION_NOUNS", "USER_COLLECTIONS", "Held", "agents_of", "forget_user", "held"]
 
 logger = get_logger(__name__)
 
@@ -68,6 +70,22 @@ USER_COLLECTIONS = tuple(
 )
 
 
+#: What a question before erasing calls the documents of each collection (singular, plural).
+COLLECTION_NOUNS = {
+    "memories": ("memory", "memories"),
+    "profiles": ("profile", "profiles"),
+    "sessions": ("session", "sessions"),
+    "messages": ("message", "messages"),
+    "tasks": ("task", "tasks"),
+    "checkpoints": ("task checkpoint", "task checkpoints"),
+    "action_logs": ("action log", "action logs"),
+    "knowledge_chunks": ("knowledge chunk", "knowledge chunks"),
+    "formation_jobs": ("formation job", "formation jobs"),
+    "lg_checkpoints": ("LangGraph checkpoint", "LangGraph checkpoints"),
+    "lg_checkpoint_writes": ("LangGraph checkpoint write", "LangGraph checkpoint writes"),
+}
+
+
 def check_user(user_id: str) -> str:
     """A user id that may be erased: ``"*"`` names the knowledge shared by every user."""
     user_id = check_id(user_id, "user_id")
@@ -96,6 +114,35 @@ async def agents_of(memories: MemorySystem, user_id: str) -> list[str]:
                 if await collection.find_one(probe, {"_id": 1}) is not None:
                     found.add(agent)
     return sorted(found)
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What is stored of a user: the ``agents`` holding something, the documents per
+    collection (``counts``, every collection of :data:`USER_COLLECTIONS`) and their ``total``."""
+
+    agents: list[str]
+    counts: dict[str, int]
+    total: int
+
+
+async def held(memories: MemorySystem, user_id: str, agent_id: str | None = None) -> Held:
+    """What an erasure of ``user_id`` would erase: of every agent, or of ``agent_id`` only
+    (``agents`` is then that agent when it holds something, else empty). What
+    ``agent-memory forget`` and the memory console show before they ask for confirmation."""
+    user_id = check_user(user_id)
+    if agent_id is not None:
+        agent_id = check_id(agent_id, "agent_id")
+    agents = [agent_id] if agent_id is not None else await agents_of(memories, user_id)
+    counts: dict[str, int] = {}
+    with translate_errors("counting a user's data"):
+        for name in USER_COLLECTIONS:
+            counts[name] = await memories.connection.collection(name).count_documents(
+                {"agent_id": {"$in": agents}, "user_id": {"$eq": user_id}}
+            )
+    total = sum(counts.values())
+    holding = agents if agent_id is None else agents if total else []
+    return Held(holding, counts, total)
 
 
 async def forget_user(memories: MemorySystem, tenant: Tenant) -> dict[str, int]:

@@ -9,49 +9,46 @@ import re
 import httpx
 import pytest
 
-from agent_memory.config import load_settings
 from agent_memory.console import create_console_app
 from agent_memory.console.app import SESSION_COOKIE
-from agent_memory.errors import InvalidInputError
-from agent_memory.memory.long_term.memory import LongTermMemory
-from agent_memory.mongo.indexes import IndexManager
-from agent_memory.tenancy import Tenant
+from agent_memory.errors import InvalidInputError, NotFoundError
+from agent_memory.memory.system import MemorySystem
+from agent_memory.ops.forget import COLLECTION_NOUNS, held
 
-SUPPORT_KEY = "support-key-0123456789abcdef"
-OTHER_KEY = "other-agent-key-0123456789abcdef"
-TOKEN = "local-token-0123456789"
-HOSTILE = '<script>alert("x")</script><a href="https://evil.example">'
-
-
-async def _stored(connection, embedder) -> None:
-    await IndexManager(connection, embedder.signature).setup()
-    long_term = LongTermMemory(connection, embedder)
-    await long_term.store(Tenant("support", "alice"), "Alice prefers window seats")
-    await long_term.store(Tenant("support", HOSTILE), "A user with a hostile id")
-    await long_term.store(Tenant("other", "bob"), "Bob's secret")
-    await long_term.aclose()
-
-
-def _settings(settings, **changes):
-    return load_settings(
-        **{**settings.model_dump(exclude={"api_keys"}), "mongodb_uri": settings.uri(), **changes}
-    )
+from .console_data import (
+    ALICE,
+    BOB,
+    KEYS,
+    SUPPORT_KEY,
+    TOKEN,
+    console_settings,
+    seed,
+)
 
 
 @pytest.fixture
-async def with_keys(connection, embedder, settings):
-    await _stored(connection, embedder)
-    configured = _settings(settings, api_keys={"support": SUPPORT_KEY, "other": [OTHER_KEY]})
-    app = create_console_app(connection, settings=configured)
+async def memories(connection, embedder):
+    system = MemorySystem(connection, embedder)
+    yield system
+    await system.aclose()
+
+
+@pytest.fixture
+async def seeded(memories):
+    return await seed(memories)
+
+
+@pytest.fixture
+async def with_keys(memories, seeded, settings):
+    app = create_console_app(memories, settings=console_settings(settings, api_keys=KEYS))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
         yield client
 
 
 @pytest.fixture
-async def with_token(connection, embedder, settings):
-    await _stored(connection, embedder)
-    app = create_console_app(connection, settings=_settings(settings), token=TOKEN)
+async def with_token(memories, seeded, settings):
+    app = create_console_app(memories, settings=console_settings(settings), token=TOKEN)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
         yield client
@@ -70,7 +67,7 @@ def csrf_of(html: str) -> str:
 async def test_pages_need_a_sign_in(with_keys):
     response = await with_keys.get("/")
     assert response.status_code == 303 and response.headers["location"] == "/login"
-    response = await with_keys.get("/agents/support")
+    response = await with_keys.get("/agent?agent=support")
     assert response.status_code == 303
     login = await with_keys.get("/login")
     assert login.status_code == 200 and "An agent&#39;s API key" in login.text
@@ -82,11 +79,11 @@ async def test_a_key_signs_in_to_its_own_agent_and_sees_nothing_of_another(with_
     cookie = response.headers["set-cookie"]
     assert SESSION_COOKIE in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
     home = await with_keys.get("/")
-    assert "/agents/support" in home.text and "other" not in home.text
-    users = await with_keys.get("/agents/support")
+    assert "/agent?agent=support" in home.text and "other" not in home.text
+    users = await with_keys.get("/agent?agent=support")
     assert users.status_code == 200
-    assert "<td>alice</td>" in users.text
-    other = await with_keys.get("/agents/other")
+    assert '&amp;user=alice">alice</a></td>' in users.text
+    other = await with_keys.get("/agent?agent=other")
     assert other.status_code == 404 and "no such agent" in other.text
     assert "bob" not in other.text and "Bob" not in other.text
 
@@ -102,20 +99,20 @@ async def test_the_local_token_signs_in_to_every_agent(with_token):
     assert (await sign_in(with_token, "wrong")).status_code == 401
     assert (await sign_in(with_token, TOKEN)).status_code == 303
     home = await with_token.get("/")
-    assert "/agents/support" in home.text and "/agents/other" in home.text
-    assert "<td>bob</td>" in (await with_token.get("/agents/other")).text
+    assert "/agent?agent=support" in home.text and "/agent?agent=other" in home.text
+    assert '&amp;user=bob">bob</a>' in (await with_token.get("/agent?agent=other")).text
 
 
 async def test_stored_text_stays_text(with_keys):
     await sign_in(with_keys, SUPPORT_KEY)
-    page = (await with_keys.get("/agents/support")).text
+    page = (await with_keys.get("/agent?agent=support")).text
     assert "<script>" not in page and 'href="https://evil.example"' not in page
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
 
 
 async def test_every_page_forbids_scripts_framing_and_caching(with_keys):
     await sign_in(with_keys, SUPPORT_KEY)
-    for path in ("/login", "/", "/agents/support", "/agents/other"):
+    for path in ("/login", "/", "/agent?agent=support", "/agent?agent=other"):
         headers = (await with_keys.get(path)).headers
         assert "default-src 'none'" in headers["content-security-policy"]
         assert "frame-ancestors 'none'" in headers["content-security-policy"]
@@ -152,7 +149,7 @@ async def test_requests_from_other_sites_change_nothing(with_keys):
 
 async def test_bad_input_is_one_line_and_a_4xx(with_keys):
     await sign_in(with_keys, SUPPORT_KEY)
-    response = await with_keys.get("/agents/" + "a" * 300)
+    response = await with_keys.get("/agent?agent=" + "a" * 300)
     assert response.status_code in (400, 404)
     response = await with_keys.post("/login", data={"secret": "x" * 5_000})
     assert response.status_code == 422 and "secret: String should have at most" in response.text
@@ -170,6 +167,252 @@ def test_the_command_listens_on_loopback_only():
         assert "loopback" in result.output
 
 
-def test_without_keys_the_console_needs_a_token(connection, settings):
+def test_without_keys_the_console_needs_a_token(connection, embedder, settings):
     with pytest.raises(InvalidInputError, match="token"):
-        create_console_app(connection, settings=_settings(settings))
+        create_console_app(MemorySystem(connection, embedder), settings=console_settings(settings))
+
+
+# --- the user's pages -----------------------------------------------------------------------
+
+
+def _rows(html: str) -> list[str]:
+    return re.findall(r'<tr class="result">(.*?)</tr>', html, flags=re.S)
+
+
+def _cell(row: str, name: str) -> str:
+    found = re.search(rf'<td class="n {name}">(.*?)</td>', row, flags=re.S)
+    assert found, f"no {name} cell"
+    return re.sub(r"<[^>]+>", "", found.group(1)).strip()
+
+
+async def test_the_search_shows_every_sources_rank_and_the_parts_retrieve_computed(
+    with_keys, memories, seeded, connection
+):
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = await with_keys.get(
+        "/user", params={"agent": "support", "user": "alice", "q": "where does Alice live"}
+    )
+    assert page.status_code == 200
+    rows = _rows(page.text)
+    expected = await memories.long_term.retrieve(
+        ALICE, "where does Alice live", k=10, learn=False, record_access=False
+    )
+    assert len(rows) == len(expected) >= 3
+    for row, hit in zip(rows, expected, strict=True):
+        assert f"id={hit.memory.id}" in row  # the same order
+        for key in ("vector", "text"):
+            shown = _cell(row, f"source-{key}")
+            if key in hit.sources:
+                assert shown.startswith(f"#{hit.sources[key].rank} ")
+            else:
+                assert shown == "-"
+        assert _cell(row, "source-rerank") == "-"  # no reranker configured
+        assert _cell(row, "part-relevance") == f"{hit.breakdown.relevance:.3f}"
+        assert _cell(row, "part-importance") == f"{hit.breakdown.importance:.3f}"
+        assert _cell(row, "part-feedback") == f"{hit.breakdown.utility:+.3f}"
+        assert abs(float(_cell(row, "part-total")) - hit.score) < 0.002
+    # The rated memory's feedback part is the utility of its one 5/5 rating.
+    porto = next(r for r in rows if f"id={seeded.porto}" in r)
+    assert _cell(porto, "part-feedback") == f"{1.0 / 3.0:+.3f}"
+    # Looking is not using: no access was recorded.
+    await memories.long_term.drain()
+    doc = await connection.collection("memories").find_one({"_id": seeded.porto})
+    assert doc["access_count"] == 0
+    # Superseded memories only when asked for.
+    assert f"id={seeded.berlin}" not in page.text
+    with_history = await with_keys.get(
+        "/user",
+        params={"agent": "support", "user": "alice", "q": "Berlin", "history": "true"},
+    )
+    assert f"id={seeded.berlin}" in with_history.text and "(superseded)" in with_history.text
+
+
+async def test_a_reranker_is_a_source_of_its_own(memories, seeded, settings):
+    from agent_memory.providers.rerankers import FakeReranker
+
+    reranked = MemorySystem(
+        memories.connection, memories.long_term.embedder, reranker=FakeReranker()
+    )
+    app = create_console_app(reranked, settings=console_settings(settings, api_keys=KEYS))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+        await sign_in(client, SUPPORT_KEY)
+        page = await client.get(
+            "/user", params={"agent": "support", "user": "alice", "q": "window seats"}
+        )
+    ranks = sorted(int(_cell(row, "source-rerank").split()[0][1:]) for row in _rows(page.text))
+    assert ranks == list(range(1, len(ranks) + 1)) and ranks
+    await reranked.aclose()
+
+
+async def test_a_memory_shows_its_history_feedback_and_chart(with_keys, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    berlin = await with_keys.get(
+        "/memory", params={"agent": "support", "user": "alice", "id": seeded.berlin}
+    )
+    assert berlin.status_code == 200
+    assert "Superseded by" in berlin.text and "Alice moved to Porto" in berlin.text
+    porto = (
+        await with_keys.get(
+            "/memory", params={"agent": "support", "user": "alice", "id": seeded.porto}
+        )
+    ).text
+    assert "Supersedes" in porto and f"id={seeded.berlin}" in porto
+    assert porto.count('<tr class="this">') == 1  # the key's versions, this one marked
+    # The chart: importance from its trail, feedback after the one rating (5/5: +1 over 1 + 2).
+    assert '<polyline class="importance"' in porto and '<polyline class="feedback"' in porto
+    assert porto.count('class="feedback-point"') == 2
+    assert "1 rating: utility +0.33" in porto
+    # The turn whose prompt held it, with its rating.
+    assert "Where do I live now?" in porto and '<td class="n">5</td>' in porto
+
+
+async def test_an_edit_asks_first_then_changes_the_memory(with_keys, memories, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    form = {
+        "csrf": token,
+        "agent": "support",
+        "user": "alice",
+        "id": seeded.window,
+        "content": "Alice prefers aisle seats on long flights",
+        "importance": "0.8",
+        "tags": "travel, seats",
+    }
+    asked = await with_keys.post("/memory/edit", data=form)
+    assert asked.status_code == 200 and "Edit this memory?" in asked.text
+    assert (await memories.long_term.get(ALICE, seeded.window)).content.startswith(
+        "Alice prefers window"
+    )
+    done = await with_keys.post("/memory/edit", data={**form, "confirm": "yes"})
+    assert done.status_code == 303
+    edited = await memories.long_term.get(ALICE, seeded.window)
+    assert edited.content == "Alice prefers aisle seats on long flights"
+    assert edited.importance == 0.8 and edited.tags == ("travel", "seats")
+    found = await memories.long_term.retrieve(ALICE, "aisle seats", k=1, record_access=False)
+    assert found[0].memory.id == seeded.window
+    # Bad input: one line, a 4xx, nothing changed.
+    bad = await with_keys.post("/memory/edit", data={**form, "importance": "2", "confirm": "yes"})
+    assert bad.status_code == 422 and "importance" in bad.text
+    blank = await with_keys.post("/memory/edit", data={**form, "content": " ", "confirm": "yes"})
+    assert blank.status_code == 400 and "content" in blank.text
+    assert (await memories.long_term.get(ALICE, seeded.window)).importance == 0.8
+
+
+async def test_forgetting_a_memory_asks_first(with_keys, memories, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    form = {"csrf": token, "agent": "support", "user": "alice", "id": seeded.window}
+    asked = await with_keys.post("/memory/forget", data=form)
+    assert asked.status_code == 200 and "Forget this memory?" in asked.text
+    assert await memories.long_term.get(ALICE, seeded.window)
+    done = await with_keys.post("/memory/forget", data={**form, "confirm": "yes"})
+    assert done.status_code == 200 and "Memory forgotten" in done.text
+    with pytest.raises(NotFoundError):
+        await memories.long_term.get(ALICE, seeded.window)
+    # Without the form's token nothing is forgotten.
+    stale = await with_keys.post(
+        "/memory/forget", data={**form, "id": seeded.porto, "csrf": "stale", "confirm": "yes"}
+    )
+    assert stale.status_code == 403
+    assert await memories.long_term.get(ALICE, seeded.porto)
+
+
+async def test_forgetting_a_user_shows_the_commands_counts_then_erases(with_keys, memories, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    form = {"csrf": token, "agent": "support", "user": "alice"}
+    expected = await held(memories, "alice", "support")
+    asked = await with_keys.post("/user/forget", data=form)
+    assert asked.status_code == 200
+    shown = dict(re.findall(r"<tr><td>([^<]+)</td><td class=\"n\">(\d+)</td></tr>", asked.text))
+    assert shown == {
+        COLLECTION_NOUNS[name][1]: str(count) for name, count in expected.counts.items() if count
+    }
+    assert f'<th class="n">{expected.total}</th>' in asked.text and expected.total >= 8
+    assert (await held(memories, "alice", "support")).total == expected.total  # nothing yet
+    done = await with_keys.post("/user/forget", data={**form, "confirm": "yes"})
+    assert done.status_code == 200 and "User alice erased" in done.text
+    assert (await held(memories, "alice", "support")).total == 0
+    assert (await held(memories, "bob", "other")).total > 0  # another agent's user stays
+    users = await with_keys.get("/agent?agent=support")
+    assert "user=alice" not in users.text
+
+
+async def test_sessions_tasks_and_actions(with_keys, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    where = {"agent": "support", "user": "alice"}
+    sessions = (await with_keys.get("/sessions", params=where)).text
+    assert "id=s-1" in sessions
+    session = (await with_keys.get("/session", params={**where, "id": "s-1"})).text
+    assert "Where do I live now?" in session and "&lt;script&gt;" in session
+    assert "<script>" not in session
+    tasks = (await with_keys.get("/tasks", params=where)).text
+    assert "Book a flight to Porto" in tasks and "1 / 3" in tasks
+    task = (await with_keys.get("/task", params={**where, "id": seeded.task_id})).text
+    assert "3 flights" in task and task.count('<td class="n">0</td>') >= 1
+    assert '<table class="checkpoints">' in task
+    actions = (await with_keys.get("/actions", params=where)).text
+    assert f"id={seeded.porto}" in actions and '<td class="n">5</td>' in actions
+    assert "query_response" in actions and "100%" in actions  # its success rate
+
+
+async def test_a_key_sees_nothing_of_another_agents_users_or_memories(with_keys, memories, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    # Another agent's user and memory, asked for by name: nothing shown.
+    for path, params in (
+        ("/user", {"agent": "other", "user": "bob"}),
+        ("/memory", {"agent": "other", "user": "bob", "id": seeded.bob_secret}),
+        ("/sessions", {"agent": "other", "user": "bob"}),
+        ("/actions", {"agent": "other", "user": "bob"}),
+    ):
+        response = await with_keys.get(path, params=params)
+        assert response.status_code == 404 and "vault" not in response.text
+    # Its memory id under this agent's user: not found either.
+    response = await with_keys.get(
+        "/memory", params={"agent": "support", "user": "alice", "id": seeded.bob_secret}
+    )
+    assert response.status_code == 404 and "vault" not in response.text
+    # And nothing of it can be changed.
+    for path, form in (
+        ("/memory/forget", {"agent": "other", "user": "bob", "id": seeded.bob_secret}),
+        ("/memory/forget", {"agent": "support", "user": "bob", "id": seeded.bob_secret}),
+        ("/user/forget", {"agent": "other", "user": "bob"}),
+    ):
+        response = await with_keys.post(path, data={**form, "csrf": token, "confirm": "yes"})
+        assert response.status_code == 404
+    assert (await memories.long_term.get(BOB, seeded.bob_secret)).content.startswith("Bob's")
+
+
+async def test_a_hostile_memory_stays_text_on_every_page(with_keys, seeded):
+    await sign_in(with_keys, SUPPORT_KEY)
+    where = {"agent": "support", "user": "alice"}
+    pages = [
+        await with_keys.get("/user", params=where),
+        await with_keys.get("/user", params={**where, "q": "pasted into the chat"}),
+        await with_keys.get("/memory", params={**where, "id": seeded.hostile}),
+    ]
+    for response in pages:
+        assert response.status_code == 200
+        assert "<script>" not in response.text
+        assert 'href="https://evil.example"' not in response.text
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in response.text
+
+
+async def test_bad_query_values_are_one_line_and_a_4xx(with_keys):
+    await sign_in(with_keys, SUPPORT_KEY)
+    where = {"agent": "support", "user": "alice"}
+    for params, status in (
+        ({**where, "q": "x", "k": "0"}, 422),
+        ({**where, "q": "x", "k": "many"}, 422),
+        ({**where, "kind": "bogus"}, 400),
+        ({**where, "q": "x" * 3_000}, 422),
+        ({"agent": "support"}, 422),
+        ({**where, "user": "a\x00b"}, 400),
+    ):
+        response = await with_keys.get("/user", params=params)
+        assert response.status_code == status, params
+        assert response.text.count('role="alert"') == 1
+    missing = await with_keys.get("/memory", params={**where, "id": "mem_nothing"})
+    assert missing.status_code == 404 and "no memory" in missing.text

@@ -121,6 +121,23 @@ async def test_retrieval_updates_access_statistics_without_waiting(connection, m
     assert doc["access_count"] == 1
 
 
+async def test_a_retrieve_that_records_no_access_leaves_the_statistics(connection, memory):
+    """Looking at what the agent would recall (the console) is not the agent using it."""
+    stored = await memory.store(ALICE, "Alice's favourite colour is teal")
+    before = await connection.collection("memories").find_one({"_id": stored.id})
+    now = datetime.now(UTC)
+    looked = await memory.retrieve(ALICE, "favourite colour", now=now, record_access=False)
+    assert looked[0].memory.id == stored.id
+    await memory.drain()
+    after = await connection.collection("memories").find_one({"_id": stored.id})
+    assert after["access_count"] == 0 and after["last_accessed"] == before["last_accessed"]
+    # The same scores as a retrieve that records it.
+    used = await memory.retrieve(ALICE, "favourite colour", now=now)
+    assert used[0].breakdown == looked[0].breakdown
+    with pytest.raises(InvalidInputError, match="record_access must be a bool"):
+        await memory.retrieve(ALICE, "colour", record_access="no")
+
+
 async def test_filters_by_type_and_tags(memory):
     await memory.store(
         ALICE, "Alice prefers email over phone", memory_type="preference", tags=["contact"]
@@ -653,10 +670,17 @@ async def test_a_reranker_scores_the_best_candidates_again(connection, embedder)
     assert [h.breakdown.relevance for h in hits] == sorted(
         (h.breakdown.relevance for h in hits), reverse=True
     )
+    # Its order is a source of its own beside the search's rankings, with its score.
+    reranked = sorted(hits, key=lambda h: h.sources["rerank"].rank)
+    assert reranked[0].memory.content == "Ann: a piano lesson on Tuesday"
+    assert [h.sources["rerank"].rank for h in reranked] == [1, 2, 3]
+    assert reranked[0].sources["rerank"].score == pytest.approx(reranked[0].breakdown.relevance)
+    assert all({"vector", "rerank"} <= set(h.sources) for h in hits)
     # A reranker that fails leaves the search's own ranking.
     failing = LongTermMemory(connection, embedder, reranker=Recording(fail=True))
     fallback = await failing.retrieve(ann, "piano lesson", k=3)
     assert fallback and fallback[0].memory.content == "Ann: a piano lesson on Tuesday"
+    assert not any("rerank" in h.sources for h in fallback)
     await memory.aclose()
     await failing.aclose()
 
@@ -745,3 +769,68 @@ async def test_set_source_replaces_the_source_of_one_users_active_memory(memory)
     assert (await memory.get(ALICE, stored.id)).source == {"v": 2}
     with pytest.raises(InvalidInputError):
         await memory.set_source(ALICE, stored.id, {"$set": {"status": "archived"}})
+
+
+# --- editing ------------------------------------------------------------------------------
+
+
+async def test_an_edit_corrects_a_memory_in_place_and_searches_find_the_new_text(memory):
+    wrong = await memory.store(ALICE, "Alice is allergic to peanuts", importance=0.4)
+    await memory.store(ALICE, "Alice likes hiking in the Alps")
+    edited = await memory.edit(
+        ALICE, wrong.id, content="  Alice is allergic to shellfish  ", importance=0.9, tags=["diet"]
+    )
+    assert edited.id == wrong.id and edited.content == "Alice is allergic to shellfish"
+    assert edited.importance == 0.9 and edited.tags == ("diet",)
+    found = await memory.retrieve(ALICE, "shellfish allergy", k=1, record_access=False)
+    assert found[0].memory.id == wrong.id
+    assert found[0].memory.content == "Alice is allergic to shellfish"
+    # What is not given stays.
+    again = await memory.edit(ALICE, wrong.id, importance=0.2)
+    assert again.content == "Alice is allergic to shellfish" and again.tags == ("diet",)
+
+
+async def test_an_edit_refuses_bad_input_and_other_users_and_changes_nothing(connection, memory):
+    stored = await memory.store(ALICE, "Alice drinks green tea")
+    before = await connection.collection("memories").find_one({"_id": stored.id})
+    with pytest.raises(NotFoundError):
+        await memory.edit(BOB, stored.id, content="Bob's now")
+    with pytest.raises(NotFoundError):
+        await memory.edit(ALICE, "mem_missing", importance=0.5)
+    for bad, match in (
+        ({}, "nothing to edit"),
+        ({"content": ""}, "content"),
+        ({"content": "x" * 9_000}, "content"),
+        ({"content": 42}, "content"),
+        ({"importance": 1.5}, "importance"),
+        ({"importance": float("nan")}, "importance"),
+        ({"tags": "diet"}, "tags must be a list"),
+        ({"tags": ["a"] * 40}, "at most"),
+        ({"tags": ["ok", ""]}, "tag is empty"),
+    ):
+        with pytest.raises(InvalidInputError, match=match):
+            await memory.edit(ALICE, stored.id, **bad)
+    after = await connection.collection("memories").find_one({"_id": stored.id})
+    assert after == before
+
+
+async def test_an_edit_whose_embedding_fails_writes_nothing(connection, embedder):
+    from agent_memory.errors import ProviderUnavailableError
+
+    class Failing(FakeEmbedder):
+        fail = False
+
+        async def _embed(self, texts, *, kind):
+            if self.fail:
+                raise ProviderUnavailableError("embedder down", provider="fake")
+            return await super()._embed(texts, kind=kind)
+
+    failing = Failing(dimensions=embedder.dimensions)
+    memory = LongTermMemory(connection, failing)
+    stored = await memory.store(ALICE, "Alice lives in Lyon")
+    failing.fail = True
+    with pytest.raises(ProviderUnavailableError):
+        await memory.edit(ALICE, stored.id, content="Alice lives in Nice", importance=0.9)
+    kept = await memory.get(ALICE, stored.id)
+    assert kept.content == "Alice lives in Lyon" and kept.importance == 0.5
+    await memory.aclose()

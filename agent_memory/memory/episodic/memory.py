@@ -273,6 +273,38 @@ class EpisodicMemory:
             raise NotFoundError(f"no action {action_id!r} for this agent and user")
         return Action.from_document(doc)
 
+    async def list_actions(
+        self,
+        tenant: Tenant,
+        *,
+        session_id: str | None = None,
+        memory_id: str | None = None,
+        rated: bool = False,
+        limit: int = 50,
+    ) -> list[Action]:
+        """This tenant's actions, newest first: at most ``limit``, of one ``session_id``, or
+        those whose prompt held ``memory_id`` (its manifest), or only ``rated`` ones (with a
+        rating or a helpful mark). Round trips: 1."""
+        tenant = check_tenant(tenant)
+        check_int(limit, "limit", minimum=1, maximum=1_000)
+        if not isinstance(rated, bool):
+            raise InvalidInputError(f"rated must be a bool, got {type(rated).__name__}")
+        where: dict[str, Any] = _tenant_filter(tenant)
+        if session_id is not None:
+            where["session_id"] = {"$eq": check_id(session_id, "session_id")}
+        if memory_id is not None:
+            where["memory_ids"] = {"$eq": check_id(memory_id, "memory_id")}
+        if rated:
+            where["feedback.credited"] = {"$exists": True}
+        with translate_errors("listing actions"):
+            docs = (
+                await self._logs.find(where, {"embedding": 0})
+                .sort([("timestamp", -1), ("_id", -1)])
+                .limit(limit)
+                .to_list(limit)
+            )
+        return [Action.from_document(doc) for doc in docs]
+
     # --- feedback ---------------------------------------------------------------------------
 
     async def add_feedback(

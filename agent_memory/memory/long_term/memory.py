@@ -51,11 +51,12 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from pymongo import InsertOne, UpdateMany, UpdateOne
+from pymongo import InsertOne, ReturnDocument, UpdateMany, UpdateOne
 
 from agent_memory._log import get_logger
 from agent_memory.checks import (
@@ -95,7 +96,7 @@ from agent_memory.mongo.search.snapshots import (
     announce,
     erase_tenant,
 )
-from agent_memory.mongo.search.types import MAX_QUERY_CHARS
+from agent_memory.mongo.search.types import MAX_QUERY_CHARS, SourceScore
 from agent_memory.mongo.transactions import run_in_transaction
 from agent_memory.mongo.vectors import from_bson_vector, to_bson_vector
 from agent_memory.providers.chat.base import ChatModel
@@ -685,6 +686,7 @@ class LongTermMemory:
         now: datetime | None = None,
         learn: bool = True,
         learn_above: float | None = None,
+        record_access: bool = True,
     ) -> list[RetrievedMemory]:
         """The ``k`` memories that best answer ``query``, ranked by the full score.
 
@@ -695,13 +697,20 @@ class LongTermMemory:
         trust but does not count in it (the agent passes it for messages that ask nothing;
         agent_memory/mongo/search/trust.py); ``learn_above`` counts it only when some memory's
         cosine similarity to the query reaches it (the agent passes its strong-match
-        threshold, so questions no memory answers teach nothing).
+        threshold, so questions no memory answers teach nothing). ``record_access`` false:
+        the memories found are not counted as used (their recency and access count stay), for
+        someone looking at what the agent would recall rather than the agent recalling it
+        (the memory console).
+
+        Each result's ``sources`` holds its rank in every ranking that found it: ``vector``,
+        ``text`` (keywords) and, with a reranker, ``rerank``.
         """
         tenant = check_tenant(tenant)
         query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
         check_count(k, "k", maximum=_MAX_K)
-        if not isinstance(learn, bool):
-            raise InvalidInputError(f"learn must be a bool, got {type(learn).__name__}")
+        for flag, value in (("learn", learn), ("record_access", record_access)):
+            if not isinstance(value, bool):
+                raise InvalidInputError(f"{flag} must be a bool, got {type(value).__name__}")
         if min_importance is not None:
             min_importance = check_importance(min_importance, "min_importance")
         if query_vector is not None:
@@ -759,7 +768,7 @@ class LongTermMemory:
             )
         ranked.sort(key=lambda item: -item.score)
         ranked = ranked[:k]
-        if ranked:
+        if ranked and record_access:
             self._access.record(tenant, [item.memory.id for item in ranked], now)
             self._touch(tenant, ranked, now)
         return ranked
@@ -768,7 +777,8 @@ class LongTermMemory:
         self, query: str, hits: list[SearchHit], relevance: list[float]
     ) -> tuple[list[SearchHit], list[float]]:
         """The search's best candidates scored again by the reranker (its score, 0-1, is the
-        relevance); the search's own ranking when the reranker fails."""
+        relevance, its order the ``rerank`` source); the search's own ranking when the reranker
+        fails."""
         assert self.reranker is not None
         head = hits[: self.config.rerank_candidates]
         # What the keyword ranking reads: content, then context (never empty: content is).
@@ -780,7 +790,14 @@ class LongTermMemory:
                 "rerank_failed", provider=self.reranker.provider, error=type(exc).__name__
             )
             return hits, relevance
-        return [head[s.index] for s in scores], [max(0.0, min(1.0, s.score)) for s in scores]
+        reranked = [
+            replace(
+                head[s.index],
+                sources={**head[s.index].sources, "rerank": SourceScore(rank, s.score)},
+            )
+            for rank, s in enumerate(scores, start=1)
+        ]
+        return reranked, [max(0.0, min(1.0, s.score)) for s in scores]
 
     def _touch(self, tenant: Tenant, ranked: Sequence[RetrievedMemory], now: datetime) -> None:
         """Keep this process's kept copies of the access statistics as the flush will write
@@ -1137,6 +1154,68 @@ class LongTermMemory:
             )
             await self._announce(tenant, change)
         return result.modified_count
+
+    async def edit(
+        self,
+        tenant: Tenant,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> Memory:
+        """Correct one memory of this user in place: its ``content`` (embedded again, so
+        searches find it by its new text), ``importance`` or ``tags``; what is not given stays.
+        For a person fixing what the agent remembers wrong (the memory console); what the
+        agent learns anew goes through :meth:`store`, which keeps the old version as history.
+        Returns the memory as stored now; :class:`NotFoundError` for another user's id."""
+        tenant = check_tenant(tenant)
+        check_id(memory_id, "memory_id")
+        fields: dict[str, Any] = {}
+        if importance is not None:
+            fields["importance"] = check_importance(importance)
+        if tags is not None:
+            if isinstance(tags, str) or not isinstance(tags, Sequence):
+                raise InvalidInputError("tags must be a list of strings")
+            if len(tags) > self.config.max_tags:
+                raise InvalidInputError(f"at most {self.config.max_tags} tags")
+            fields["tags"] = list(dict.fromkeys(check_id(tag, "tag") for tag in tags))
+        if content is not None:
+            content = check_text(
+                content, "content", max_chars=self.config.max_content_chars
+            ).strip()
+            if not content:
+                raise InvalidInputError("content must not be blank")
+            fields["content"] = content
+        if not fields:
+            raise InvalidInputError("nothing to edit: give content, importance or tags")
+        with translate_errors("editing a memory"):
+            stored = await self.collection.find_one(
+                {"_id": memory_id, **tenant.filter()}, {"embedding": 0}
+            )
+            if stored is None:
+                raise NotFoundError(f"no memory {memory_id!r} for this user")
+            if "content" in fields and stored.get("indexed", True):
+                # Embedded before anything is written: a provider failure changes nothing.
+                item = NewMemory(fields["content"], context=stored.get("context"))
+                (vector,) = await self._vectors([item])
+                fields["embedding"] = to_bson_vector(vector)
+            fields["edited_at"] = utcnow()
+            updated = await self.collection.find_one_and_update(
+                {"_id": memory_id, **tenant.filter()},
+                {"$set": fields},
+                projection={"embedding": 0},
+                return_document=ReturnDocument.AFTER,
+            )
+            if updated is None:  # forgotten meanwhile
+                raise NotFoundError(f"no memory {memory_id!r} for this user")
+            await self._announce(tenant)  # content, importance and tags are all searched on
+        logger.info(
+            "memory_edited",
+            agent_id=tenant.agent_id,
+            fields=sorted(set(fields) - {"embedding", "edited_at"}),
+        )
+        return Memory.from_document(updated)
 
     # --- forgetting ---------------------------------------------------------------------------
 

@@ -249,6 +249,25 @@ class WorkingMemory:
             docs = await self.kept.read(tenant.filter(), ("active", session_id, limit), listed)
         return [Task.from_document(doc) for doc in docs]
 
+    async def list_tasks(
+        self, tenant: Tenant, session_id: str | None = None, *, limit: int = 50
+    ) -> list[Task]:
+        """Every task of the tenant, finished ones too (completed, failed, cancelled), most
+        recently updated first; :meth:`list_active_tasks` is the one an agent resumes from."""
+        check_tenant(tenant)
+        query: dict[str, Any] = dict(tenant.filter())
+        if session_id is not None:
+            query["session_id"] = check_id(session_id, "session_id")
+        check_count(limit, "limit", maximum=1_000)
+        with translate_errors("listing tasks"):
+            docs = (
+                await self.tasks.find(query)
+                .sort([("updated_at", -1), ("_id", -1)])
+                .limit(limit)
+                .to_list(None)
+            )
+        return [Task.from_document(doc) for doc in docs]
+
     async def _announce(self, tenant: Tenant) -> None:
         """After a write of the tenant's tasks (landed or not): every process lists them anew."""
         with translate_errors("announcing a task change"):
