@@ -76,7 +76,6 @@ def create_console_app(
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     templates.globals["url"] = _url
-    templates.globals["sources"] = SOURCE_NAMES
     connection = memories.connection
     long_term = memories.long_term
     weights = long_term.config.ranking
@@ -237,6 +236,11 @@ def create_console_app(
             results=results,
             listed=listed,
             weights=weights,
+            shown_sources={
+                key: label
+                for key, label in SOURCE_NAMES.items()
+                if key != "rerank" or long_term.reranker is not None
+            },
             tab="memories",
         )
 

@@ -57,7 +57,7 @@ def plot(
 ) -> Chart:
     """Both series on one time axis from ``start`` to ``end``, values from -1 to 1
     (importance lies in 0..1, feedback utility in -1..1)."""
-    span = max((end - start).total_seconds(), 1.0)
+    span = (end - start).total_seconds() or 1.0
     inner_w, inner_h = WIDTH - _LEFT - _RIGHT, HEIGHT - _TOP - _BOTTOM
 
     def x(at: datetime) -> float:

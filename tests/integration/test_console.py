@@ -206,11 +206,12 @@ async def test_the_search_shows_every_sources_rank_and_the_parts_retrieve_comput
                 assert shown.startswith(f"#{hit.sources[key].rank} ")
             else:
                 assert shown == "-"
-        assert _cell(row, "source-rerank") == "-"  # no reranker configured
         assert _cell(row, "part-relevance") == f"{hit.breakdown.relevance:.3f}"
+        assert _cell(row, "part-recency") == f"{hit.breakdown.recency:.3f}"
         assert _cell(row, "part-importance") == f"{hit.breakdown.importance:.3f}"
         assert _cell(row, "part-feedback") == f"{hit.breakdown.utility:+.3f}"
         assert abs(float(_cell(row, "part-total")) - hit.score) < 0.002
+    assert "source-rerank" not in page.text  # no reranker configured: no column
     # The rated memory's feedback part is the utility of its one 5/5 rating.
     porto = next(r for r in rows if f"id={seeded.porto}" in r)
     assert _cell(porto, "part-feedback") == f"{1.0 / 3.0:+.3f}"
