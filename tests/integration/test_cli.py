@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -342,3 +344,50 @@ def test_bench_concurrency_and_latency_commands(cli_env, tmp_path: Path):
     assert written["server"] == "server at MONGODB_URI" and written["embedder"].startswith("fake")
     bad = invoke(["bench", "latency", "--ttft-ms", "500", "--chat-ms", "100"], cli_env)
     assert bad.exit_code == 2 and "--chat-ms" in bad.output
+
+
+def test_console_prints_its_url_and_a_token_that_signs_in(cli_env):
+    """Without API keys the command prints a one-time token; the console it serves (the
+    memories wired from the settings) takes it and shows the agents."""
+    port = _free_port()
+    env = {k: v for k, v in {**os.environ, **cli_env}.items() if k != "AGENT_MEMORY_API_KEYS"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_memory", "console", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        first = _read_line(process.stderr, 60).strip()
+        assert first == f"serving the memory console at {url} (Ctrl+C to stop)"
+        second = _read_line(process.stderr, 30).strip()
+        assert second.startswith("sign in with this one-time token")
+        token = second.rsplit(" ", 1)[1]
+        deadline = time.monotonic() + 30
+        while True:  # the socket listens already; the server answers once it started
+            try:
+                with urllib.request.urlopen(f"{url}/login", timeout=5) as response:
+                    assert response.status == 200
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        jar = urllib.request.HTTPCookieProcessor()
+        opener = urllib.request.build_opener(jar)
+        body = urllib.parse.urlencode({"secret": token}).encode()
+        with opener.open(f"{url}/login", data=body, timeout=30) as response:
+            assert response.status == 200 and "<h2>Agents</h2>" in response.read().decode()
+        wrong = urllib.parse.urlencode({"secret": token + "x"}).encode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}/login", data=wrong, timeout=30)
+        refused.value.close()
+        assert refused.value.code == 401
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert process.stdout.read() == ""
+        process.stdout.close()
+        process.stderr.close()
