@@ -292,10 +292,12 @@ def create_console_app(
         tenant = changing(request, agent, user, csrf)
         current = await long_term.get(tenant, id)
         tag_list = [tag.strip() for tag in tags.split(",") if tag.strip()]
+        content = content.replace("\r\n", "\n")  # browsers send a textarea's lines so
         changes: dict[str, Any] = {}
         if content.strip() != current.content:
             changes["content"] = content
-        if importance != current.importance:
+        # The form shows three decimals: a decayed 0.66500001 sent back unchanged is no edit.
+        if abs(importance - current.importance) >= 0.0005:
             changes["importance"] = importance
         if tuple(dict.fromkeys(tag_list)) != current.tags:
             changes["tags"] = tag_list

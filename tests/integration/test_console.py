@@ -417,3 +417,29 @@ async def test_bad_query_values_are_one_line_and_a_4xx(with_keys):
         assert response.text.count('role="alert"') == 1
     missing = await with_keys.get("/memory", params={**where, "id": "mem_nothing"})
     assert missing.status_code == 404 and "no memory" in missing.text
+
+
+async def test_a_form_sent_back_unchanged_edits_nothing(with_keys, memories, seeded, connection):
+    """The form shows importance to three decimals and the browser sends a textarea's lines
+    with CRLF: neither is a change."""
+    await connection.collection("memories").update_one(
+        {"_id": seeded.window},
+        {"$set": {"importance": 0.66500001, "content": "Alice prefers\nwindow seats"}},
+    )
+    await memories.long_term.announce(ALICE)
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    form = {
+        "csrf": token,
+        "agent": "support",
+        "user": "alice",
+        "id": seeded.window,
+        "content": "Alice prefers\r\nwindow seats",
+        "importance": "0.665",
+        "tags": "",
+        "confirm": "yes",
+    }
+    response = await with_keys.post("/memory/edit", data=form)
+    assert response.status_code == 303
+    kept = await connection.collection("memories").find_one({"_id": seeded.window})
+    assert kept["importance"] == 0.66500001 and "edited_at" not in kept
