@@ -4,19 +4,21 @@
   lease, for cron, Kubernetes CronJobs or an app's own scheduler (``agent-memory decay``).
 - :class:`Lease` (:mod:`~agent_memory.ops.lease`): a named lease in the ``locks`` collection.
 - :func:`forget_user` (:mod:`~agent_memory.ops.forget`): a user erased from the memories, the
-  formation queue and the LangGraph checkpointer (``agent-memory forget``).
+  formation queue and the LangGraph checkpointer (``agent-memory forget``); :func:`held`
+  counts what it would erase.
 - :func:`collect_stats` (:mod:`~agent_memory.ops.stats`): counts per kind and tenant
   (``agent-memory stats``).
 """
 
 from __future__ import annotations
 
-from agent_memory.ops.forget import agents_of, forget_user
+from agent_memory.ops.forget import Held, agents_of, forget_user, held
 from agent_memory.ops.lease import Lease, LeaseHeldError, LeaseLostError, LeaseState
 from agent_memory.ops.maintenance import Maintenance, MaintenanceReport
 from agent_memory.ops.stats import Stats, collect_stats
 
 __all__ = [
+    "Held",
     "Lease",
     "LeaseHeldError",
     "LeaseLostError",
@@ -27,4 +29,5 @@ __all__ = [
     "agents_of",
     "collect_stats",
     "forget_user",
+    "held",
 ]
