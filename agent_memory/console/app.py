@@ -206,11 +206,13 @@ def create_console_app(
     return app
 
 
-#: On every page: no framing by other sites, no inline scripts, no sniffing, no caching.
+#: On every page: no framing by other sites, no inline scripts, no sniffing, no caching, no
+#: referrer to other sites. Not ``no-referrer``: under it a browser posts the console's own
+#: forms with ``Origin: null``, which posted_here() refuses as another origin.
 _HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
