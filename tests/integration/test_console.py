@@ -9,40 +9,22 @@ import re
 import httpx
 import pytest
 
-from agent_memory.config import load_settings
 from agent_memory.console import create_console_app
 from agent_memory.console.app import SESSION_COOKIE
 from agent_memory.errors import InvalidInputError
-from agent_memory.memory.long_term.memory import LongTermMemory
-from agent_memory.mongo.indexes import IndexManager
-from agent_memory.tenancy import Tenant
-
-SUPPORT_KEY = "support-key-0123456789abcdef"
-OTHER_KEY = "other-agent-key-0123456789abcdef"
-TOKEN = "local-token-0123456789"
-HOSTILE = '<script>alert("x")</script><a href="https://evil.example">'
-
-
-async def _stored(connection, embedder) -> None:
-    await IndexManager(connection, embedder.signature).setup()
-    long_term = LongTermMemory(connection, embedder)
-    await long_term.store(Tenant("support", "alice"), "Alice prefers window seats")
-    await long_term.store(Tenant("support", HOSTILE), "A user with a hostile id")
-    await long_term.store(Tenant("other", "bob"), "Bob's secret")
-    await long_term.aclose()
-
-
-def _settings(settings, **changes):
-    return load_settings(
-        **{**settings.model_dump(exclude={"api_keys"}), "mongodb_uri": settings.uri(), **changes}
-    )
+from tests.integration.console_data import (
+    KEYS,
+    SUPPORT_KEY,
+    TOKEN,
+    console_settings,
+    store_memories,
+)
 
 
 @pytest.fixture
 async def with_keys(connection, embedder, settings):
-    await _stored(connection, embedder)
-    configured = _settings(settings, api_keys={"support": SUPPORT_KEY, "other": [OTHER_KEY]})
-    app = create_console_app(connection, settings=configured)
+    await store_memories(connection, embedder)
+    app = create_console_app(connection, settings=console_settings(settings, api_keys=KEYS))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
         yield client
@@ -50,8 +32,8 @@ async def with_keys(connection, embedder, settings):
 
 @pytest.fixture
 async def with_token(connection, embedder, settings):
-    await _stored(connection, embedder)
-    app = create_console_app(connection, settings=_settings(settings), token=TOKEN)
+    await store_memories(connection, embedder)
+    app = create_console_app(connection, settings=console_settings(settings), token=TOKEN)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
         yield client
@@ -174,4 +156,4 @@ def test_the_command_listens_on_loopback_only():
 
 def test_without_keys_the_console_needs_a_token(connection, settings):
     with pytest.raises(InvalidInputError, match="token"):
-        create_console_app(connection, settings=_settings(settings))
+        create_console_app(connection, settings=console_settings(settings))
