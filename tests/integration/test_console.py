@@ -1,6 +1,6 @@
 """The memory console's web application on the embedded server: signing in with an agent's
 key or the local token, what each sees, escaping, and requests from other sites. The pages
-are driven here over ASGI; the browser tests of issue 20 come with its remaining pages."""
+are driven here over ASGI; test_console_browser.py drives them in a real browser."""
 
 from __future__ import annotations
 
