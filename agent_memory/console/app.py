@@ -484,11 +484,13 @@ def _chart(memory: Any, cited: list[Any], prior: float) -> Any:
     return plot(importance, feedback, start, max(now, max(p.at for p in [*importance, *feedback])))
 
 
-#: On every page: no framing by other sites, no scripts, no sniffing, no caching.
+#: On every page: no framing by other sites, no scripts, no sniffing, no caching, no referrer
+#: to other sites. Not ``no-referrer``: under it a browser posts the console's own forms with
+#: ``Origin: null``, which posted_here() refuses as another origin.
 _HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }

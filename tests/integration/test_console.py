@@ -118,6 +118,8 @@ async def test_every_page_forbids_scripts_framing_and_caching(with_keys):
         assert "frame-ancestors 'none'" in headers["content-security-policy"]
         assert headers["x-content-type-options"] == "nosniff"
         assert headers["cache-control"] == "no-store"
+        # Not no-referrer: the browser would post the console's own forms with Origin: null.
+        assert headers["referrer-policy"] == "same-origin"
 
 
 async def test_requests_from_other_sites_change_nothing(with_keys):
