@@ -136,14 +136,19 @@ class IndexCatalog:
     def __getitem__(self, name: str) -> CollectionSpec:
         return self.collections[name]
 
-    def target(self, name: str, *, snapshot: bool = False) -> SearchTarget:
+    def target(
+        self, name: str, *, snapshot: bool = False, omit: tuple[str, ...] = ()
+    ) -> SearchTarget:
         """The search target of collection ``name`` (with the prefix applied). ``snapshot``:
         every writer of the collection announces its writes, so the plain tier may keep its
-        documents in memory between searches (``mongo/search/snapshots.py``)."""
+        documents in memory between searches (``mongo/search/snapshots.py``). ``omit``: fields
+        searches leave out of what they read and return (``SearchTarget.omit_paths``)."""
         target = self.collections[name].search_target(self.prefix)
         if target is None:
             raise ConfigurationError(f"collection {name!r} has no search indexes")
-        return replace(target, snapshot=True) if snapshot else target
+        if snapshot or omit:
+            target = replace(target, snapshot=snapshot, omit_paths=tuple(omit))
+        return target
 
 
 @functools.cache

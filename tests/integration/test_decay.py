@@ -127,3 +127,59 @@ async def test_bad_arguments(connection):
         await DecayJob(connection).run(agent_id={"$ne": None})
     with pytest.raises(InvalidInputError):
         await DecayJob(connection).run(now=datetime(2026, 1, 1))
+
+
+async def trail(connection, memory_id):
+    doc = await connection.collection("memories").find_one({"_id": memory_id})
+    return doc.get("importance_trail")
+
+
+async def test_decay_adds_the_decayed_importance_to_the_trail_once_per_period(connection):
+    earlier = {"at": NOW - timedelta(days=90), "importance": 0.8, "why": "stored"}
+    stale = await seed(connection, _id="stale", importance_trail=[earlier])
+    near = await seed(connection, _id="near", importance=0.104)
+    fresh = await seed(connection, _id="fresh", last_accessed=NOW - timedelta(days=3))
+    job = DecayJob(connection)
+    await job.run(now=NOW)
+    decayed = await trail(connection, stale)
+    assert decayed[0] == earlier and len(decayed) == 2
+    assert decayed[1] == {
+        "at": NOW,
+        "importance": await importance(connection, stale),
+        "why": "decayed",
+    }
+    assert decayed[1]["importance"] == pytest.approx(0.76)
+    # An older memory without a trail starts one; the floor is what the trail records.
+    assert await trail(connection, near) == [{"at": NOW, "importance": 0.1, "why": "decayed"}]
+    assert await trail(connection, fresh) is None  # not decayed: nothing to record
+    # A second run in the same period decays nothing and adds nothing.
+    assert (await job.run(now=NOW + timedelta(days=1))).decayed == 0
+    assert await trail(connection, stale) == decayed
+    # The next period adds the next value.
+    later = NOW + timedelta(days=31)
+    await job.run(now=later)
+    assert (await trail(connection, stale))[2] == {
+        "at": later,
+        "importance": await importance(connection, stale),
+        "why": "decayed",
+    }
+    assert (await trail(connection, stale))[2]["importance"] == pytest.approx(0.722)
+
+
+async def test_decay_keeps_the_trail_bounded_and_survives_a_broken_one(connection):
+    from agent_memory.memory.long_term.trail import TRAIL_LENGTH
+
+    full = [
+        {"at": NOW - timedelta(days=100 - i), "importance": 0.8, "why": "reinforced"}
+        for i in range(TRAIL_LENGTH)
+    ]
+    long = await seed(connection, _id="long", importance_trail=full)
+    broken = await seed(connection, _id="broken", importance_trail="not a list")
+    report = await DecayJob(connection).run(now=NOW)
+    assert report.decayed == 2  # one document's broken trail fails no update
+    kept = await trail(connection, long)
+    assert len(kept) == TRAIL_LENGTH and kept[:-1] == full[1:]
+    assert kept[-1]["why"] == "decayed"
+    assert await trail(connection, broken) == [
+        {"at": NOW, "importance": pytest.approx(0.76), "why": "decayed"}
+    ]

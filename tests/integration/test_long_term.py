@@ -834,3 +834,77 @@ async def test_an_edit_whose_embedding_fails_writes_nothing(connection, embedder
     kept = await memory.get(ALICE, stored.id)
     assert kept.content == "Alice lives in Lyon" and kept.importance == 0.5
     await memory.aclose()
+
+
+# --- importance trail -----------------------------------------------------------------------
+
+
+async def test_a_stored_memory_starts_its_trail_and_a_repeat_adds_its_new_importance(
+    connection, memory
+):
+    first = await memory.store(ALICE, "Alice likes green tea.", importance=0.4)
+    stored = await memory.get(ALICE, first.id)
+    assert [(p.why, p.importance) for p in stored.importance_trail] == [("stored", 0.4)]
+    assert stored.importance_trail[0].at == stored.created_at
+    again = await memory.store(ALICE, "alice likes  green tea", importance=0.6)
+    assert again.action == "reinforced"
+    doc = await connection.collection("memories").find_one({"_id": first.id})
+    assert doc["importance"] == pytest.approx(0.65)  # max(0.4, 0.6) + 0.05
+    trail = (await memory.get(ALICE, first.id)).importance_trail
+    assert [p.why for p in trail] == ["stored", "reinforced"]
+    assert trail[-1].importance == doc["importance"]  # the new value, not the old 0.4
+    assert trail[-1].at == doc["last_accessed"] and trail[-1].at >= trail[0].at
+
+
+async def test_every_write_path_starts_a_trail(connection, memory):
+    await memory.store_many(ALICE, [NewMemory("Owns a cat", importance=0.7), NewMemory("Rides")])
+    await memory.store(ALICE, "Alice lives in Berlin", key="home")
+    await memory.store(ALICE, "Alice lives in Lisbon", key="home")  # supersedes Berlin
+    docs = await connection.collection("memories").find({}).to_list(None)
+    assert len(docs) == 4
+    for doc in docs:
+        assert doc["importance_trail"] == [
+            {"at": doc["created_at"], "importance": doc["importance"], "why": "stored"}
+        ]
+
+
+async def test_the_trail_keeps_only_the_last_entries(connection, memory):
+    from agent_memory.memory.long_term.trail import TRAIL_LENGTH
+
+    first = await memory.store(ALICE, "Alice collects stamps", importance=0.0)
+    repeats = TRAIL_LENGTH + 6
+    for _ in range(repeats):
+        assert (await memory.store(ALICE, "Alice collects stamps", importance=0.0)).action == (
+            "reinforced"
+        )
+    doc = await connection.collection("memories").find_one({"_id": first.id})
+    assert doc["reinforced"] == repeats and len(doc["importance_trail"]) == TRAIL_LENGTH
+    trail = (await memory.get(ALICE, first.id)).importance_trail
+    # The stored entry and the first 6 reinforcements (0.05 .. 0.30) were dropped, oldest first.
+    assert all(p.why == "reinforced" for p in trail)
+    assert trail[0].importance == pytest.approx(0.35)
+    assert [p.importance for p in trail] == pytest.approx(
+        [min(1.0, 0.05 * n) for n in range(7, repeats + 1)]
+    )
+    assert trail[-1].importance == doc["importance"] == 1.0
+    assert [p.at for p in trail] == sorted(p.at for p in trail)
+
+
+async def test_reads_carry_the_trail_and_searches_leave_it_out(connection, memory):
+    stored = await memory.store(ALICE, "Alice plays the cello", importance=0.3)
+    await memory.store(ALICE, "Alice plays the cello", importance=0.3)  # reinforced
+    whys = ["stored", "reinforced"]
+    assert [p.why for p in (await memory.get(ALICE, stored.id)).importance_trail] == whys
+    assert [p.why for p in (await memory.list_memories(ALICE))[0].importance_trail] == whys
+    assert [p.why for m in [m async for m in memory.browse(ALICE)] for p in m.importance_trail] == (
+        whys
+    )
+    await memory.store(ALICE, "Alice plays chess on Sundays")
+    hits = await memory.retrieve(ALICE, "cello")
+    assert hits and all(hit.memory.importance_trail == () for hit in hits)
+    assert all(m.importance_trail == () for m, _ in await memory.similar(ALICE, "cello"))
+    # The plain tier's kept copies hold no trail, whether read or added by a write.
+    await memory.store(ALICE, "Alice swims before work")  # the kept corpus follows the write
+    kept = memory._snapshots.kept(memory.target, ALICE.filter())
+    assert kept is not None and len(kept.corpus.documents) == 3
+    assert all("importance_trail" not in doc for doc in kept.corpus.documents)

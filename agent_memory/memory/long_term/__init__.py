@@ -7,6 +7,7 @@
 - ``consolidation.py``: whether a new memory adds, updates or repeats an old one.
 - ``decay.py``: the scheduled job that lowers the importance of memories not used.
 - ``profile.py``: :class:`ProfileMemory`, one structured document per user and schema.
+- ``trail.py``: each memory's importance trail (its last changes of importance, bounded).
 """
 
 from agent_memory.memory.long_term.decay import DecayConfig, DecayJob, DecayReport
@@ -19,6 +20,13 @@ from agent_memory.memory.long_term.records import (
     NewMemory,
     RetrievedMemory,
     StoreResult,
+)
+from agent_memory.memory.long_term.trail import (
+    TRAIL_FIELD,
+    TRAIL_LENGTH,
+    TrailPoint,
+    trail_append,
+    trail_push,
 )
 
 __all__ = [
@@ -36,4 +44,9 @@ __all__ = [
     "RankingWeights",
     "RetrievedMemory",
     "StoreResult",
+    "TRAIL_FIELD",
+    "TRAIL_LENGTH",
+    "TrailPoint",
+    "trail_append",
+    "trail_push",
 ]

@@ -28,6 +28,7 @@ from agent_memory._log import get_logger
 from agent_memory._words import plural
 from agent_memory.checks import check_id, check_number
 from agent_memory.errors import InvalidInputError
+from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
@@ -125,7 +126,7 @@ class DecayJob:
                 eligible = await self.memories.count_documents(where)
                 decayed = 0
             else:
-                eligible, decayed = await self._apply(run_id, agent_id, period, where, started)
+                eligible, decayed = await self._apply(run_id, agent_id, period, where, started, now)
         report = DecayReport(
             run_id=run_id,
             agent_id=agent_id,
@@ -153,12 +154,14 @@ class DecayJob:
         period: str,
         where: dict[str, Any],
         started: datetime,
+        now: datetime,
     ) -> tuple[int, int]:
         """Record the run, decay, then record what it did: ``(eligible, decayed)``.
 
         The run is recorded before it writes and every memory it decays names it
         (``decay_run``), so no decay goes unaudited: a run cut short (the database went
-        away) stays ``started``, and its memories still say which run decayed them."""
+        away) stays ``started``, and its memories still say which run decayed them. Each
+        memory's importance trail gets a ``decayed`` entry at ``now``, in the same update."""
         await self.runs.insert_one(
             {
                 "_id": run_id,
@@ -171,17 +174,17 @@ class DecayJob:
                 "started_at": started,
             }
         )
+        decayed_importance = {
+            "$max": [self.config.floor, {"$multiply": ["$importance", self.config.factor]}]
+        }
         result = await self.memories.update_many(
             where,
             [
                 {
                     "$set": {
-                        "importance": {
-                            "$max": [
-                                self.config.floor,
-                                {"$multiply": ["$importance", self.config.factor]},
-                            ]
-                        },
+                        "importance": decayed_importance,
+                        # The same expression: within one $set "$importance" is the old value.
+                        TRAIL_FIELD: trail_append(decayed_importance, now, "decayed"),
                         "decay_period": period,
                         "decay_run": run_id,
                     }

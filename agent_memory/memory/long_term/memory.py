@@ -83,6 +83,7 @@ from agent_memory.memory.long_term.records import (
     RetrievedMemory,
     StoreResult,
 )
+from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append, trail_start
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
@@ -230,7 +231,7 @@ class LongTermMemory:
         # plain tier may keep a tenant's memories in memory between searches.
         self.target = connection.index_catalog(
             dimensions=embedder.dimensions, similarity=embedder.similarity
-        ).target(COLLECTION, snapshot=True)
+        ).target(COLLECTION, snapshot=True, omit=(TRAIL_FIELD,))  # no search reads the trail
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
         )
@@ -269,6 +270,7 @@ class LongTermMemory:
             "expires_at": item.expires_at,
             "context": item.context,
             "schema": item.schema,
+            TRAIL_FIELD: trail_start(item.importance, now),
         }
         if vector is None:
             document["indexed"] = False  # no vector: no search finds it (NewMemory.indexed)
@@ -378,17 +380,16 @@ class LongTermMemory:
             if said is not None
             else {}
         )
+        # Within one $set, "$importance" is the value before it: the trail gets the new value
+        # from the same expression.
+        importance = {"$min": [1.0, {"$add": [{"$max": ["$importance", item.importance]}, step]}]}
         result = await self.collection.update_one(
             {"_id": target, **tenant.filter(), "status": "active"},
             [
                 {
                     "$set": {
-                        "importance": {
-                            "$min": [
-                                1.0,
-                                {"$add": [{"$max": ["$importance", item.importance]}, step]},
-                            ]
-                        },
+                        "importance": importance,
+                        TRAIL_FIELD: trail_append(importance, now, "reinforced"),
                         "reinforced": {"$add": [{"$ifNull": ["$reinforced", 0]}, 1]},
                         "last_accessed": now,
                         "tags": {"$setUnion": [{"$ifNull": ["$tags", []]}, list(item.tags)]},

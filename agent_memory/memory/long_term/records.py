@@ -20,6 +20,7 @@ from agent_memory.checks import (
 )
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory.long_term.ranking import RankingWeights, ScoreBreakdown
+from agent_memory.memory.long_term.trail import TRAIL_FIELD, TrailPoint, parse_trail
 from agent_memory.mongo.search import SourceScore
 from agent_memory.mongo.search.trust import KeywordTrust
 
@@ -222,6 +223,11 @@ class Memory:
     schema: str | None
     #: False for a memory stored without a vector (no search finds it).
     indexed: bool = True
+    #: How its importance changed, oldest first, the last ``TRAIL_LENGTH`` (24) changes
+    #: (``memory/long_term/trail.py``). Empty for a memory stored before trails were kept, and
+    #: for memories returned by a search (``retrieve``, ``similar``), which never read it:
+    #: ``get``, ``list_memories``, ``history``, ``current`` and ``browse`` carry it.
+    importance_trail: tuple[TrailPoint, ...] = ()
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Memory:
@@ -251,6 +257,7 @@ class Memory:
             context=doc.get("context"),
             schema=doc.get("schema"),
             indexed=doc.get("indexed", True) is not False,
+            importance_trail=parse_trail(doc.get(TRAIL_FIELD)),
         )
 
 

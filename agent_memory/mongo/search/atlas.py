@@ -85,7 +85,7 @@ def vector_search_pipeline(target: SearchTarget, query: SearchQuery) -> list[dic
             }
         },
         {"$set": {VECTOR_SCORE: {"$meta": "vectorSearchScore"}}},
-        {"$unset": target.vector_path},
+        {"$unset": _unread(target)},
     ]
 
 
@@ -116,7 +116,7 @@ def text_search_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[
         {"$search": {"index": target.text_index, "compound": _search_clauses(target, query)}},
         {"$limit": query.depth},
         {"$set": {TEXT_SCORE: {"$meta": "searchScore"}}},
-        {"$unset": target.vector_path},
+        {"$unset": _unread(target)},
     ]
 
 
@@ -140,7 +140,7 @@ def rank_fusion_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[
         },
         {"$limit": query.limit + STALE_MARGIN},
         {"$set": {SCORE_DETAILS: {"$meta": "scoreDetails"}}},
-        {"$unset": target.vector_path},
+        {"$unset": _unread(target)},
     ]
 
 
@@ -370,7 +370,8 @@ class AtlasSearcher(Searcher):
         ranked = []
         for hit in hits:
             document = dict(hit.document)
-            document.pop(target.vector_path, None)
+            for path in target.unread:
+                document.pop(path, None)
             text = hit.sources.get("text")
             document[TEXT_SCORE] = text.score if text is not None else hit.score
             ranked.append(document)
@@ -418,6 +419,11 @@ def _still_matches(document: Mapping[str, Any], resolved: ResolvedFilters) -> bo
         if have is not _ABSENT and _equals_any(have, unwanted):
             return False
     return True
+
+
+def _unread(target: SearchTarget) -> str | list[str]:
+    """What ``$unset`` leaves out of the results: the vector, and the target's omitted fields."""
+    return target.vector_path if not target.omit_paths else list(target.unread)
 
 
 def _path(path: str | tuple[str, ...]) -> str | list[str]:

@@ -1,9 +1,9 @@
 """A tenant's searchable documents held in memory: vectors, keyword terms and the documents.
 
 The plain tier ranks in the framework. A :class:`Corpus` is what it ranks over: one matrix of
-unit vectors, one BM25 index, and the documents themselves (without their vectors), so that
-filters are applied here exactly as the server would apply them (:func:`matches`) and the
-winners need no second read.
+unit vectors, one BM25 index, and the documents themselves (without their vectors and the
+target's omitted fields), so that filters are applied here exactly as the server would apply
+them (:func:`matches`) and the winners need no second read.
 """
 
 from __future__ import annotations
@@ -118,6 +118,7 @@ class Corpus:
         held = {} if old is None else {doc_id: i for i, doc_id in enumerate(old.ids)}
         kept: list[dict[str, Any]] = []
         rows: list[np.ndarray | None] = []
+        unread = target.unread
         for document in documents:
             doc_id = document["_id"]
             if doc_id in vectors:
@@ -129,7 +130,8 @@ class Corpus:
             else:
                 continue
             copy = dict(document)
-            copy.pop(target.vector_path, None)
+            for path in unread:  # a written document comes whole (Change.added)
+                copy.pop(path, None)
             kept.append(copy)
         has_vector = np.array([row is not None for row in rows], dtype=bool)
         matrix = np.zeros((len(kept), dimensions), dtype=np.float32)

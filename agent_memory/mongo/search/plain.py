@@ -151,8 +151,9 @@ class PlainSearcher(Searcher):
         self, collection: Any, target: SearchTarget, query: SearchQuery, resolved: ResolvedFilters
     ) -> list[SearchHit]:
         # A search by keywords alone has no use for the vectors (the largest part of each
-        # document): they are not read.
-        projection = {target.vector_path: 0} if query.vector is None else None
+        # document): they are not read; nor are the fields no search reads.
+        unread = target.unread if query.vector is None else target.omit_paths
+        projection = {path: 0 for path in unread} or None
         rows = await collection.find(_where(resolved), projection).to_list(None)
         corpus = Corpus.build(rows, target, dimensions=self._dimensions, tokens=self._tokens)
         allowed = np.ones(len(corpus), dtype=bool)

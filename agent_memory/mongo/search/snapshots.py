@@ -335,10 +335,12 @@ class Snapshots:
         vectors: dict[Any, Any] = {}
         if old is None:
             # Nothing held: the documents with their vectors, in one read.
-            documents = await collection.find(where).to_list(None)
+            omitted = {path: 0 for path in target.omit_paths} or None
+            documents = await collection.find(where, omitted).to_list(None)
             vectors = {doc["_id"]: doc.get(target.vector_path) for doc in documents}
         else:
-            documents = await collection.find(where, {target.vector_path: 0}).to_list(None)
+            unread = {path: 0 for path in target.unread}
+            documents = await collection.find(where, unread).to_list(None)
             held = set(old.corpus.ids)
             missing = [doc["_id"] for doc in documents if doc["_id"] not in held]
             # Vectors of the documents not held yet, a bounded list of ids at a time (some

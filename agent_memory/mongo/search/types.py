@@ -59,6 +59,14 @@ class SearchTarget:
     #: Whether the plain tier may keep this collection's documents in memory between searches:
     #: true only where every writer announces its writes (see ``search.snapshots``).
     snapshot: bool = False
+    #: Fields no search reads or returns (history a ranking has no use for): left out of what
+    #: searches load, like the vector, and of the documents the plain tier keeps.
+    omit_paths: tuple[str, ...] = ()
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        """The vector and the omitted fields: what a search returns without."""
+        return (self.vector_path, *self.omit_paths)
 
     @property
     def text_paths(self) -> tuple[str, ...]:
