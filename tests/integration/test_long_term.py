@@ -788,6 +788,16 @@ async def test_an_edit_corrects_a_memory_in_place_and_searches_find_the_new_text
     # What is not given stays.
     again = await memory.edit(ALICE, wrong.id, importance=0.2)
     assert again.content == "Alice is allergic to shellfish" and again.tags == ("diet",)
+    # Each edit is on the importance trail with the importance after it.
+    assert [(p.why, p.importance) for p in again.importance_trail] == [
+        ("stored", 0.4),
+        ("edited", 0.9),
+        ("edited", 0.2),
+    ]
+    # Text that looks like an operator or a field path is stored as it is.
+    odd = await memory.edit(ALICE, wrong.id, content="$importance", tags=["$where", "{$gt: 1}"])
+    assert odd.content == "$importance" and odd.tags == ("$where", "{$gt: 1}")
+    assert odd.importance == 0.2 and odd.importance_trail[-1].importance == 0.2
 
 
 async def test_an_edit_refuses_bad_input_and_other_users_and_changes_nothing(connection, memory):

@@ -1201,10 +1201,17 @@ class LongTermMemory:
                 item = NewMemory(fields["content"], context=stored.get("context"))
                 (vector,) = await self._vectors([item])
                 fields["embedding"] = to_bson_vector(vector)
-            fields["edited_at"] = utcnow()
+            now = utcnow()
+            fields["edited_at"] = now
+            # A pipeline, for the trail's append; every value a literal (a content or tag
+            # starting with "$" is text, not a field path).
+            stage = {name: {"$literal": value} for name, value in fields.items()}
+            stage[TRAIL_FIELD] = trail_append(
+                fields.get("importance", "$importance"), now, "edited"
+            )
             updated = await self.collection.find_one_and_update(
                 {"_id": memory_id, **tenant.filter()},
-                {"$set": fields},
+                [{"$set": stage}],
                 projection={"embedding": 0},
                 return_document=ReturnDocument.AFTER,
             )
