@@ -445,3 +445,22 @@ async def test_a_form_sent_back_unchanged_edits_nothing(with_keys, memories, see
     assert response.status_code == 303
     kept = await connection.collection("memories").find_one({"_id": seeded.window})
     assert kept["importance"] == 0.66500001 and "edited_at" not in kept
+
+
+async def test_the_chart_follows_decay_and_edits(with_keys, memories, seeded):
+    from datetime import timedelta
+
+    from agent_memory.stamps import utcnow
+
+    # A decay run a month on (the memory unused since it was stored), then an edit.
+    report = await memories.decay.run(agent_id="support", now=utcnow() + timedelta(days=31))
+    assert report.decayed >= 1
+    await memories.long_term.edit(ALICE, seeded.porto, importance=0.9)
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (
+        await with_keys.get(
+            "/memory", params={"agent": "support", "user": "alice", "id": seeded.porto}
+        )
+    ).text
+    titles = re.findall(r'class="importance-point"[^>]*><title>([^<]+)</title>', page)
+    assert titles == ["stored 0.70", f"decayed {0.7 * 0.95:.2f}", "edited 0.90"]
