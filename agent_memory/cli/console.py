@@ -19,7 +19,8 @@ def console(
     """Serve the memory console in the browser: what the agent remembers, per agent and user.
 
     With AGENT_MEMORY_API_KEYS set, each key signs in to its own agent; without keys, a
-    one-time token printed here signs in to every agent. It listens on loopback only.
+    token made at each start and printed here signs in to every agent. It listens on loopback
+    only.
     """
     from agent_memory.config import load_settings
     from agent_memory.errors import AgentMemoryError
@@ -58,7 +59,7 @@ def console(
             lines = [f"serving the memory console at {url_of(listener)} (Ctrl+C to stop)"]
             if token is not None:
                 lines.append(
-                    f"sign in with this one-time token (no API keys are configured): {token}"
+                    f"sign in with this run's token (no API keys are configured): {token}"
                 )
             try:
                 await serve(app, listener, *lines)

@@ -1,7 +1,7 @@
 """Who may see what in the console: sign-in sessions and the checks every request passes.
 
 With ``AGENT_MEMORY_API_KEYS`` configured, a key signs in to its agent only, as with the
-feedback API; without keys, a one-time token printed when the console starts signs in to
+feedback API; without keys, a token made at each start and printed signs in to
 every agent (a developer's own machine). A sign-in makes a session kept in this process: an
 ``HttpOnly``, ``SameSite=Strict`` cookie names it, and it holds a token every form posts back.
 

@@ -12,7 +12,10 @@ page's policy allows no script at all, and links are built from escaped, URL-enc
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -21,6 +24,8 @@ from fastapi import FastAPI, Form, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agent_memory._log import get_logger
 from agent_memory.api.keys import ApiKeys
@@ -34,15 +39,16 @@ from agent_memory.console.access import (
     Sessions,
     posted_here,
 )
-from agent_memory.console.chart import Point, feedback_series, plot
+from agent_memory.console.chart import Chart, Point, plot
 from agent_memory.errors import (
     AgentMemoryError,
     ConflictError,
     InvalidInputError,
     NotFoundError,
 )
+from agent_memory.memory.episodic.records import Action
 from agent_memory.memory.knowledge.base import SHARED_USER
-from agent_memory.memory.long_term.records import MEMORY_TYPES
+from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory
 from agent_memory.memory.system import MemorySystem
 from agent_memory.ops.forget import COLLECTION_NOUNS, check_user, forget_user, held
 from agent_memory.ops.stats import KINDS, collect_stats
@@ -57,15 +63,25 @@ SOURCE_NAMES = {"vector": "vector", "text": "keyword", "rerank": "reranker"}
 _MAX_ID = 300
 _MAX_QUERY = 2_000
 _MAX_CONTENT = 20_000
+#: Erasures of a user before the console says an app is still writing for them (as the
+#: command does).
+_FORGET_PASSES = 2
+#: The names the console answers to: loopback only, so a page of another site whose name was
+#: pointed at 127.0.0.1 (DNS rebinding) is refused before any page or form.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 def create_console_app(
-    memories: MemorySystem, *, settings: Settings, token: str | None = None
+    memories: MemorySystem,
+    *,
+    settings: Settings,
+    token: str | None = None,
+    hosts: Sequence[str] = LOOPBACK_HOSTS,
 ) -> FastAPI:
     """The console over ``memories`` (their connection, embedder and reranker are the ones
     searched with). ``token`` signs in to every agent when no API keys are configured
     (``agent-memory console`` makes and prints one); with keys it is ignored and each key
-    signs in to its own agent."""
+    signs in to its own agent. Requests naming another host than ``hosts`` are refused."""
     keys = ApiKeys(settings.api_keys)
     local_token = None if keys else token
     if not keys and not local_token:
@@ -76,10 +92,14 @@ def create_console_app(
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     templates.globals["url"] = _url
+    templates.globals["fingerprint"] = _fingerprint
+    templates.globals["tag_text"] = _tag_text
+    templates.filters["pretty"] = _pretty
     connection = memories.connection
     long_term = memories.long_term
     weights = long_term.config.ranking
     app = FastAPI(title="agent_memory console", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
 
     def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
         html = templates.get_template(name).render(session=sessions.of(request), **values)
@@ -130,7 +150,15 @@ def create_console_app(
         )
         if status == 503:
             logger.warning("console_request_failed", error=type(exc).__name__)
-        return page(request, "error.html", status, message=str(exc).splitlines()[0][:300])
+        message = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return page(request, "error.html", status, message=message[:300])
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """An unknown page or a wrong method: the console's error page and headers, not the
+        framework's JSON."""
+        message = "no such page" if exc.status_code == 404 else str(exc.detail)
+        return page(request, "error.html", exc.status_code, message=message[:300])
 
     # --- signing in -------------------------------------------------------------------------
 
@@ -263,7 +291,10 @@ def create_console_app(
                 neighbours[other] = await long_term.get(tenant, other)
             except NotFoundError:  # forgotten since
                 continue
-        cited = await memories.episodic.list_actions(tenant, memory_id=found.id, limit=200)
+        cited = await memories.episodic.list_actions(tenant, memory_id=found.id, limit=50)
+        rated = await memories.episodic.list_actions(
+            tenant, memory_id=found.id, rated=True, limit=1_000
+        )
         return page(
             request,
             "memory.html",
@@ -272,7 +303,7 @@ def create_console_app(
             versions=versions,
             neighbours=neighbours,
             cited=cited,
-            chart=_chart(found, cited, weights.feedback_prior),
+            chart=_chart(found, rated, weights.feedback_prior),
             utility=_utility(found.feedback_count, found.feedback_sum, weights.feedback_prior),
             tab="memories",
         )
@@ -286,21 +317,25 @@ def create_console_app(
         content: str = Form(max_length=_MAX_CONTENT),
         importance: float = Form(ge=0.0, le=1.0, allow_inf_nan=False),
         tags: str = Form("", max_length=10_000),
+        seen: str = Form(max_length=100),
         csrf: str = Form("", max_length=200),
         confirm: str = Form("", max_length=10),
     ) -> Response:
         tenant = changing(request, agent, user, csrf)
         current = await long_term.get(tenant, id)
-        tag_list = [tag.strip() for tag in tags.split(",") if tag.strip()]
-        content = content.replace("\r\n", "\n")  # browsers send a textarea's lines so
+        if not hmac.compare_digest(seen.encode(), _fingerprint(current).encode()):
+            # Decay, a reinforcement or another edit since the page was shown: the form's
+            # values would silently undo it.
+            raise Refused(409, "this memory changed since the page was shown: reload it")
+        # Compared with the form as it was shown: a field left alone is no change, whatever
+        # the browser does to it (CRLF lines, three decimals, tags joined with commas).
         changes: dict[str, Any] = {}
-        if content.strip() != current.content:
-            changes["content"] = content
-        # The form shows three decimals: a decayed 0.66500001 sent back unchanged is no edit.
-        if abs(importance - current.importance) >= 0.0005:
+        if _lines(content).strip() != _lines(current.content).strip():
+            changes["content"] = _lines(content)
+        if f"{importance:.3f}" != f"{current.importance:.3f}":
             changes["importance"] = importance
-        if tuple(dict.fromkeys(tag_list)) != current.tags:
-            changes["tags"] = tag_list
+        if tags.strip() != _tag_text(current.tags):
+            changes["tags"] = [tag.strip() for tag in tags.split(",") if tag.strip()]
         if not changes:
             return back("/memory", agent=tenant.agent_id, user=tenant.user_id, id=id)
         if confirm != "yes":
@@ -312,6 +347,7 @@ def create_console_app(
                 content=content,
                 importance=importance,
                 tags=tags,
+                seen=seen,
                 changes=changes,
             )
         await long_term.edit(tenant, id, **changes)
@@ -359,8 +395,15 @@ def create_console_app(
                 held=found,
                 nouns=COLLECTION_NOUNS,
             )
-        erased = await forget_user(memories, tenant)
-        left = await held(memories, tenant.user_id, tenant.agent_id)
+        # As agent-memory forget does: erase, look again, and erase once more what a turn that
+        # was still running stored meanwhile; what is back after that is an app writing now.
+        erased: dict[str, int] = {}
+        for _ in range(_FORGET_PASSES):
+            for name, count in (await forget_user(memories, tenant)).items():
+                erased[name] = erased.get(name, 0) + count
+            left = await held(memories, tenant.user_id, tenant.agent_id)
+            if not left.total:
+                break
         logger.info("console_user_erased", agent_id=tenant.agent_id, erased=sum(erased.values()))
         return page(
             request,
@@ -457,31 +500,73 @@ def _url(path: str, **params: object) -> str:
     return f"{path}?{query}" if query else path
 
 
+def _pretty(value: Any) -> str:
+    """A task's context or a step's result for reading: JSON where it is JSON, any other
+    stored value (a date, an id) as its text."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _lines(text: str) -> str:
+    """Text with every line break as ``\n`` (browsers send a textarea's lines as CRLF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _tag_text(tags: Sequence[str]) -> str:
+    """Tags as the edit form shows them."""
+    return ", ".join(tags)
+
+
+def _fingerprint(memory: Any) -> str:
+    """What the edit form showed of ``memory``: its content, importance (as shown) and tags."""
+    shown = "\x1f".join(
+        (_lines(memory.content), f"{memory.importance:.3f}", "\x1e".join(memory.tags))
+    )
+    return hashlib.sha256(shown.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _utility(count: int, total: float, prior: float) -> float:
     return max(-1.0, min(1.0, total / (count + prior))) if count > 0 else 0.0
 
 
-def _chart(memory: Any, cited: list[Any], prior: float) -> Any:
-    """The memory's importance trail and the feedback utility after each rating of a turn
-    whose prompt held it, up to now."""
+def _chart(memory: Memory, rated: list[Action], prior: float) -> Chart:
+    """The memory's importance trail and its feedback utility after each rating of a turn
+    whose prompt held it, on one time axis up to now.
+
+    The feedback line ends at the utility ranking uses (the memory's stored totals): ratings
+    whose logs are no longer listed (summarised by retention, or beyond the newest shown)
+    are its starting value."""
     now = datetime.now(UTC)
-    trail = list(getattr(memory, "importance_trail", ()) or ())
+    trail = sorted(memory.importance_trail, key=lambda p: p.at)
     importance = [Point(p.at, p.importance, f"{p.why} {p.importance:.2f}") for p in trail]
-    if not importance:  # a memory stored before trails were kept: its value now
+    if not importance:  # stored before trails were kept: its value now
         importance = [Point(memory.created_at, memory.importance, "stored (value now)")]
-    credits = [
+    credits = sorted(
         (a.feedback["updated_at"], float(a.feedback["credited"]))
-        for a in cited
+        for a in rated
         if isinstance(a.feedback.get("credited"), int | float)
         and isinstance(a.feedback.get("updated_at"), datetime)
-    ]
-    feedback = [Point(memory.created_at, 0.0, "no ratings yet")]
-    feedback += [
-        Point(at, value, f"{n} rating{'s' if n != 1 else ''}: utility {value:+.2f}")
-        for at, value, n in feedback_series(credits, prior)
-    ]
-    start = min(p.at for p in [*importance, *feedback])
-    return plot(importance, feedback, start, max(now, max(p.at for p in [*importance, *feedback])))
+    )
+    earlier_count = max(0, memory.feedback_count - len(credits))
+    earlier_sum = memory.feedback_sum - sum(value for _, value in credits)
+    start_value = _utility(earlier_count, earlier_sum, prior)
+    start_label = (
+        f"{earlier_count} earlier rating{'s' if earlier_count != 1 else ''}: "
+        f"utility {start_value:+.2f}"
+        if earlier_count
+        else "no ratings yet"
+    )
+    feedback = [Point(memory.created_at, start_value, start_label)]
+    for count, (at, credited) in enumerate(credits, start=1):
+        earlier_sum += credited
+        value = _utility(earlier_count + count, earlier_sum, prior)
+        n = earlier_count + count
+        feedback.append(
+            Point(at, value, f"{n} rating{'s' if n != 1 else ''}: utility {value:+.2f}")
+        )
+    moments = [p.at for p in (*importance, *feedback)]
+    return plot(importance, feedback, min(moments), max(now, *moments))
 
 
 #: On every page: no framing by other sites, no scripts, no sniffing, no caching, no referrer

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["Chart", "Point", "feedback_series", "plot"]
+__all__ = ["Chart", "Point", "plot"]
 
 WIDTH, HEIGHT = 560, 160
 _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 12, 10, 24
@@ -38,25 +38,13 @@ class Chart:
     zero: float
 
 
-def feedback_series(
-    credits: Sequence[tuple[datetime, float]], prior: float
-) -> list[tuple[datetime, float, int]]:
-    """The feedback utility after each credited rating, in time order: ``(when, utility,
-    ratings so far)``, computed as long-term ranking does (the ratings' sum over their count
-    plus ``prior`` neutral ratings, clipped to -1..1)."""
-    series = []
-    total = 0.0
-    for count, (at, credited) in enumerate(sorted(credits, key=lambda c: c[0]), start=1):
-        total += credited
-        series.append((at, max(-1.0, min(1.0, total / (count + prior))), count))
-    return series
-
-
 def plot(
     importance: Sequence[Point], feedback: Sequence[Point], start: datetime, end: datetime
 ) -> Chart:
-    """Both series on one time axis from ``start`` to ``end``, values from -1 to 1
-    (importance lies in 0..1, feedback utility in -1..1)."""
+    """Both series (each in time order) on one time axis from ``start`` to ``end``, values
+    from -1 to 1 (importance lies in 0..1, feedback utility in -1..1)."""
+    importance = sorted(importance, key=lambda p: p.at)
+    feedback = sorted(feedback, key=lambda p: p.at)
     span = (end - start).total_seconds() or 1.0
     inner_w, inner_h = WIDTH - _LEFT - _RIGHT, HEIGHT - _TOP - _BOTTOM
 

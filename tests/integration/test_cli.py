@@ -363,7 +363,7 @@ def test_console_prints_its_url_and_a_token_that_signs_in(cli_env):
         first = _read_line(process.stderr, 60).strip()
         assert first == f"serving the memory console at {url} (Ctrl+C to stop)"
         second = _read_line(process.stderr, 30).strip()
-        assert second.startswith("sign in with this one-time token")
+        assert second.startswith("sign in with this run's token")
         token = second.rsplit(" ", 1)[1]
         deadline = time.monotonic() + 30
         while True:  # the socket listens already; the server answers once it started

@@ -4,6 +4,7 @@ are driven here over ASGI; the browser tests of issue 20 come with its remaining
 
 from __future__ import annotations
 
+import html
 import re
 
 import httpx
@@ -42,7 +43,7 @@ async def seeded(memories):
 async def with_keys(memories, seeded, settings):
     app = create_console_app(memories, settings=console_settings(settings, api_keys=KEYS))
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         yield client
 
 
@@ -50,12 +51,36 @@ async def with_keys(memories, seeded, settings):
 async def with_token(memories, seeded, settings):
     app = create_console_app(memories, settings=console_settings(settings), token=TOKEN)
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         yield client
 
 
 async def sign_in(client: httpx.AsyncClient, secret: str) -> httpx.Response:
     return await client.post("/login", data={"secret": secret})
+
+
+async def edit_form(client: httpx.AsyncClient, memory_id: str, **changes: str) -> dict[str, str]:
+    """The memory page's edit form as a browser would send it: every field as shown (the
+    textarea's lines as CRLF), then ``changes``."""
+    page = await client.get(
+        "/memory", params={"agent": "support", "user": "alice", "id": memory_id}
+    )
+    form_html = re.search(r'<form method="post" action="/memory/edit".*?</form>', page.text, re.S)
+    assert form_html, "no edit form on the page"
+    fields = {
+        name: html.unescape(value)
+        for name, value in re.findall(
+            r'<input [^>]*name="(\w+)" value="([^"]*)"', form_html.group(0)
+        )
+    }
+    textarea = re.search(
+        r'<textarea name="content"[^>]*>(.*?)</textarea>', form_html.group(0), re.S
+    )
+    assert textarea, "no content field"
+    # The browser's parser reads CR and CRLF as LF; a form sends each LF as CRLF.
+    shown = html.unescape(textarea.group(1)).replace("\r\n", "\n").replace("\r", "\n")
+    fields["content"] = shown.replace("\n", "\r\n")
+    return {**fields, **changes}
 
 
 def csrf_of(html: str) -> str:
@@ -143,7 +168,7 @@ async def test_requests_from_other_sites_change_nothing(with_keys):
     assert forged.status_code == 403
     # From the page itself, with its token: signed out.
     out = await with_keys.post(
-        "/logout", data={"csrf": token}, headers={"Origin": "http://console"}
+        "/logout", data={"csrf": token}, headers={"Origin": "http://127.0.0.1"}
     )
     assert out.status_code == 303
     assert (await with_keys.get("/")).status_code == 303
@@ -238,7 +263,7 @@ async def test_a_reranker_is_a_source_of_its_own(memories, seeded, settings):
     )
     app = create_console_app(reranked, settings=console_settings(settings, api_keys=KEYS))
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://console") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         await sign_in(client, SUPPORT_KEY)
         page = await client.get(
             "/user", params={"agent": "support", "user": "alice", "q": "window seats"}
@@ -272,16 +297,13 @@ async def test_a_memory_shows_its_history_feedback_and_chart(with_keys, seeded):
 
 async def test_an_edit_asks_first_then_changes_the_memory(with_keys, memories, seeded):
     await sign_in(with_keys, SUPPORT_KEY)
-    token = csrf_of((await with_keys.get("/")).text)
-    form = {
-        "csrf": token,
-        "agent": "support",
-        "user": "alice",
-        "id": seeded.window,
-        "content": "Alice prefers aisle seats on long flights",
-        "importance": "0.8",
-        "tags": "travel, seats",
-    }
+    form = await edit_form(
+        with_keys,
+        seeded.window,
+        content="Alice prefers aisle seats on long flights",
+        importance="0.8",
+        tags="travel, seats",
+    )
     asked = await with_keys.post("/memory/edit", data=form)
     assert asked.status_code == 200 and "Edit this memory?" in asked.text
     assert (await memories.long_term.get(ALICE, seeded.window)).content.startswith(
@@ -295,6 +317,7 @@ async def test_an_edit_asks_first_then_changes_the_memory(with_keys, memories, s
     found = await memories.long_term.retrieve(ALICE, "aisle seats", k=1, record_access=False)
     assert found[0].memory.id == seeded.window
     # Bad input: one line, a 4xx, nothing changed.
+    form = await edit_form(with_keys, seeded.window)
     bad = await with_keys.post("/memory/edit", data={**form, "importance": "2", "confirm": "yes"})
     assert bad.status_code == 422 and "importance" in bad.text
     blank = await with_keys.post("/memory/edit", data={**form, "content": " ", "confirm": "yes"})
@@ -422,29 +445,60 @@ async def test_bad_query_values_are_one_line_and_a_4xx(with_keys):
 
 
 async def test_a_form_sent_back_unchanged_edits_nothing(with_keys, memories, seeded, connection):
-    """The form shows importance to three decimals and the browser sends a textarea's lines
-    with CRLF: neither is a change."""
+    """The form shows importance to three decimals, tags joined by commas, and the browser
+    sends a textarea's lines with CRLF: none of it is a change."""
     await connection.collection("memories").update_one(
         {"_id": seeded.window},
-        {"$set": {"importance": 0.66500001, "content": "Alice prefers\nwindow seats"}},
+        {
+            "$set": {
+                "importance": 0.66500001,
+                "content": "Alice prefers\r\nwindow seats\rin rows 1-9",
+                "tags": ["seats, aisle or window", "travel"],
+            }
+        },
     )
     await memories.long_term.announce(ALICE)
     await sign_in(with_keys, SUPPORT_KEY)
-    token = csrf_of((await with_keys.get("/")).text)
-    form = {
-        "csrf": token,
-        "agent": "support",
-        "user": "alice",
-        "id": seeded.window,
-        "content": "Alice prefers\r\nwindow seats",
-        "importance": "0.665",
-        "tags": "",
-        "confirm": "yes",
-    }
+    form = await edit_form(with_keys, seeded.window, confirm="yes")
+    assert form["importance"] == "0.665" and form["tags"] == "seats, aisle or window, travel"
     response = await with_keys.post("/memory/edit", data=form)
     assert response.status_code == 303
     kept = await connection.collection("memories").find_one({"_id": seeded.window})
     assert kept["importance"] == 0.66500001 and "edited_at" not in kept
+    assert kept["tags"] == ["seats, aisle or window", "travel"]
+
+
+async def test_an_edit_of_a_memory_changed_since_it_was_shown_is_refused(
+    with_keys, memories, seeded
+):
+    """Decay or a reinforcement between showing the form and sending it: the form's values
+    would silently undo it."""
+    await sign_in(with_keys, SUPPORT_KEY)
+    form = await edit_form(with_keys, seeded.window, content="Alice likes aisles", confirm="yes")
+    await memories.long_term.edit(ALICE, seeded.window, importance=0.95)  # meanwhile
+    response = await with_keys.post("/memory/edit", data=form)
+    assert response.status_code == 409 and "reload" in response.text
+    kept = await memories.long_term.get(ALICE, seeded.window)
+    assert kept.importance == 0.95 and kept.content.startswith("Alice prefers window")
+
+
+async def test_changes_from_other_sites_or_without_the_token_are_refused(
+    with_keys, memories, seeded
+):
+    await sign_in(with_keys, SUPPORT_KEY)
+    edit = await edit_form(with_keys, seeded.window, content="Forged", confirm="yes")
+    forget = {"csrf": edit["csrf"], "agent": "support", "user": "alice", "confirm": "yes"}
+    for path, form in (("/memory/edit", edit), ("/user/forget", forget)):
+        for headers, data in (
+            ({}, {**form, "csrf": "stale"}),
+            ({}, {k: v for k, v in form.items() if k != "csrf"}),
+            ({"Origin": "https://evil.example"}, form),
+            ({"Sec-Fetch-Site": "cross-site"}, form),
+        ):
+            response = await with_keys.post(path, data=data, headers=headers)
+            assert response.status_code == 403, (path, headers)
+    assert (await memories.long_term.get(ALICE, seeded.window)).content.startswith("Alice")
+    assert (await held(memories, "alice", "support")).total > 0
 
 
 async def test_the_chart_follows_decay_and_edits(with_keys, memories, seeded):
@@ -462,5 +516,88 @@ async def test_the_chart_follows_decay_and_edits(with_keys, memories, seeded):
             "/memory", params={"agent": "support", "user": "alice", "id": seeded.porto}
         )
     ).text
-    titles = re.findall(r'class="importance-point"[^>]*><title>([^<]+)</title>', page)
-    assert titles == ["stored 0.70", f"decayed {0.7 * 0.95:.2f}", "edited 0.90"]
+    points = re.findall(
+        r'<circle class="importance-point" cx="([\d.]+)"[^>]*><title>([^<]+)</title>', page
+    )
+    # In time order (the run was dated a month on, after the edit), left to right.
+    assert [title for _, title in points] == [
+        "stored 0.70",
+        "edited 0.90",
+        f"decayed {0.7 * 0.95:.2f}",
+    ]
+    xs = [float(x) for x, _ in points]
+    assert xs == sorted(xs) and xs[0] < xs[-1]
+
+
+async def test_unknown_pages_and_other_hosts_get_the_consoles_answer(with_keys, memories):
+    await sign_in(with_keys, SUPPORT_KEY)
+    for response in (
+        await with_keys.get("/nothing-here"),
+        await with_keys.put("/memory/forget"),
+    ):
+        assert response.status_code in (404, 405)
+        assert response.headers["content-type"].startswith("text/html")
+        assert "default-src 'none'" in response.headers["content-security-policy"]
+    # A name that is not loopback (a rebinding site's) is refused before any page.
+    rebound = await with_keys.get("/", headers={"Host": "evil.example"})
+    assert rebound.status_code == 400
+
+
+async def test_a_task_whose_context_holds_a_date_shows_it(with_keys, memories):
+    from datetime import UTC, datetime
+
+    task = await memories.working.create_task(
+        ALICE, "s-1", "Call back", context={"when": datetime(2026, 12, 1, tzinfo=UTC)}
+    )
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = await with_keys.get("/task", params={"agent": "support", "user": "alice", "id": task.id})
+    assert page.status_code == 200 and "2026-12-01" in page.text
+
+
+async def test_the_feedback_line_ends_at_the_utility_ranking_uses(with_keys, memories, seeded):
+    """Ratings whose logs are gone (retention) are the line's starting value, so its last
+    point is the memory's own utility."""
+    await memories.connection.collection("memories").update_one(
+        {"_id": seeded.porto}, {"$inc": {"feedback.count": 3, "feedback.sum": -3.0}}
+    )
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (
+        await with_keys.get(
+            "/memory", params={"agent": "support", "user": "alice", "id": seeded.porto}
+        )
+    ).text
+    titles = re.findall(r'class="feedback-point"[^>]*><title>([^<]+)</title>', page)
+    # 3 earlier ratings summing -3, then the logged 5/5 (+1): (-3 + 1) / (4 + 2).
+    assert titles == ["3 earlier ratings: utility -0.60", "4 ratings: utility -0.33"]
+    assert "utility -0.333" in page  # the memory's fields say the same
+
+
+async def test_forgetting_a_user_erases_again_what_was_stored_meanwhile(
+    with_keys, memories, seeded, monkeypatch
+):
+    """As agent-memory forget: a turn still running stores a memory right after the first
+    erasure; the console looks again and erases it too."""
+    from agent_memory.console import app as console_app
+
+    erase = console_app.forget_user
+    calls = []
+
+    async def with_a_late_write(system, tenant):
+        erased = await erase(system, tenant)
+        calls.append(tenant)
+        if len(calls) == 1:
+            await system.long_term.store(tenant, "Stored by a turn that was still running")
+        return erased
+
+    monkeypatch.setattr(console_app, "forget_user", with_a_late_write)
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    before = await held(memories, "alice", "support")
+    done = await with_keys.post(
+        "/user/forget", data={"csrf": token, "agent": "support", "user": "alice", "confirm": "yes"}
+    )
+    assert done.status_code == 200 and len(calls) == 2
+    assert (await held(memories, "alice", "support")).total == 0
+    erased = dict(re.findall(r"<tr><td>([^<]+)</td><td class=\"n\">(\d+)</td></tr>", done.text))
+    assert int(erased["memories"]) == before.counts["memories"] + 1
+    assert 'role="alert"' not in done.text  # nothing came back after the second pass

@@ -820,3 +820,58 @@ async def test_logs_say_what_happened_never_the_payload(episodic, memories):
     for expected in ("action_logged", "feedback_recorded", "similar_actions_found"):
         assert expected in events
     assert "hunter2" not in repr(logs)
+
+
+async def test_list_actions_newest_first_by_session_memory_and_rating(episodic):
+    now = datetime.now(UTC)
+    ids = []
+    for minutes, session, memory_ids in ((3, "s1", ["m1"]), (2, "s1", ["m1", "m2"]), (1, "s2", [])):
+        ids.append(
+            await episodic.log_action(
+                ALICE,
+                session_id=session,
+                action_type="query_response",
+                outcome="success",
+                content=f"turn {minutes}",
+                memory_ids=memory_ids,
+                timestamp=now - timedelta(minutes=minutes),
+                embed=False,
+            )
+        )
+    await episodic.log_action(
+        BOB,
+        session_id="s1",
+        action_type="query_response",
+        outcome="success",
+        embed=False,
+        memory_ids=["m1"],
+        content="bob's",
+    )
+    await episodic.log_action(
+        ALICE_ELSEWHERE,
+        session_id="s1",
+        action_type="x",
+        outcome="success",
+        embed=False,
+        memory_ids=["m1"],
+        content="elsewhere",
+    )
+    await episodic.add_feedback(ALICE, ids[0], rating=4)
+    await episodic.add_feedback(ALICE, ids[1], correction="no rating, just a correction")
+    listed = await episodic.list_actions(ALICE)
+    assert [a.id for a in listed] == [ids[2], ids[1], ids[0]]  # newest first, this tenant only
+    assert [a.id for a in await episodic.list_actions(ALICE, session_id="s1")] == ids[1::-1]
+    assert [a.id for a in await episodic.list_actions(ALICE, memory_id="m1")] == ids[1::-1]
+    assert [a.id for a in await episodic.list_actions(ALICE, memory_id="m2")] == [ids[1]]
+    rated = await episodic.list_actions(ALICE, memory_id="m1", rated=True)
+    assert [a.id for a in rated] == [ids[0]] and rated[0].feedback["credited"] == 0.5
+    assert [a.id for a in await episodic.list_actions(ALICE, limit=1)] == [ids[2]]
+    for bad, match in (
+        ({"limit": 0}, "limit"),
+        ({"limit": 10_000}, "limit"),
+        ({"rated": "yes"}, "rated must be a bool"),
+        ({"memory_id": {"$ne": None}}, "memory_id"),
+        ({"session_id": ""}, "session_id"),
+    ):
+        with pytest.raises(InvalidInputError, match=match):
+            await episodic.list_actions(ALICE, **bad)

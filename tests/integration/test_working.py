@@ -1024,3 +1024,23 @@ async def test_round_trips_stay_within_the_documented_numbers(counted):
     assert cmds == ["findAndModify", "find"]  # a guarded write that misses: one read explains
     _, cmds = await sent(memory.forget_user(ALICE))
     assert cmds == ["delete", "delete", "delete"]
+
+
+async def test_list_tasks_includes_finished_ones_newest_first(memory):
+    done = await memory.create_task(ALICE, "s1", "done", plan=["a"])
+    await memory.start_task(ALICE, done.id)
+    await memory.advance_step(ALICE, done.id, 0, status="skipped")
+    await memory.complete_task(ALICE, done.id)
+    pending = await memory.create_task(ALICE, "s2", "pending", plan=["a"])
+    await memory.create_task(BOB, "s1", "bob's", plan=["a"])
+    await memory.create_task(OTHER_AGENT, "s1", "elsewhere", plan=["a"])
+    listed = await memory.list_tasks(ALICE)
+    assert [t.id for t in listed] == [pending.id, done.id]
+    assert [t.status for t in listed] == ["pending", "completed"]
+    assert [t.id for t in await memory.list_active_tasks(ALICE)] == [pending.id]
+    assert [t.id for t in await memory.list_tasks(ALICE, "s1")] == [done.id]
+    assert [t.id for t in await memory.list_tasks(ALICE, limit=1)] == [pending.id]
+    with pytest.raises(InvalidInputError):
+        await memory.list_tasks(ALICE, limit=0)
+    with pytest.raises(InvalidInputError):
+        await memory.list_tasks(ALICE, {"$ne": None})
