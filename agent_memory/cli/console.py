@@ -58,9 +58,7 @@ def console(
             app = create_console_app(memories, settings=rt.settings, token=token)
             lines = [f"serving the memory console at {url_of(listener)} (Ctrl+C to stop)"]
             if token is not None:
-                lines.append(
-                    f"sign in with this run's token (no API keys are configured): {token}"
-                )
+                lines.append(f"sign in with this run's token (no API keys are configured): {token}")
             try:
                 await serve(app, listener, *lines)
             finally:

@@ -17,17 +17,31 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 
-__all__ = ["SESSION_COOKIE", "SESSION_SECONDS", "Refused", "Session", "Sessions", "posted_here"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "SESSION_COOKIE",
+    "SESSION_SECONDS",
+    "BodyLimit",
+    "Refused",
+    "Session",
+    "Sessions",
+    "posted_here",
+]
 
 SESSION_COOKIE = "agent_memory_console"
 #: A session ends this long after sign-in.
 SESSION_SECONDS = 8 * 3600
 _MAX_SESSIONS = 1_000
+#: The largest form the console takes: an edit of a memory's longest content (20,000
+#: characters), each character URL-encoded at its longest, and the other fields.
+MAX_BODY_BYTES = 256 * 1024
 
 
 class Refused(Exception):
@@ -107,3 +121,36 @@ def posted_here(request: Request, session: Session | None, csrf: str | None) -> 
         (csrf or "").encode(), session.csrf.encode()
     ):
         raise Refused(403, "the form's token is missing or stale: reload the page")
+
+
+class BodyLimit:
+    """Refuse a request body over ``limit`` bytes with a 413 before it is all read: at once
+    when its Content-Length says so, else as soon as the bytes received pass the limit."""
+
+    def __init__(self, app: ASGIApp, *, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = HTTPException(413, f"the request is larger than {self.limit} bytes")
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+                scope["console_refused"] = too_large
+        received = 0
+
+        async def within_limit() -> Message:
+            # Raised inside the app: its handler answers with the console's error page.
+            nonlocal received
+            if "console_refused" in scope or received > self.limit:
+                raise too_large
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise too_large
+            return message
+
+        await self.app(scope, within_limit, send)

@@ -34,6 +34,7 @@ from agent_memory.config import Settings
 from agent_memory.console.access import (
     SESSION_COOKIE,
     SESSION_SECONDS,
+    BodyLimit,
     Refused,
     Session,
     Sessions,
@@ -99,6 +100,7 @@ def create_console_app(
     long_term = memories.long_term
     weights = long_term.config.ranking
     app = FastAPI(title="agent_memory console", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(BodyLimit)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
 
     def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:

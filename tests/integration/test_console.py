@@ -601,3 +601,21 @@ async def test_forgetting_a_user_erases_again_what_was_stored_meanwhile(
     erased = dict(re.findall(r"<tr><td>([^<]+)</td><td class=\"n\">(\d+)</td></tr>", done.text))
     assert int(erased["memories"]) == before.counts["memories"] + 1
     assert 'role="alert"' not in done.text  # nothing came back after the second pass
+
+
+async def test_a_huge_form_is_refused_before_it_is_read(with_keys):
+    await sign_in(with_keys, SUPPORT_KEY)
+    huge = await with_keys.post("/login", data={"secret": "x" * 2_000_000})
+    assert huge.status_code == 413 and "larger than" in huge.text
+    assert huge.headers["content-type"].startswith("text/html")
+
+    async def chunks():  # no Content-Length: counted as it arrives
+        for _ in range(100):
+            yield b"secret=" + b"x" * 10_000
+
+    streamed = await with_keys.post(
+        "/login",
+        content=chunks(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert streamed.status_code == 413
