@@ -104,6 +104,21 @@ def _read_line(stream, seconds: float) -> str:
     return stream.readline() if ready else ""
 
 
+def _wait_for_200(url: str, seconds: float = 30) -> None:
+    """Wait until ``url`` answers 200: the socket listens already, the server answers once it
+    started."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                assert response.status == 200
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def test_api_prints_the_url_it_listens_on(cli_env):
     port = _free_port()
     keys = '{"support": "a-key-of-at-least-24-characters"}'
@@ -121,16 +136,7 @@ def test_api_prints_the_url_it_listens_on(cli_env):
             line
             == f"serving the feedback API at {url} (OpenAPI docs at {url}/docs; Ctrl+C to stop)"
         )
-        deadline = time.monotonic() + 30
-        while True:  # the socket listens already; the server answers once it started
-            try:
-                with urllib.request.urlopen(f"{url}/openapi.json", timeout=5) as response:
-                    assert response.status == 200
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        _wait_for_200(f"{url}/openapi.json")
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
@@ -365,16 +371,7 @@ def test_console_prints_its_url_and_a_token_that_signs_in(cli_env):
         second = _read_line(process.stderr, 30).strip()
         assert second.startswith("sign in with this run's token")
         token = second.rsplit(" ", 1)[1]
-        deadline = time.monotonic() + 30
-        while True:  # the socket listens already; the server answers once it started
-            try:
-                with urllib.request.urlopen(f"{url}/login", timeout=5) as response:
-                    assert response.status == 200
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        _wait_for_200(f"{url}/login")
         jar = urllib.request.HTTPCookieProcessor()
         opener = urllib.request.build_opener(jar)
         body = urllib.parse.urlencode({"secret": token}).encode()
