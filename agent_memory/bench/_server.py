@@ -77,6 +77,16 @@ def watch_for(settings: Settings) -> ServerWatch | None:
     return ServerWatch(pid, (settings.data_dir / DATABASE_FILE).expanduser())
 
 
+def _answering(settings: Settings) -> bool:
+    """Whether the server this module started answers yet. Holding the lock without answering
+    is a server still starting (slowly, on a busy machine), not an error: nobody else served
+    the directory when it was started."""
+    try:
+        return find_running_server(settings.data_dir, wait=0.5) is not None
+    except EmbeddedServerError:
+        return False
+
+
 @contextlib.contextmanager
 def served_apart(settings: Settings, *, timeout: float = 60.0) -> Iterator[int]:
     """Run ``agent-memory embedded serve`` for ``settings.data_dir`` in its own process until
@@ -97,7 +107,7 @@ def served_apart(settings: Settings, *, timeout: float = 60.0) -> Iterator[int]:
     )
     try:
         deadline = time.monotonic() + timeout
-        while find_running_server(settings.data_dir, wait=0.5) is None:
+        while not _answering(settings):
             if process.poll() is not None:
                 errors.seek(0)
                 why = errors.read().decode(errors="replace")[-500:]
