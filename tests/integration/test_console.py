@@ -365,13 +365,19 @@ async def test_forgetting_a_user_shows_the_commands_counts_then_erases(with_keys
     assert "user=alice" not in users.text
 
 
-async def test_sessions_tasks_and_actions(with_keys, seeded):
+async def test_sessions_tasks_and_actions(with_keys, seeded, connection):
+    # The summary a refresh wrote (its chat model is not what this test is about).
+    await connection.collection("sessions").update_one(
+        {"agent_id": "support", "user_id": "alice", "session_id": "s-1"},
+        {"$set": {"summary": "Alice asked where she lives; <b>Porto</b>."}},
+    )
     await sign_in(with_keys, SUPPORT_KEY)
     where = {"agent": "support", "user": "alice"}
     sessions = (await with_keys.get("/sessions", params=where)).text
-    assert "id=s-1" in sessions
+    assert "id=s-1" in sessions and "Alice asked where she lives" in sessions
     session = (await with_keys.get("/session", params={**where, "id": "s-1"})).text
     assert "Where do I live now?" in session and "&lt;script&gt;" in session
+    assert "Alice asked where she lives; &lt;b&gt;Porto&lt;/b&gt;." in session
     assert "<script>" not in session
     tasks = (await with_keys.get("/tasks", params=where)).text
     assert "Book a flight to Porto" in tasks and "1 / 3" in tasks
