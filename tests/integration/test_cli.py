@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -98,10 +99,30 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _read_line(stream, seconds: float) -> str:
-    """A line of ``stream``, or "" when none comes within ``seconds``."""
-    ready, _, _ = select.select([stream], [], [], seconds)
-    return stream.readline() if ready else ""
+class _Lines:
+    """The lines of a process's text stream as they come, read by a thread of their own: a
+    select() on the stream would miss lines the first readline() already buffered (two lines
+    written at once, as a busy machine delivers them)."""
+
+    def __init__(self, stream) -> None:
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self._lines.put(line)
+
+    def next(self, seconds: float) -> str:
+        """The next line, or "" when none comes within ``seconds``."""
+        try:
+            return self._lines.get(timeout=seconds)
+        except queue.Empty:
+            return ""
+
+    def finish(self, seconds: float = 30) -> None:
+        """Wait for the stream's end (the process exited)."""
+        self._thread.join(seconds)
 
 
 def _wait_for_200(url: str, seconds: float = 30) -> None:
@@ -129,8 +150,9 @@ def test_api_prints_the_url_it_listens_on(cli_env):
         text=True,
         env={**os.environ, **cli_env, "AGENT_MEMORY_API_KEYS": keys, "PYTHONUNBUFFERED": "1"},
     )
+    lines = _Lines(process.stderr)
     try:
-        line = _read_line(process.stderr, 60).strip()
+        line = lines.next(60).strip()
         url = f"http://127.0.0.1:{port}"
         assert (
             line
@@ -141,6 +163,7 @@ def test_api_prints_the_url_it_listens_on(cli_env):
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         assert process.stdout.read() == ""  # stdout stays free, as with `embedded serve`
+        lines.finish()
         process.stdout.close()
         process.stderr.close()
 
@@ -364,11 +387,12 @@ def test_console_prints_its_url_and_a_token_that_signs_in(cli_env):
         text=True,
         env={**env, "PYTHONUNBUFFERED": "1"},
     )
+    lines = _Lines(process.stderr)
     try:
         url = f"http://127.0.0.1:{port}"
-        first = _read_line(process.stderr, 60).strip()
+        first = lines.next(60).strip()
         assert first == f"serving the memory console at {url} (Ctrl+C to stop)"
-        second = _read_line(process.stderr, 30).strip()
+        second = lines.next(30).strip()
         assert second.startswith("sign in with this run's token")
         token = second.rsplit(" ", 1)[1]
         _wait_for_200(f"{url}/login")
@@ -386,5 +410,6 @@ def test_console_prints_its_url_and_a_token_that_signs_in(cli_env):
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         assert process.stdout.read() == ""
+        lines.finish()
         process.stdout.close()
         process.stderr.close()
