@@ -82,6 +82,8 @@ from agent_memory.memory.long_term.records import (
     NewMemory,
     RetrievedMemory,
     StoreResult,
+    check_content,
+    check_tags,
 )
 from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append, trail_start
 from agent_memory.mongo import _driver
@@ -1176,18 +1178,9 @@ class LongTermMemory:
         if importance is not None:
             fields["importance"] = check_importance(importance)
         if tags is not None:
-            if isinstance(tags, str) or not isinstance(tags, Sequence):
-                raise InvalidInputError("tags must be a list of strings")
-            if len(tags) > self.config.max_tags:
-                raise InvalidInputError(f"at most {self.config.max_tags} tags")
-            fields["tags"] = list(dict.fromkeys(check_id(tag, "tag") for tag in tags))
+            fields["tags"] = list(check_tags(tags, self.config))
         if content is not None:
-            content = check_text(
-                content, "content", max_chars=self.config.max_content_chars
-            ).strip()
-            if not content:
-                raise InvalidInputError("content must not be blank")
-            fields["content"] = content
+            fields["content"] = check_content(content, self.config)
         if not fields:
             raise InvalidInputError("nothing to edit: give content, importance or tags")
         with translate_errors("editing a memory"):

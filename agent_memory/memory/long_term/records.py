@@ -120,6 +120,20 @@ def _check_weights(name: str, weights: object) -> None:
         )
 
 
+def check_content(content: object, config: LongTermConfig) -> str:
+    """A memory's content: text within ``config.max_content_chars``, not blank, stripped."""
+    return check_text(content, "content", max_chars=config.max_content_chars).strip()
+
+
+def check_tags(tags: object, config: LongTermConfig) -> tuple[str, ...]:
+    """A memory's tags: a list of ids, at most ``config.max_tags``, repeats dropped."""
+    if isinstance(tags, str) or not isinstance(tags, Sequence):
+        raise InvalidInputError("tags must be a list of strings")
+    if len(tags) > config.max_tags:
+        raise InvalidInputError(f"at most {config.max_tags} tags")
+    return tuple(dict.fromkeys(check_id(tag, "tag") for tag in tags))
+
+
 @dataclass(frozen=True, slots=True)
 class NewMemory:
     """A memory to store. ``key`` names a single-valued slot ("home", "seat_preference"):
@@ -153,7 +167,7 @@ class NewMemory:
 
     def checked(self, config: LongTermConfig) -> NewMemory:
         """This memory with every field validated (raises :class:`InvalidInputError`)."""
-        content = check_text(self.content, "content", max_chars=config.max_content_chars).strip()
+        content = check_content(self.content, config)
         if self.memory_type not in MEMORY_TYPES:
             raise InvalidInputError(
                 f"memory_type must be one of {', '.join(MEMORY_TYPES)}, got {shown(self.memory_type)}"
@@ -163,11 +177,7 @@ class NewMemory:
             if self.importance is None
             else check_importance(self.importance)
         )
-        if isinstance(self.tags, str) or not isinstance(self.tags, Sequence):
-            raise InvalidInputError("tags must be a list of strings")
-        if len(self.tags) > config.max_tags:
-            raise InvalidInputError(f"at most {config.max_tags} tags")
-        tags = tuple(dict.fromkeys(check_id(tag, "tag") for tag in self.tags))
+        tags = check_tags(self.tags, config)
         key = None if self.key is None else check_id(self.key, "key")
         source = None if self.source is None else check_mapping(self.source, "source")
         if self.expires_at is not None and (
