@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import FastAPI, Form, Query, Request
+from fastapi import Depends, FastAPI, Form, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -49,6 +49,7 @@ from agent_memory.errors import (
 )
 from agent_memory.memory.episodic.records import Action
 from agent_memory.memory.knowledge.base import SHARED_USER
+from agent_memory.memory.long_term.ranking import feedback_utility
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory
 from agent_memory.memory.system import MemorySystem
 from agent_memory.ops.forget import COLLECTION_NOUNS, check_user, forget_user, held
@@ -116,7 +117,21 @@ def create_console_app(
             raise Refused(400, str(exc)) from None
         return session, Tenant(agent, user)
 
-    def changing(request: Request, agent: str, user: str, csrf: str) -> Tenant:
+    def viewed(
+        request: Request,
+        agent: str = Query(max_length=_MAX_ID),
+        user: str = Query(max_length=_MAX_ID),
+    ) -> Tenant:
+        """The tenant a page shows (its query's agent and user)."""
+        return tenant_of(request, agent, user)[1]
+
+    def changed(
+        request: Request,
+        agent: str = Form(max_length=_MAX_ID),
+        user: str = Form(max_length=_MAX_ID),
+        csrf: str = Form("", max_length=200),
+    ) -> Tenant:
+        """The tenant a form changes, once the form is known to come from these pages."""
         session, tenant = tenant_of(request, agent, user)
         posted_here(request, session, csrf)
         return tenant
@@ -226,14 +241,12 @@ def create_console_app(
     @app.get("/user", response_class=HTMLResponse)
     async def user(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
         q: str = Query("", max_length=_MAX_QUERY),
         k: int = Query(10, ge=1, le=50),
         kind: str = Query("", max_length=40),
         history: bool = Query(False),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         if kind and kind not in MEMORY_TYPES:
             raise Refused(400, f"kind must be one of {', '.join(MEMORY_TYPES)}")
         results = None
@@ -279,11 +292,9 @@ def create_console_app(
     @app.get("/memory", response_class=HTMLResponse)
     async def memory(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
         id: str = Query(max_length=_MAX_ID),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         found = await long_term.get(tenant, id)
         versions = await long_term.history(tenant, key=found.key) if found.key else []
         linked = {found.superseded_by, *found.supersedes} - {None}
@@ -313,17 +324,14 @@ def create_console_app(
     @app.post("/memory/edit", response_class=HTMLResponse)
     async def edit_memory(
         request: Request,
-        agent: str = Form(max_length=_MAX_ID),
-        user: str = Form(max_length=_MAX_ID),
+        tenant: Tenant = Depends(changed),
         id: str = Form(max_length=_MAX_ID),
         content: str = Form(max_length=_MAX_CONTENT),
         importance: float = Form(ge=0.0, le=1.0, allow_inf_nan=False),
         tags: str = Form("", max_length=10_000),
         seen: str = Form(max_length=100),
-        csrf: str = Form("", max_length=200),
         confirm: str = Form("", max_length=10),
     ) -> Response:
-        tenant = changing(request, agent, user, csrf)
         current = await long_term.get(tenant, id)
         if not hmac.compare_digest(seen.encode(), _fingerprint(current).encode()):
             # Decay, a reinforcement or another edit since the page was shown: the form's
@@ -359,13 +367,10 @@ def create_console_app(
     @app.post("/memory/forget", response_class=HTMLResponse)
     async def forget_memory(
         request: Request,
-        agent: str = Form(max_length=_MAX_ID),
-        user: str = Form(max_length=_MAX_ID),
+        tenant: Tenant = Depends(changed),
         id: str = Form(max_length=_MAX_ID),
-        csrf: str = Form("", max_length=200),
         confirm: str = Form("", max_length=10),
     ) -> Response:
-        tenant = changing(request, agent, user, csrf)
         current = await long_term.get(tenant, id)
         if confirm != "yes":
             return page(request, "confirm_forget_memory.html", tenant=tenant, memory=current)
@@ -378,12 +383,9 @@ def create_console_app(
     @app.post("/user/forget", response_class=HTMLResponse)
     async def forget_a_user(
         request: Request,
-        agent: str = Form(max_length=_MAX_ID),
-        user: str = Form(max_length=_MAX_ID),
-        csrf: str = Form("", max_length=200),
+        tenant: Tenant = Depends(changed),
         confirm: str = Form("", max_length=10),
     ) -> Response:
-        tenant = changing(request, agent, user, csrf)
         try:
             check_user(tenant.user_id)
         except InvalidInputError as exc:
@@ -421,21 +423,17 @@ def create_console_app(
     @app.get("/sessions", response_class=HTMLResponse)
     async def sessions_of(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         listed = await memories.conversation.list_sessions(tenant, include_archived=True, limit=200)
         return page(request, "sessions.html", tenant=tenant, listed=listed, tab="sessions")
 
     @app.get("/session", response_class=HTMLResponse)
     async def session_page(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
         id: str = Query(max_length=_MAX_ID),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         found = await memories.conversation.get_session(tenant, id)
         messages = await memories.conversation.messages_after(tenant, id, None, limit=500)
         return page(
@@ -451,21 +449,17 @@ def create_console_app(
     @app.get("/tasks", response_class=HTMLResponse)
     async def tasks_of(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         listed = await memories.working.list_tasks(tenant, limit=200)
         return page(request, "tasks.html", tenant=tenant, listed=listed, tab="tasks")
 
     @app.get("/task", response_class=HTMLResponse)
     async def task_page(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
         id: str = Query(max_length=_MAX_ID),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         task = await memories.working.get_task(tenant, id)
         checkpoints = await memories.working.list_checkpoints(tenant, id)
         return page(
@@ -475,11 +469,9 @@ def create_console_app(
     @app.get("/actions", response_class=HTMLResponse)
     async def actions_of(
         request: Request,
-        agent: str = Query(max_length=_MAX_ID),
-        user: str = Query(max_length=_MAX_ID),
+        tenant: Tenant = Depends(viewed),
         session: str = Query("", max_length=_MAX_ID),
     ) -> HTMLResponse:
-        _, tenant = tenant_of(request, agent, user)
         listed = await memories.episodic.list_actions(tenant, session_id=session or None, limit=200)
         types = sorted({action.action_type for action in listed})
         rates = [await memories.episodic.success_rates(tenant.agent_id, t) for t in types]
@@ -529,7 +521,8 @@ def _fingerprint(memory: Any) -> str:
 
 
 def _utility(count: int, total: float, prior: float) -> float:
-    return max(-1.0, min(1.0, total / (count + prior))) if count > 0 else 0.0
+    """The feedback utility ranking gives ``count`` ratings summing ``total``."""
+    return feedback_utility({"count": count, "sum": total}, prior)
 
 
 def _chart(memory: Memory, rated: list[Action], prior: float) -> Chart:
