@@ -13,6 +13,10 @@ Every event is a structlog-style event: a name and key-value pairs
   ``NullHandler``, so even warnings do not reach the last-resort handler.
   ``logging.basicConfig(level=logging.INFO)`` shows them.
 
+Either way, no credential reaches a handler: string fields pass through
+:func:`agent_memory._redact.redact` first (a URI's password, a key, a token, and any secret the
+settings registered), whatever shape the text around them has.
+
 The library never configures either.
 """
 
@@ -22,6 +26,8 @@ import logging
 from typing import Any
 
 import structlog
+
+from agent_memory._redact import redact
 
 __all__ = ["Logger", "get_logger"]
 
@@ -46,11 +52,12 @@ class Logger:
 
     def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
         if structlog.is_configured():
-            getattr(structlog.get_logger(self._name), level)(event, **fields)
+            getattr(structlog.get_logger(self._name), level)(event, **_redacted(fields))
             return
         number = _LEVELS[level]
         if not self._standard.isEnabledFor(number):
             return
+        fields = _redacted(fields)
         merged = {**structlog.contextvars.get_contextvars(), **fields}
         text = event + "".join(f" {key}={value!r}" for key, value in merged.items())
         self._standard.log(number, text, extra={"event": event, "event_fields": merged})
@@ -66,6 +73,12 @@ class Logger:
 
     def error(self, event: str, **fields: Any) -> None:
         self._log("error", event, fields)
+
+
+def _redacted(fields: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: redact(value) if isinstance(value, str) else value for key, value in fields.items()
+    }
 
 
 def get_logger(name: str) -> Logger:

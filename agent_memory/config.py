@@ -12,11 +12,19 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from agent_memory._redact import redact, register_secret
 from agent_memory.checks import check_id
 from agent_memory.errors import ConfigurationError, InvalidInputError
 
@@ -227,9 +235,12 @@ class Settings(BaseSettings):
             return None
         scheme = raw.split("://", 1)[0] if "://" in raw else ""
         if scheme not in ("mongodb", "mongodb+srv"):
+            # A mistyped scheme (mongodb//, mongodb:/) still carries the password: masked by
+            # its shape, whatever the scheme.
             raise ValueError(
                 f"must start with mongodb:// or mongodb+srv:// (got {redact_uri(raw)!r})"
             )
+        _register_uri_secrets(raw)
         try:
             parts = urlsplit(raw)
             _ = parts.port  # raises on a non-numeric port
@@ -300,6 +311,19 @@ class Settings(BaseSettings):
             raise ValueError(f"database name contains characters MongoDB forbids: {sorted(bad)}")
         return value
 
+    @model_validator(mode="after")
+    def _register_secrets(self) -> Settings:
+        """Every secret these settings hold is masked wherever it would appear in a message
+        or a log line of this process (:func:`agent_memory._redact.redact`), whatever its
+        shape."""
+        for secret in (self.anthropic_api_key, self.voyage_api_key):
+            if secret is not None:
+                register_secret(secret.get_secret_value())
+        for keys in self.api_keys.values():
+            for key in keys:
+                register_secret(key.get_secret_value())
+        return self
+
     @property
     def uses_embedded(self) -> bool:
         return self.mongodb_uri is None
@@ -336,30 +360,22 @@ def _api_key_problem(raw: str) -> str | None:
     return None
 
 
-#: URI options whose values are credentials (lower case, as the driver reads them).
-_SECRET_OPTIONS = frozenset(
-    {"authmechanismproperties", "tlscertificatekeyfilepassword", "sslpemkeypassword"}
-)
-
-
 def redact_uri(uri: str) -> str:
     """``uri`` with any password, and the values of options that carry credentials
-    (``authMechanismProperties`` such as an AWS session token, a key file's password),
-    replaced by ``***``: safe for logs and error messages."""
-    if "://" not in uri:
-        return uri
-    scheme, rest = uri.split("://", 1)
-    credentials, at, host = rest.rpartition("@")
+    (``password=``, ``authMechanismProperties`` such as an AWS session token, a key file's
+    password), replaced by ``***``: safe for logs and error messages, whatever its shape (a
+    mistyped scheme such as ``mongodb//user:pw@host`` included)."""
+    return redact(uri)
+
+
+def _register_uri_secrets(uri: str) -> None:
+    """The password of ``uri`` (as written and decoded) and its credential options, masked in
+    every message from now on."""
+    credentials, at, _ = uri.partition("://")[2].split("?", 1)[0].rpartition("@")
     if at and ":" in credentials:
-        rest = f"{credentials.split(':', 1)[0]}:***@{host}"
-    head, question, query = rest.partition("?")
-    if not question:
-        return f"{scheme}://{rest}"
-    options = [
-        f"{key}=***" if key.lower() in _SECRET_OPTIONS and equals else f"{key}{equals}{value}"
-        for key, equals, value in (item.partition("=") for item in query.split("&"))
-    ]
-    return f"{scheme}://{head}?{'&'.join(options)}"
+        password = credentials.split(":", 1)[1]
+        register_secret(password)
+        register_secret(unquote_plus(password))
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -30,6 +30,8 @@ with ``raise ... from exc``, so the original stays available as ``__cause__``.
 
 from __future__ import annotations
 
+from agent_memory._redact import redact
+
 __all__ = [
     "AgentMemoryError",
     "AuthenticationError",
@@ -56,7 +58,13 @@ __all__ = [
 
 
 class AgentMemoryError(Exception):
-    """Base class of every error raised by agent_memory."""
+    """Base class of every error raised by agent_memory.
+
+    Its message never holds a credential: whatever a subclass or a caller puts in it passes
+    through :func:`agent_memory._redact.redact` (a URI's password, a key, a token)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 # --- configuration ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import Any
 import jsonschema
 
 from agent_memory._log import get_logger
+from agent_memory._redact import redact
 from agent_memory.checks import check_number
 from agent_memory.errors import (
     ConfigurationError,
@@ -300,4 +301,6 @@ def _result_text(result: Any) -> str:
 
 
 def _redact(text: str) -> str:
-    return re.sub(r"://[^/@\s]+@", "://***@", text)
+    """``text`` without credentials; in a server's URL the whole user part goes, as a token
+    is often sent as the user name alone."""
+    return re.sub(r"://[^/@\s]+@", "://***@", redact(text))

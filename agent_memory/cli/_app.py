@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape  # ids in messages may look like markup: [/x]
 from typer.core import TyperGroup
 
+from agent_memory._redact import redact
 from agent_memory._words import noun, plural
 from agent_memory.checks import check_id, is_int
 from agent_memory.cli._logging import configure_logging
@@ -137,11 +138,11 @@ class _OneLineErrors(HelpGroup):
             sys.exit(exc.exit_code)
         except _UsageError as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            message = " ".join(exc.format_message().split())
+            message = redact(" ".join(exc.format_message().split()))
             typer.echo(f"error: {message}{where}", err=True)
             sys.exit(exc.exit_code)
         except _ClickException as exc:
-            typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            typer.echo(f"error: {redact(' '.join(exc.format_message().split()))}", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)
@@ -262,9 +263,10 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
         raise typer.Exit(EXIT["interrupted"]) from None
     except AgentMemoryError as exc:
         if state.debug:  # the traceback too, but the same exit code: scripts see no difference
-            traceback.print_exc(file=sys.stderr)
+            # Its causes are foreign exceptions, whose text may hold a credential.
+            sys.stderr.write(redact(traceback.format_exc()))
         err_console.print(
-            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+            f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True
         )
         raise typer.Exit(_exit_code(exc)) from None
 
@@ -291,7 +293,9 @@ def reflowed(doc: str | None) -> str:
 
 
 def fail(message: str, code: int = EXIT["error"]) -> Any:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"[bold red]error:[/] {escape(redact(message))}", highlight=False, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 

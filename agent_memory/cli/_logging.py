@@ -8,6 +8,8 @@ from typing import Literal
 
 import structlog
 
+from agent_memory._redact import redact
+
 __all__ = ["configure_logging"]
 
 LogFormat = Literal["auto", "json", "console"]
@@ -30,6 +32,7 @@ def configure_logging(level: str = "warning", log_format: LogFormat = "auto") ->
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            _redacted,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
@@ -38,3 +41,9 @@ def configure_logging(level: str = "warning", log_format: LogFormat = "auto") ->
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr)
+
+
+def _redacted(_logger: object, _method: str, event: dict[str, object]) -> dict[str, object]:
+    """Every string of an event, its formatted traceback included, without credentials
+    (:func:`agent_memory._redact.redact`): a foreign exception's text may hold one."""
+    return {key: redact(value) if isinstance(value, str) else value for key, value in event.items()}

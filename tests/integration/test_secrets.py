@@ -215,6 +215,29 @@ def test_commands_failing_to_connect_never_print_a_secret(command, debug):
     assert_clean(result.output, result.stderr, result.exception and shown_error(result.exception))
 
 
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        f"mongodb//admin:{PASSWORD}@db.example.com/",
+        f"mongodb:/admin:{PASSWORD}@db.example.com/",
+        f"mongodb://admin:{PASSWORD}@db.example.com:port/",
+        f"mongodb://127.0.0.1:9/?password={PASSWORD}&authSource=admin",
+    ],
+)
+def test_a_mistyped_uri_is_never_echoed_with_its_password(uri, debug):
+    env = {"MONGODB_URI": uri, "AGENT_MEMORY_CONNECT_TIMEOUT_MS": "300"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the driver warns of the unknown option "password"
+        result = CliRunner().invoke(cli, (["--debug"] if debug else []) + ["stats"], env=env)
+    assert result.exit_code in (2, 3), result.output
+    if uri.startswith(
+        ("mongodb//", "mongodb:/admin")
+    ):  # echoed to say what is wrong with it, masked
+        assert "admin:***@db.example.com" in result.stderr
+    assert_clean(result.output, result.stderr, result.exception and shown_error(result.exception))
+
+
 def test_a_command_that_succeeds_never_prints_a_secret(cli_env):
     env = {
         **cli_env,
