@@ -1,3 +1,3 @@
 """The version of the framework, on the ground floor so any layer can name it."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
