@@ -49,6 +49,17 @@ def pytest_configure(config: pytest.Config) -> None:
         "program it starts (an embedded server of its own, the embedded default without "
         "MONGODB_URI); skipped where mongoeco cannot be imported",
     )
+    # pymongo's async connect closes its socket on a refusal or a timeout but not when the
+    # connecting task is cancelled (pymongo/pool_shared.py, _async_create_connection, 4.20):
+    # a client closed while its monitor connects to a server that is down leaves a socket
+    # that was bound but never connected, and the garbage collector warns wherever it runs
+    # next (seen in about one full run in three, attributed to whichever test ran then).
+    # Only such sockets are ignored: one that names a peer (raddr) still fails the test.
+    config.addinivalue_line(
+        "filterwarnings",
+        r"ignore:Exception ignored in. <socket\.socket fd=\d+, family=\d+, type=\d+, "
+        r"proto=\d+, laddr=\('127\.0\.0\.1', \d+\)>:pytest.PytestUnraisableExceptionWarning",
+    )
     if sys.version_info < (3, 12):
         # On Python 3.11 pymongo's AsyncMongoClient, closed while its monitor is connecting
         # (to a server that refused or did not answer), leaves that socket to the garbage
