@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -32,13 +33,19 @@ from agent_memory.api.keys import ApiKeys
 from agent_memory.checks import check_id
 from agent_memory.config import Settings
 from agent_memory.console.access import (
+    FAILED_SIGN_INS,
+    LOCAL_TOKEN,
     SESSION_COOKIE,
     SESSION_SECONDS,
+    SIGN_INS_PER_KEY,
     BodyLimit,
     Refused,
     Session,
     Sessions,
+    SignIns,
+    key_id,
     posted_here,
+    too_many,
 )
 from agent_memory.console.chart import Chart, Point, plot
 from agent_memory.errors import (
@@ -79,16 +86,20 @@ def create_console_app(
     settings: Settings,
     token: str | None = None,
     hosts: Sequence[str] = LOOPBACK_HOSTS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> FastAPI:
     """The console over ``memories`` (their connection, embedder and reranker are the ones
     searched with). ``token`` signs in to every agent when no API keys are configured
     (``agent-memory console`` makes and prints one); with keys it is ignored and each key
-    signs in to its own agent. Requests naming another host than ``hosts`` are refused."""
+    signs in to its own agent. Requests naming another host than ``hosts`` are refused.
+    ``clock`` (monotonic seconds) times sessions and the sign-in limits."""
     keys = ApiKeys(settings.api_keys)
     local_token = None if keys else token
     if not keys and not local_token:
         raise InvalidInputError("without API keys the console needs a sign-in token")
-    sessions = Sessions()
+    sessions = Sessions(clock=clock)
+    sign_ins = SignIns(SIGN_INS_PER_KEY, clock=clock)
+    failures = SignIns(FAILED_SIGN_INS, clock=clock)
     templates = Environment(
         loader=PackageLoader("agent_memory.console", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -104,9 +115,15 @@ def create_console_app(
     app.add_middleware(BodyLimit)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
 
-    def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    def page(
+        request: Request,
+        name: str,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        **values: Any,
+    ) -> HTMLResponse:
         html = templates.get_template(name).render(session=sessions.of(request), **values)
-        return HTMLResponse(html, status_code=status, headers=_HEADERS)
+        return HTMLResponse(html, status_code=status, headers={**_HEADERS, **(headers or {})})
 
     def tenant_of(request: Request, agent: str, user: str) -> tuple[Session, Tenant]:
         session = sessions.signed_in(request)
@@ -152,7 +169,7 @@ def create_console_app(
     async def refused(request: Request, exc: Refused) -> Response:
         if exc.status == 401 and request.method == "GET":
             return RedirectResponse("/login", status_code=303, headers=_HEADERS)
-        return page(request, "error.html", exc.status, message=exc.message)
+        return page(request, "error.html", exc.status, exc.headers, message=exc.message)
 
     @app.exception_handler(AgentMemoryError)
     async def failed(request: Request, exc: AgentMemoryError) -> Response:
@@ -186,16 +203,25 @@ def create_console_app(
     @app.post("/login")
     async def login(request: Request, secret: str = Form("", max_length=1_000)) -> Response:
         posted_here(request, None, None)
+        # While failures come too fast, no secret is compared: more guesses find nothing more.
+        if waiting := failures.wait("failed"):
+            logger.warning("console_sign_in_throttled", why="failures")
+            raise too_many("too many failed sign-ins", waiting)
         agent = keys.agent(secret) if keys else None
         if agent is not None:
-            session = Session(frozenset({agent}))
+            session = Session(frozenset({agent}), key=key_id(secret))
         elif local_token is not None and hmac.compare_digest(
             secret.encode("utf-8", "surrogateescape"), local_token.encode()
         ):
-            session = Session(None)
+            session = Session(None, key=LOCAL_TOKEN)
         else:
+            failures.take("failed")
             logger.info("console_sign_in_refused")
             return page(request, "login.html", 401, with_keys=bool(keys), failed=True)
+        if waiting := sign_ins.take(session.key):
+            logger.warning("console_sign_in_throttled", why="key")
+            what = "too many sign-ins with this " + ("key" if keys else "token")
+            raise too_many(what, waiting)
         response = RedirectResponse("/", status_code=303, headers=_HEADERS)
         response.set_cookie(
             SESSION_COOKIE,

@@ -20,6 +20,7 @@ from .console_data import (
     ALICE,
     BOB,
     KEYS,
+    OTHER_KEY,
     SUPPORT_KEY,
     TOKEN,
     console_settings,
@@ -625,3 +626,116 @@ async def test_a_huge_form_is_refused_before_it_is_read(with_keys):
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
     assert streamed.status_code == 413
+
+
+# --- sign-ins: bounded per key, throttled ---------------------------------------------------
+
+
+class Clock:
+    """The console's clock in a test: it moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def clocked(memories, settings):
+    """A console on a test clock, and a way to open browsers (clients with their own cookies)
+    on it; key mode unless the test asks for the token."""
+    clock = Clock()
+    opened: list[httpx.AsyncClient] = []
+
+    def console(*, with_keys: bool = True):
+        changes = {"api_keys": KEYS} if with_keys else {}
+        app = create_console_app(
+            memories,
+            settings=console_settings(settings, **changes),
+            token=None if with_keys else TOKEN,
+            clock=clock,
+        )
+        transport = httpx.ASGITransport(app=app)
+
+        def browser() -> httpx.AsyncClient:
+            client = httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
+            opened.append(client)
+            return client
+
+        return browser
+
+    yield console, clock
+    for client in opened:
+        await client.aclose()
+
+
+async def _signed_in(client: httpx.AsyncClient) -> bool:
+    return (await client.get("/")).status_code == 200
+
+
+async def test_a_flood_of_sign_ins_with_one_key_signs_nobody_else_out(clocked, monkeypatch):
+    """Issue 35 item 11: 1,001 sign-ins with any valid key ended every other session (a
+    thousand were kept, in all). Now each key keeps its own newest few."""
+    from agent_memory.console import app as console_app
+    from agent_memory.console.access import SESSIONS_PER_KEY, Rate
+
+    # Unthrottled, to see the bound alone (throttled, 1,001 sign-ins take over 8 hours).
+    monkeypatch.setattr(console_app, "SIGN_INS_PER_KEY", Rate(burst=2_000, every=1.0))
+    console, _ = clocked
+    browser = console()
+    victim, flooder = browser(), browser()
+    assert (await sign_in(victim, SUPPORT_KEY)).status_code == 303
+    cookies = []
+    for _ in range(1_001):
+        response = await sign_in(flooder, OTHER_KEY)
+        assert response.status_code == 303
+        cookies.append(flooder.cookies[SESSION_COOKIE])
+    assert await _signed_in(victim)
+    # The flooding key's own oldest sessions went, its newest are kept.
+    for cookie, kept in ((cookies[0], False), (cookies[-SESSIONS_PER_KEY], True)):
+        flooder.cookies.set(SESSION_COOKIE, cookie)
+        assert await _signed_in(flooder) is kept
+
+
+async def test_repeated_sign_ins_with_one_key_are_throttled(clocked):
+    from agent_memory.console.access import SIGN_INS_PER_KEY
+
+    console, clock = clocked
+    browser = console()
+    client = browser()
+    for _ in range(SIGN_INS_PER_KEY.burst):
+        assert (await sign_in(client, OTHER_KEY)).status_code == 303
+    throttled = await sign_in(browser(), OTHER_KEY)
+    assert throttled.status_code == 429
+    assert int(throttled.headers["retry-after"]) == SIGN_INS_PER_KEY.every
+    assert "too many sign-ins with this key: try again in 30 s" in throttled.text
+    assert throttled.text.count('role="alert"') == 1
+    assert SESSION_COOKIE not in throttled.headers.get("set-cookie", "")
+    # Another key is not held up, and the throttled one may sign in once the wait is over.
+    assert (await sign_in(browser(), SUPPORT_KEY)).status_code == 303
+    clock.now += SIGN_INS_PER_KEY.every - 1
+    assert (await sign_in(browser(), OTHER_KEY)).status_code == 429
+    clock.now += 1
+    assert (await sign_in(browser(), OTHER_KEY)).status_code == 303
+
+
+@pytest.mark.parametrize("with_keys", [True, False], ids=["keys", "token"])
+async def test_failed_sign_ins_are_throttled_and_then_nothing_is_compared(clocked, with_keys):
+    from agent_memory.console.access import FAILED_SIGN_INS
+
+    console, clock = clocked
+    browser = console(with_keys=with_keys)
+    right = SUPPORT_KEY if with_keys else TOKEN
+    for n in range(FAILED_SIGN_INS.burst):
+        assert (await sign_in(browser(), f"guess-{n}-0123456789abcdefgh")).status_code == 401
+    # Guessing faster gets a 429 for the right secret too: none is compared meanwhile.
+    for secret in ("another-guess-0123456789abcdef", right):
+        throttled = await sign_in(browser(), secret)
+        assert throttled.status_code == 429, secret
+        assert throttled.headers["retry-after"] == f"{FAILED_SIGN_INS.every:.0f}"
+        assert "too many failed sign-ins" in throttled.text and right not in throttled.text
+    clock.now += FAILED_SIGN_INS.every
+    client = browser()
+    assert (await sign_in(client, right)).status_code == 303
+    assert await _signed_in(client)
