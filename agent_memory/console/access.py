@@ -37,6 +37,7 @@ from agent_memory.errors import InvalidInputError
 __all__ = [
     "FAILED_SIGN_INS",
     "LOCAL_TOKEN",
+    "NO_SUCH_AGENT",
     "MAX_BODY_BYTES",
     "SESSIONS_PER_KEY",
     "SESSION_COOKIE",
@@ -58,6 +59,9 @@ SESSION_COOKIE = "agent_memory_console"
 SESSION_SECONDS = 8 * 3600
 #: The sessions one key (or the local token) keeps: a browser or two per person who holds it.
 SESSIONS_PER_KEY = 20
+#: The one line for an agent that does not exist and for one the session may not see: the
+#: same, so that a key cannot find out which agents exist.
+NO_SUCH_AGENT = "no such agent"
 #: What the local token's sessions are counted under (:attr:`Session.key`).
 LOCAL_TOKEN = "local token"
 #: The largest form the console takes: an edit of a memory's longest content (20,000
@@ -104,7 +108,7 @@ class Session:
         except InvalidInputError as exc:
             raise Refused(400, str(exc)) from None
         if not self.sees(agent_id):
-            raise Refused(404, "no such agent")
+            raise Refused(404, NO_SUCH_AGENT)
         return agent_id
 
 

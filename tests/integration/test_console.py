@@ -15,10 +15,12 @@ from agent_memory.console.app import SESSION_COOKIE
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory.system import MemorySystem
 from agent_memory.ops.forget import COLLECTION_NOUNS, held
+from agent_memory.tenancy import Tenant
 
 from .console_data import (
     ALICE,
     BOB,
+    HOSTILE,
     KEYS,
     OTHER_KEY,
     SUPPORT_KEY,
@@ -536,6 +538,37 @@ async def test_the_chart_follows_decay_and_edits(with_keys, memories, seeded):
     assert xs == sorted(xs) and xs[0] < xs[-1]
 
 
+async def test_the_chart_shows_a_five_percent_decay_plainly(with_keys, memories, seeded):
+    """Issue 35 item 18: on a value axis from -1 to 1, decay's 5% moved the line by about two
+    pixels. Each panel's axis now spans its own values, with round, labelled ticks."""
+    from datetime import timedelta
+
+    from agent_memory.stamps import utcnow
+
+    await memories.decay.run(agent_id="support", now=utcnow() + timedelta(days=31))
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (
+        await with_keys.get(
+            "/memory", params={"agent": "support", "user": "alice", "id": seeded.porto}
+        )
+    ).text
+    ys = {
+        title: float(cy)
+        for cy, title in re.findall(
+            r'<circle class="importance-point" cx="[\d.]+" cy="([\d.]+)"[^>]*>'
+            r"<title>([^<]+)</title>",
+            page,
+        )
+    }
+    assert set(ys) == {"stored 0.70", f"decayed {0.7 * 0.95:.2f}"}
+    assert ys[f"decayed {0.7 * 0.95:.2f}"] - ys["stored 0.70"] >= 30  # pixels, downwards
+    svg = page.split('<svg class="chart"', 1)[1].split("</svg>", 1)[0]
+    importance = svg.split('class="panel-title"')[1]
+    ticks = [float(t) for t in re.findall(r'<text class="tick"[^>]*>([-\d.]+)</text>', importance)]
+    assert 3 <= len(ticks) <= 6 and min(ticks) <= 0.665 and max(ticks) >= 0.7
+    assert max(ticks) - min(ticks) <= 0.2  # the data's range, not 0 to 1
+
+
 async def test_unknown_pages_and_other_hosts_get_the_consoles_answer(with_keys, memories):
     await sign_in(with_keys, SUPPORT_KEY)
     for response in (
@@ -739,3 +772,155 @@ async def test_failed_sign_ins_are_throttled_and_then_nothing_is_compared(clocke
     client = browser()
     assert (await sign_in(client, right)).status_code == 303
     assert await _signed_in(client)
+
+
+# --- what the pages show (issue 35 item 18) --------------------------------------------------
+
+
+async def test_the_user_page_shows_the_profile_every_prompt_holds(with_keys, memories):
+    await memories.profiles.patch(ALICE, {"occupation": HOSTILE})
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (await with_keys.get("/user", params={"agent": "support", "user": "alice"})).text
+    prompt_text = await memories.profiles.render(ALICE)  # what the agent's prompt holds
+    assert "- home: Porto" in prompt_text and "- preferences: seat: window" in prompt_text
+    assert f'<pre class="text profile-text">{html.escape(prompt_text, quote=False)}</pre>' in (
+        page.replace("&#34;", '"').replace("&#39;", "'")
+    )
+    assert "<script>" not in page and "User: version 2, updated <time" in page
+    # A user without a profile: the panel says so.
+    await memories.long_term.store(Tenant("support", "carol"), "Carol likes tea")
+    carol = (await with_keys.get("/user", params={"agent": "support", "user": "carol"})).text
+    assert "Empty: memory formation fills it" in carol
+
+
+async def test_the_actions_page_shows_the_memories_text_with_links(with_keys, memories, seeded):
+    gone = await memories.long_term.store(ALICE, "Alice's passport expires in May")
+    await memories.episodic.log_action(
+        ALICE,
+        session_id="s-1",
+        action_type="query_response",
+        outcome="success",
+        content="What did I paste?",
+        memory_ids=[seeded.hostile, gone.id, seeded.berlin],
+    )
+    await memories.long_term.forget(ALICE, gone.id)
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (await with_keys.get("/actions", params={"agent": "support", "user": "alice"})).text
+    used = re.findall(r'<a class="memory" href="([^"]+)" title="([^"]+)">(.*?)</a>', page)
+    shown = {title: (html.unescape(link), text) for link, title, text in used}
+    assert shown[seeded.porto] == (
+        f"/memory?agent=support&user=alice&id={seeded.porto}",
+        "Alice moved to Porto",
+    )
+    # Escaped and shortened, the link kept; a superseded one says so; a forgotten one is its id.
+    hostile_link, hostile_text = shown[seeded.hostile]
+    assert hostile_link.endswith(f"id={seeded.hostile}") and "<script>" not in hostile_text
+    assert hostile_text.startswith("Alice pasted &lt;script&gt;") and hostile_text.endswith("...")
+    assert len(html.unescape(hostile_text)) <= 80
+    assert shown[seeded.berlin][1] == "Alice lives in Berlin"
+    assert 'Alice lives in Berlin</a> <span class="status-superseded small">(superseded)' in page
+    assert shown[gone.id][1] == f"<code>{gone.id}</code>"
+    assert f'<code>{gone.id}</code></a> <span class="muted small">(forgotten)' in page
+    assert "passport" not in page
+    assert "<code>mem_" not in page.replace(f"<code>{gone.id}</code>", "")
+
+
+_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?")
+
+
+async def test_dates_and_times_never_wrap(with_keys, seeded):
+    """A date and its time in a narrow column wrapped onto two lines; every moment shown is a
+    <time> element, which the style keeps on one line."""
+    await sign_in(with_keys, SUPPORT_KEY)
+    where = {"agent": "support", "user": "alice"}
+    style = (await with_keys.get("/")).text
+    assert "time { white-space: nowrap; }" in style
+    seen = 0
+    for path, extra in (
+        ("/user", {}),
+        ("/memory", {"id": seeded.porto}),
+        ("/sessions", {}),
+        ("/session", {"id": seeded.session_id}),
+        ("/tasks", {}),
+        ("/task", {"id": seeded.task_id}),
+        ("/actions", {}),
+    ):
+        page = (await with_keys.get(path, params={**where, **extra})).text
+        body = page.split("<main>", 1)[1]
+        for moment in _MOMENT.finditer(body):
+            before = body[: moment.start()]
+            assert re.search(r'<time datetime="[^"]+">$', before), (path, moment.group(0))
+            seen += 1
+    assert seen >= 10
+
+
+async def test_a_user_or_agent_that_does_not_exist_says_so(with_keys, with_token):
+    await sign_in(with_keys, SUPPORT_KEY)
+    for path in ("/user", "/sessions", "/tasks", "/actions"):
+        missing = await with_keys.get(path, params={"agent": "support", "user": "nobody"})
+        assert missing.status_code == 404, path
+        assert missing.text.count('role="alert"') == 1 and ">no such user</p>" in missing.text
+    # Another agent's page, user or memory looks exactly like one of an agent that does not
+    # exist: a key cannot find out which agents there are.
+    for path, params in (
+        ("/agent", {}),
+        ("/user", {"user": "bob"}),
+        ("/sessions", {"user": "bob"}),
+        ("/memory", {"user": "bob", "id": "mem_1"}),
+    ):
+        other = await with_keys.get(path, params={"agent": "other", **params})
+        ghost = await with_keys.get(path, params={"agent": "ghost", **params})
+        assert other.status_code == ghost.status_code == 404, path
+        assert other.text == ghost.text and ">no such agent</p>" in other.text, path
+    # With the local token every agent is visible, so one that holds nothing is said not to
+    # exist, and so is its user.
+    await sign_in(with_token, TOKEN)
+    for path, params, line in (
+        ("/agent", {"agent": "ghost"}, "no such agent"),
+        ("/user", {"agent": "ghost", "user": "bob"}, "no such agent"),
+        ("/user", {"agent": "other", "user": "nobody"}, "no such user"),
+    ):
+        response = await with_token.get(path, params=params)
+        assert response.status_code == 404 and f">{line}</p>" in response.text, params
+    assert (await with_token.get("/agent", params={"agent": "other"})).status_code == 200
+
+
+async def test_text_that_is_not_unicode_in_forms_and_queries_is_never_a_500(
+    with_keys, memories, seeded, caplog
+):
+    """Issue 35 item 10 for the console: a surrogate's UTF-8 bytes (what a hostile client
+    sends for "\\ud800") in a query or a form field, urlencoded or multipart."""
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    caplog.set_level("WARNING")
+    surrogate = "%ED%A0%80"
+    for query, status in (
+        (f"/user?agent=support&user={surrogate}", 404),
+        (f"/user?agent=support&user=alice&q={surrogate}", 200),
+        (f"/agent?agent={surrogate}", 404),
+        (f"/memory?agent=support&user=alice&id={surrogate}", 404),
+        (f"/actions?agent=support&user=alice&session={surrogate}", 200),
+    ):
+        assert (await with_keys.get(query)).status_code == status, query
+    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+    for body, headers in (
+        (f"secret={surrogate}".encode(), urlencoded),
+        (b"secret=\xed\xa0\x80", urlencoded),
+        (
+            b'--b\r\nContent-Disposition: form-data; name="secret"\r\n\r\n\xed\xa0\x80\r\n--b--\r\n',
+            {"Content-Type": "multipart/form-data; boundary=b"},
+        ),
+    ):
+        assert (await with_keys.post("/login", content=body, headers=headers)).status_code == 401
+    form = await edit_form(with_keys, seeded.window)
+    edited = await with_keys.post(
+        "/memory/edit",
+        content=(
+            f"csrf={token}&agent=support&user=alice&id={seeded.window}&seen={form['seen']}"
+            f"&content=x{surrogate}&importance=NaN&tags="
+        ).encode(),
+        headers=urlencoded,
+    )
+    assert edited.status_code == 422 and "importance" in edited.text
+    assert caplog.records == []
+    assert (await memories.long_term.get(ALICE, seeded.window)).content.startswith("Alice")
