@@ -204,7 +204,8 @@ async def show_turn(agent: RAGAgent, session: str, text: str) -> TurnResult:
             output = message.content.replace("\n", " | ")
             print(f"   tool call: {message.tool.name}({message.tool.input}) -> {output}")
     answer = result.answer.replace("\n", "\n       ")
-    print(f"bot: {answer}\n   ({result.tool_calls} tool calls, route: {result.route.level})")
+    calls = f"{result.tool_calls} tool call{'' if result.tool_calls == 1 else 's'}"
+    print(f"bot: {answer}\n   ({calls}, route: {result.route.level})")
     return result
 
 

@@ -22,10 +22,12 @@ in constant time, against every configured key. The key is checked from the head
 any of the body is read, and a body is read only up to ``AGENT_MEMORY_API_MAX_BODY_BYTES``
 (see :class:`_Gate`).
 
-Errors have one shape, ``{"detail": ...}``: 401 without a valid key, 404 for unknown ids, 409
-for a reused idempotency key, 413 for a body over the limit, 422 for invalid input (FastAPI's
-list of problems for malformed requests, one message for values the memories refuse), 503 when
-the database is unreachable.
+Errors have one shape, ``{"detail": ...}``: 400 for a body that cannot be read (not UTF-8,
+or JSON no other program sends: ``NaN``, ``Infinity``, an unpaired surrogate; see
+:mod:`agent_memory.api.body`), 401 without a valid key, 404 for unknown ids, 409 for a reused
+idempotency key, 413 for a body over the limit, 422 for invalid input (FastAPI's list of
+problems for malformed requests, one problem per field; one message for values the memories
+refuse), 503 when the database is unreachable.
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Reques
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent_memory._log import get_logger
+from agent_memory.api.body import StrictJsonRoute
 from agent_memory.api.keys import ApiKeys
 from agent_memory.config import Settings
 from agent_memory.errors import (
@@ -55,6 +58,7 @@ from agent_memory.errors import (
 )
 from agent_memory.memory.episodic.feedback import Feedback
 from agent_memory.memory.episodic.memory import EpisodicMemory
+from agent_memory.memory.episodic.records import check_rating
 from agent_memory.memory.episodic.retention import SuccessRates
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.providers.embedders.base import Embedder
@@ -76,6 +80,15 @@ _ID = Annotated[str, Field(**_ID_RULES)]
 _api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The agent's API key")
 
 
+def _unsaid_null(schema: dict[str, Any]) -> None:
+    """The JSON schema of an optional field, without its ``null``: leaving the field out is how
+    to say "not given". The type stays ``X | None`` (not a union with a ``None`` kept out of
+    the schema), so a bad value is one problem, not a second "Input should be None"."""
+    (given,) = [branch for branch in schema.pop("anyOf") if branch != {"type": "null"}]
+    schema.pop("default", None)
+    schema.update(given)
+
+
 class FeedbackIn(BaseModel):
     """Feedback on one action. At least one of rating, helpful and correction; it replaces the
     action's earlier feedback, and a field left out is cleared."""
@@ -95,10 +108,10 @@ class FeedbackIn(BaseModel):
     )
 
     user_id: _ID
-    rating: Annotated[int, Field(ge=1, le=5)] | SkipJsonSchema[None] = Field(
-        default=None, description="1 (bad) to 5 (good)"
+    rating: Annotated[int, Field(ge=1, le=5)] | None = Field(
+        default=None, description="1 (bad) to 5 (good)", json_schema_extra=_unsaid_null
     )
-    helpful: bool | SkipJsonSchema[None] = None
+    helpful: bool | None = Field(default=None, json_schema_extra=_unsaid_null)
     # No NUL, and not blank: the memories refuse both (as for every text they store), so the
     # schema says so too. Blank is Python's: its whitespace also counts \x1c-\x1f.
     correction: (
@@ -110,16 +123,23 @@ class FeedbackIn(BaseModel):
                 pattern=r"^[^\x00]*[^\x00\s\x1c-\x1f\x85][^\x00]*$",
             ),
         ]
-        | SkipJsonSchema[None]
-    ) = None
+        | None
+    ) = Field(default=None, json_schema_extra=_unsaid_null)
 
     @field_validator("rating", mode="before")
     @classmethod
-    def _whole_number(cls, value: Any) -> Any:
-        # JSON Schema counts 3.0 as an integer; 3.5, "3" and true are not ratings.
+    def _one_to_five(cls, value: Any) -> Any:
+        # The library's check and its message ("rating must be an int from 1 to 5, got 7");
+        # the schema's bounds say the same. JSON Schema counts 3.0 as an integer; 3.5, "3"
+        # and true are not ratings.
+        if value is None:
+            return value
         if isinstance(value, float) and value.is_integer():
-            return int(value)
-        return value
+            value = int(value)
+        try:
+            return check_rating(value)
+        except InvalidInputError as exc:
+            raise PydanticCustomError("rating", str(exc)) from None
 
     @model_validator(mode="after")
     def _something_given(self) -> FeedbackIn:
@@ -184,7 +204,7 @@ class ActionQuery(BaseModel):
 class RatesQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action_type: _ID | SkipJsonSchema[None] = None
+    action_type: _ID | None = Field(default=None, json_schema_extra=_unsaid_null)
     days: Annotated[int, Field(ge=1, le=3660)] = 30
 
 
@@ -340,6 +360,7 @@ def create_app(
             503: {"model": Problem},
         },
     )
+    app.router.route_class = StrictJsonRoute  # before any route: each reads JSON strictly
     app.state.keys = keys
     app.add_middleware(_Gate, keys=keys, limit=settings.api_max_body_bytes)
     if connection is not None:
@@ -382,7 +403,11 @@ def create_app(
         "/v1/actions/{action_id}/feedback",
         tags=["feedback"],
         responses={
-            400: {"model": Problem, "description": "A body that cannot be read (not UTF-8)"},
+            400: {
+                "model": Problem,
+                "description": "A body that cannot be read: not UTF-8, or JSON with NaN, "
+                "Infinity, a number beyond a float's range or an unpaired surrogate",
+            },
             404: {"model": Problem},
             409: {"model": Problem},
             413: {"model": Problem, "description": "A body over AGENT_MEMORY_API_MAX_BODY_BYTES"},

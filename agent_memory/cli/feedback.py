@@ -12,7 +12,7 @@ from agent_memory.checks import check_text
 from agent_memory.cli._app import checked_id, console, plural, reflowed, run
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.errors import InvalidInputError, NotFoundError
-from agent_memory.memory.episodic.records import EpisodicConfig
+from agent_memory.memory.episodic.records import EpisodicConfig, check_rating
 
 
 def _checked_correction(value: str | None) -> str | None:
@@ -23,6 +23,17 @@ def _checked_correction(value: str | None) -> str | None:
     limit = EpisodicConfig().max_correction_chars  # the command runs with the default config
     try:
         return check_text(value, "correction", max_chars=limit)
+    except InvalidInputError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _checked_rating(value: int | None) -> int | None:
+    """The rating in the library's words ("rating must be an int from 1 to 5, got 7"), as the
+    feedback API says it, else a usage error (exit 2)."""
+    if value is None:
+        return None
+    try:
+        return check_rating(value)
     except InvalidInputError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -42,7 +53,9 @@ def feedback(
         help="The agent the action belongs to (default: the action's own agent).",
         callback=checked_id("agent id"),
     ),
-    rating: int | None = typer.Option(None, "--rating", min=1, max=5, help="1 (bad) to 5 (good)."),
+    rating: int | None = typer.Option(
+        None, "--rating", help="1 (bad) to 5 (good).", callback=_checked_rating
+    ),
     helpful: bool | None = typer.Option(None, "--helpful/--not-helpful", help="Was it helpful?"),
     correction: str | None = typer.Option(
         None,

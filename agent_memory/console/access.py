@@ -5,15 +5,25 @@ feedback API; without keys, a token made at each start and printed signs in to
 every agent (a developer's own machine). A sign-in makes a session kept in this process: an
 ``HttpOnly``, ``SameSite=Strict`` cookie names it, and it holds a token every form posts back.
 
+Signing in is bounded so that nobody can sign another person out or guess at leisure: each key
+(or the local token) keeps at most :data:`SESSIONS_PER_KEY` sessions, a new one ending that
+key's own oldest, never another key's; sign-ins with one key are throttled
+(:data:`SIGN_INS_PER_KEY`), and so are failed sign-ins all together (:data:`FAILED_SIGN_INS`),
+with a 429 that says when to try again. While failures are throttled no secret is compared at
+all, so guessing gets no faster by sending more.
+
 Requests that change anything are refused unless they come from the console's own pages (the
 browser's ``Origin`` and ``Sec-Fetch-Site`` say so) and carry the session's token.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import math
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -25,41 +35,67 @@ from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 
 __all__ = [
+    "FAILED_SIGN_INS",
+    "LOCAL_TOKEN",
+    "NO_SUCH_AGENT",
     "MAX_BODY_BYTES",
+    "SESSIONS_PER_KEY",
     "SESSION_COOKIE",
     "SESSION_SECONDS",
+    "SIGN_INS_PER_KEY",
     "BodyLimit",
+    "Rate",
     "Refused",
     "Session",
     "Sessions",
+    "SignIns",
+    "key_id",
     "posted_here",
+    "too_many",
 ]
 
 SESSION_COOKIE = "agent_memory_console"
 #: A session ends this long after sign-in.
 SESSION_SECONDS = 8 * 3600
-_MAX_SESSIONS = 1_000
+#: The sessions one key (or the local token) keeps: a browser or two per person who holds it.
+SESSIONS_PER_KEY = 20
+#: The one line for an agent that does not exist and for one the session may not see: the
+#: same, so that a key cannot find out which agents exist.
+NO_SUCH_AGENT = "no such agent"
+#: What the local token's sessions are counted under (:attr:`Session.key`).
+LOCAL_TOKEN = "local token"
 #: The largest form the console takes: an edit of a memory's longest content (20,000
 #: characters), each character URL-encoded at its longest, and the other fields.
 MAX_BODY_BYTES = 256 * 1024
 
 
 class Refused(Exception):
-    """A request the console turns down: ``status`` and one line for the person."""
+    """A request the console turns down: ``status`` and one line for the person (and the
+    response's extra ``headers``, such as a 429's ``Retry-After``)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
+
+
+def key_id(secret: str) -> str:
+    """What a key's sessions and sign-ins are counted under: a digest, so that the key itself
+    is not kept in memory beside them."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(slots=True)
 class Session:
-    """Who signed in: the agents they may see (``None``: every agent, the local token)."""
+    """Who signed in: the agents they may see (``None``: every agent, the local token), and
+    the key they signed in with (:func:`key_id`, or :data:`LOCAL_TOKEN`)."""
 
     agents: frozenset[str] | None
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    #: On the clock of the :class:`Sessions` that opened it (:meth:`Sessions.open` sets it).
     expires: float = field(default_factory=lambda: time.monotonic() + SESSION_SECONDS)
+    key: str = ""
 
     def sees(self, agent_id: str) -> bool:
         return self.agents is None or agent_id in self.agents
@@ -72,28 +108,35 @@ class Session:
         except InvalidInputError as exc:
             raise Refused(400, str(exc)) from None
         if not self.sees(agent_id):
-            raise Refused(404, "no such agent")
+            raise Refused(404, NO_SUCH_AGENT)
         return agent_id
 
 
 class Sessions:
-    """The sessions of this process, the oldest dropped beyond a thousand."""
+    """The sessions of this process: at most ``per_key`` for each key, the oldest of that key
+    dropped first. Time is ``clock``'s (seconds, monotonic; a test passes its own)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, per_key: int = SESSIONS_PER_KEY
+    ) -> None:
         self._by_id: dict[str, Session] = {}
+        self._clock = clock
+        self._per_key = per_key
 
     def open(self, session: Session) -> str:
-        now = time.monotonic()
+        now = self._clock()
         self._by_id = {k: s for k, s in self._by_id.items() if s.expires > now}
-        while len(self._by_id) >= _MAX_SESSIONS:  # the oldest goes first
-            self._by_id.pop(next(iter(self._by_id)))
+        same_key = [k for k, s in self._by_id.items() if s.key == session.key]  # oldest first
+        for session_id in same_key[: max(0, len(same_key) - self._per_key + 1)]:
+            del self._by_id[session_id]
+        session.expires = now + SESSION_SECONDS
         session_id = secrets.token_urlsafe(32)
         self._by_id[session_id] = session
         return session_id
 
     def get(self, session_id: str | None) -> Session | None:
         session = self._by_id.get(session_id or "")
-        if session is None or session.expires <= time.monotonic():
+        if session is None or session.expires <= self._clock():
             return None
         return session
 
@@ -108,6 +151,54 @@ class Sessions:
 
     def close(self, session_id: str | None) -> None:
         self._by_id.pop(session_id or "", None)
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """At most ``burst`` at once, then one more every ``every`` seconds (a token bucket)."""
+
+    burst: int
+    every: float
+
+
+#: Sign-ins with one key (or the local token): a person signs in a few times a day.
+SIGN_INS_PER_KEY = Rate(burst=10, every=30.0)
+#: Failed sign-ins, all keys and addresses together (the console serves loopback only, so an
+#: address tells nobody apart): a mistyped key a few times, not a guessing run.
+FAILED_SIGN_INS = Rate(burst=10, every=10.0)
+
+
+class SignIns:
+    """How often sign-ins may come, per name (a key's :func:`key_id`, or one name for every
+    failure), on ``clock`` (seconds, monotonic). The names are the configured keys, the
+    local token and the failures: a handful, so nothing needs evicting."""
+
+    def __init__(self, rate: Rate, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # name -> (allowance, at)
+
+    def _allowance(self, name: str) -> float:
+        allowance, at = self._buckets.get(name, (float(self.rate.burst), self._clock()))
+        return min(float(self.rate.burst), allowance + (self._clock() - at) / self.rate.every)
+
+    def wait(self, name: str) -> int:
+        """Whole seconds until ``name`` may come again; 0 when it may now."""
+        missing = 1.0 - self._allowance(name)
+        return 0 if missing <= 0 else max(1, math.ceil(missing * self.rate.every))
+
+    def take(self, name: str) -> int:
+        """Count one for ``name`` when it may come now (0); else the seconds to wait, and
+        nothing counted."""
+        waiting = self.wait(name)
+        if not waiting:
+            self._buckets[name] = (self._allowance(name) - 1.0, self._clock())
+        return waiting
+
+
+def too_many(what: str, seconds: int) -> Refused:
+    """A 429 for ``what`` that says when to try again, in words and in ``Retry-After``."""
+    return Refused(429, f"{what}: try again in {seconds} s", headers={"Retry-After": str(seconds)})
 
 
 def posted_here(request: Request, session: Session | None, csrf: str | None) -> None:

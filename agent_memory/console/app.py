@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -24,6 +25,7 @@ from fastapi import Depends, FastAPI, Form, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -32,13 +34,20 @@ from agent_memory.api.keys import ApiKeys
 from agent_memory.checks import check_id
 from agent_memory.config import Settings
 from agent_memory.console.access import (
+    FAILED_SIGN_INS,
+    LOCAL_TOKEN,
+    NO_SUCH_AGENT,
     SESSION_COOKIE,
     SESSION_SECONDS,
+    SIGN_INS_PER_KEY,
     BodyLimit,
     Refused,
     Session,
     Sessions,
+    SignIns,
+    key_id,
     posted_here,
+    too_many,
 )
 from agent_memory.console.chart import Chart, Point, plot
 from agent_memory.errors import (
@@ -52,7 +61,7 @@ from agent_memory.memory.knowledge.base import SHARED_USER
 from agent_memory.memory.long_term.ranking import feedback_utility
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory
 from agent_memory.memory.system import MemorySystem
-from agent_memory.ops.forget import COLLECTION_NOUNS, check_user, forget_user, held
+from agent_memory.ops.forget import COLLECTION_NOUNS, check_user, forget_user, held, holds
 from agent_memory.ops.stats import KINDS, collect_stats
 from agent_memory.tenancy import Tenant
 
@@ -79,16 +88,20 @@ def create_console_app(
     settings: Settings,
     token: str | None = None,
     hosts: Sequence[str] = LOOPBACK_HOSTS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> FastAPI:
     """The console over ``memories`` (their connection, embedder and reranker are the ones
     searched with). ``token`` signs in to every agent when no API keys are configured
     (``agent-memory console`` makes and prints one); with keys it is ignored and each key
-    signs in to its own agent. Requests naming another host than ``hosts`` are refused."""
+    signs in to its own agent. Requests naming another host than ``hosts`` are refused.
+    ``clock`` (monotonic seconds) times sessions and the sign-in limits."""
     keys = ApiKeys(settings.api_keys)
     local_token = None if keys else token
     if not keys and not local_token:
         raise InvalidInputError("without API keys the console needs a sign-in token")
-    sessions = Sessions()
+    sessions = Sessions(clock=clock)
+    sign_ins = SignIns(SIGN_INS_PER_KEY, clock=clock)
+    failures = SignIns(FAILED_SIGN_INS, clock=clock)
     templates = Environment(
         loader=PackageLoader("agent_memory.console", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -97,6 +110,7 @@ def create_console_app(
     templates.globals["fingerprint"] = _fingerprint
     templates.globals["tag_text"] = _tag_text
     templates.filters["pretty"] = _pretty
+    templates.filters["when"] = _when
     connection = memories.connection
     long_term = memories.long_term
     weights = long_term.config.ranking
@@ -104,9 +118,15 @@ def create_console_app(
     app.add_middleware(BodyLimit)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
 
-    def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    def page(
+        request: Request,
+        name: str,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        **values: Any,
+    ) -> HTMLResponse:
         html = templates.get_template(name).render(session=sessions.of(request), **values)
-        return HTMLResponse(html, status_code=status, headers=_HEADERS)
+        return HTMLResponse(html, status_code=status, headers={**_HEADERS, **(headers or {})})
 
     def tenant_of(request: Request, agent: str, user: str) -> tuple[Session, Tenant]:
         session = sessions.signed_in(request)
@@ -117,13 +137,21 @@ def create_console_app(
             raise Refused(400, str(exc)) from None
         return session, Tenant(agent, user)
 
-    def viewed(
+    async def viewed(
         request: Request,
         agent: str = Query(max_length=_MAX_ID),
         user: str = Query(max_length=_MAX_ID),
     ) -> Tenant:
-        """The tenant a page shows (its query's agent and user)."""
-        return tenant_of(request, agent, user)[1]
+        """The tenant a page shows (its query's agent and user), when anything of it is
+        stored: a 404 that says so otherwise, never an empty page. An agent the session may
+        not see was refused before anything was looked up, so it answers as one that does
+        not exist."""
+        session, tenant = tenant_of(request, agent, user)
+        if not await holds(memories, tenant.agent_id, tenant.user_id):
+            if session.agents is None and not await holds(memories, tenant.agent_id):
+                raise Refused(404, NO_SUCH_AGENT)
+            raise Refused(404, "no such user")
+        return tenant
 
     def changed(
         request: Request,
@@ -152,7 +180,7 @@ def create_console_app(
     async def refused(request: Request, exc: Refused) -> Response:
         if exc.status == 401 and request.method == "GET":
             return RedirectResponse("/login", status_code=303, headers=_HEADERS)
-        return page(request, "error.html", exc.status, message=exc.message)
+        return page(request, "error.html", exc.status, exc.headers, message=exc.message)
 
     @app.exception_handler(AgentMemoryError)
     async def failed(request: Request, exc: AgentMemoryError) -> Response:
@@ -186,16 +214,25 @@ def create_console_app(
     @app.post("/login")
     async def login(request: Request, secret: str = Form("", max_length=1_000)) -> Response:
         posted_here(request, None, None)
+        # While failures come too fast, no secret is compared: more guesses find nothing more.
+        if waiting := failures.wait("failed"):
+            logger.warning("console_sign_in_throttled", why="failures")
+            raise too_many("too many failed sign-ins", waiting)
         agent = keys.agent(secret) if keys else None
         if agent is not None:
-            session = Session(frozenset({agent}))
+            session = Session(frozenset({agent}), key=key_id(secret))
         elif local_token is not None and hmac.compare_digest(
             secret.encode("utf-8", "surrogateescape"), local_token.encode()
         ):
-            session = Session(None)
+            session = Session(None, key=LOCAL_TOKEN)
         else:
+            failures.take("failed")
             logger.info("console_sign_in_refused")
             return page(request, "login.html", 401, with_keys=bool(keys), failed=True)
+        if waiting := sign_ins.take(session.key):
+            logger.warning("console_sign_in_throttled", why="key")
+            what = "too many sign-ins with this " + ("key" if keys else "token")
+            raise too_many(what, waiting)
         response = RedirectResponse("/", status_code=303, headers=_HEADERS)
         response.set_cookie(
             SESSION_COOKIE,
@@ -230,8 +267,13 @@ def create_console_app(
 
     @app.get("/agent", response_class=HTMLResponse)
     async def users(request: Request, agent: str = Query(max_length=_MAX_ID)) -> HTMLResponse:
-        agent = sessions.signed_in(request).agent(agent)
+        session = sessions.signed_in(request)
+        agent = session.agent(agent)
         stats = await collect_stats(connection, agent_id=agent)
+        # A key's own agent is there however little is stored; with the local token, an
+        # agent with nothing stored is none.
+        if session.agents is None and not any(t.documents for t in stats.totals.values()):
+            raise Refused(404, NO_SUCH_AGENT)
         rows = [t for t in stats.tenants if isinstance(t.user_id, str) and t.user_id != SHARED_USER]
         rows.sort(key=lambda t: t.user_id or "")
         kinds = [kind.label for kind in KINDS if kind.per_user]
@@ -267,10 +309,17 @@ def create_console_app(
             if results is None
             else []
         )
+        profiles = memories.profiles
         return page(
             request,
             "user.html",
             tenant=tenant,
+            profile=await profiles.render(tenant),
+            profile_versions=[
+                await profiles.get(tenant, name)
+                for name, schema in profiles.schemas.items()
+                if schema.update_mode == "patch"
+            ],
             q=q,
             k=k,
             kind=kind,
@@ -473,6 +522,7 @@ def create_console_app(
         session: str = Query("", max_length=_MAX_ID),
     ) -> HTMLResponse:
         listed = await memories.episodic.list_actions(tenant, session_id=session or None, limit=200)
+        used = await long_term.get_many(tenant, [i for action in listed for i in action.memory_ids])
         types = sorted({action.action_type for action in listed})
         rates = [await memories.episodic.success_rates(tenant.agent_id, t) for t in types]
         return page(
@@ -480,6 +530,7 @@ def create_console_app(
             "actions.html",
             tenant=tenant,
             listed=listed,
+            used=used,
             rates=rates,
             session_id=session,
             tab="actions",
@@ -500,6 +551,13 @@ def _pretty(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _when(at: datetime, seconds: bool = False) -> Markup:
+    """A moment as the pages show it: a ``<time>`` element, which the style keeps on one line
+    (a date and its time wrapped apart in a narrow column)."""
+    shown = at.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+    return Markup('<time datetime="{}">{}</time>').format(at.isoformat(), shown)
 
 
 def _lines(text: str) -> str:

@@ -1,5 +1,6 @@
-"""What the console tests look at: two agents' users with memories, a changed fact, a session,
-a task with a checkpoint, a rated action, and hostile text where stored text is shown."""
+"""What the console tests look at: two agents' users with memories, a changed fact, a profile,
+a session, a task with a checkpoint, a rated action, and hostile text where stored text is
+shown."""
 
 from __future__ import annotations
 
@@ -64,6 +65,9 @@ async def seed(memories: MemorySystem) -> Seeded:
         memory_ids=[porto.id],
     )
     await memories.episodic.add_feedback(ALICE, action_id, rating=5)
+    await memories.profiles.patch(
+        ALICE, {"user_name": "Alice", "home": "Porto", "preferences": {"seat": "window"}}
+    )
     await memories.long_term.drain()
     return Seeded(berlin.id, porto.id, window.id, hostile.id, bob.id, "s-1", task.id, action_id)
 

@@ -324,6 +324,104 @@ async def test_bad_feedback_is_422_with_a_clear_body_and_writes_nothing(api, bod
     assert (await long_term.get(ALICE, memory_id)).feedback_count == 0
 
 
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"user_id": "alice", "rating": NaN}', "NaN is not a JSON number"),
+        (b'{"user_id": "alice", "rating": Infinity}', "Infinity is not a JSON number"),
+        (b'{"user_id": "alice", "helpful": -Infinity}', "-Infinity is not a JSON number"),
+        (b'{"user_id": "alice", "rating": 1e400}', "beyond the range of a 64-bit float"),
+        (b'{"user_id": "alice", "correction": "marker-4711 \\ud800"}', "unpaired surrogate"),
+        (b'{"user_id": "marker-4711\\udfff", "rating": 5}', "unpaired surrogate"),
+        (b'{"user_id": "alice", "rating": 5, "marker-4711\\ud800": 1}', "unpaired surrogate"),
+        (b'{"user_id": "alice", "rating": 5, "x": ' + b"[" * 900 + b"]" * 900 + b"}", "deeper"),
+    ],
+    ids=["nan", "infinity", "-infinity", "1e400", "surrogate", "low-surrogate", "key", "deep"],
+)
+async def test_json_no_other_program_sends_is_400_with_one_line_and_logs_nothing(
+    api, caplog, body, why
+):
+    """Issue 35 item 10: NaN, Infinity, a number beyond a float and a lone surrogate made a
+    500 whose traceback repeated the input."""
+    from agent_memory.api.body import NOT_JSON
+
+    client, action_id, memory_id, long_term = api
+    caplog.set_level("DEBUG")
+    with structlog.testing.capture_logs() as events:
+        response = await client.post(
+            f"/v1/actions/{action_id}/feedback",
+            content=body,
+            headers={**_key(), "Content-Type": "application/json"},
+        )
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert detail.startswith(NOT_JSON) and why in detail and "\n" not in detail
+    assert "marker-4711" not in response.text
+    logged = caplog.text + repr(events)
+    assert "marker-4711" not in logged and "Traceback" not in logged
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR", "CRITICAL")]
+    action = (await client.get(f"/v1/actions/{action_id}?user_id=alice", headers=_key())).json()
+    assert action["feedback"] == {}
+    assert (await long_term.get(ALICE, memory_id)).feedback_count == 0
+
+
+async def test_escaped_surrogate_pairs_and_whole_floats_are_still_json(api):
+    client, action_id, *_ = api
+    response = await client.post(
+        f"/v1/actions/{action_id}/feedback",
+        content=b'{"user_id": "alice", "rating": 4.0, "correction": "fine \\ud83d\\ude00"}',
+        headers={**_key(), "Content-Type": "application/json"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["rating"] == 4 and response.json()["correction"] == "fine \U0001f600"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/v1/actions/{action}?user_id=%ED%A0%80",  # a surrogate's UTF-8 bytes, not UTF-8
+        "/v1/actions/%ED%A0%80?user_id=alice",
+        "/v1/success-rates?action_type=%ED%A0%80",
+        "/v1/success-rates?days=NaN",
+        "/v1/success-rates?days=Infinity",
+        "/v1/success-rates?days=1e400",
+        "/v1/success-rates?%ED%A0%80=1",
+    ],
+)
+async def test_query_parameters_no_text_or_number_are_a_4xx_or_found_nothing(api, query):
+    client, action_id, *_ = api
+    response = await client.get(query.format(action=action_id), headers=_key())
+    if "success-rates?action_type" in query:
+        assert response.status_code == 200 and response.json()["total"] == 0
+    else:
+        assert response.status_code in (404, 422), response.text
+        assert response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"rating": 7}, "rating must be an int from 1 to 5, got 7"),
+        ({"rating": 0}, "rating must be an int from 1 to 5, got 0"),
+        ({"rating": "5"}, "rating must be an int from 1 to 5, got '5'"),
+        ({"rating": 4.5}, "rating must be an int from 1 to 5, got 4.5"),
+        ({"helpful": "yes"}, "Input should be a valid boolean"),
+        ({"correction": ""}, "String should have at least 1 character"),
+    ],
+)
+async def test_a_bad_value_is_one_problem(api, body, message):
+    """Issue 35 item 19: a rating of 7 was two problems, the second "Input should be None"
+    (one per branch of the field's type)."""
+    client, action_id, *_ = api
+    response = await client.post(
+        f"/v1/actions/{action_id}/feedback", json={"user_id": "alice", **body}, headers=_key()
+    )
+    assert response.status_code == 422
+    problems = response.json()["detail"]
+    assert [problem["msg"] for problem in problems] == [message]
+    assert problems[0]["loc"] == ["body", next(iter(body))]
+
+
 async def test_unknown_ids_and_malformed_requests(api):
     client, *_ = api
     missing = await client.get("/v1/actions/act_nope?user_id=alice", headers=_key())

@@ -4,6 +4,9 @@ errors and responses as documented."""
 
 from __future__ import annotations
 
+import logging
+
+import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck
@@ -50,6 +53,42 @@ class _AgentKey:
 @hypothesis_settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_server_errors_and_documented_responses(case, served):
     case.call_and_validate(base_url=served)
+
+
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_served_json_no_other_program_sends_is_400_and_nothing_is_logged(served):
+    """Issue 35 item 10, on the wire: NaN, Infinity and a lone surrogate were a 500 and a
+    traceback in the server's log that repeated the body."""
+    kept = _Kept()
+    loggers = [logging.getLogger(name) for name in ("uvicorn.error", "agent_memory")]
+    for logger in loggers:
+        logger.addHandler(kept)
+    try:
+        for body in (
+            b'{"user_id": "marker-4711", "rating": NaN}',
+            b'{"user_id": "marker-4711", "rating": -Infinity}',
+            b'{"user_id": "marker-4711\\ud800", "rating": 5}',
+        ):
+            response = httpx.post(
+                f"{served}/v1/actions/act_1/feedback",
+                content=body,
+                headers={"X-API-Key": KEY, "Content-Type": "application/json"},
+                timeout=30,
+            )
+            assert response.status_code == 400, response.text
+            assert list(response.json()) == ["detail"] and "marker" not in response.text
+    finally:
+        for logger in loggers:
+            logger.removeHandler(kept)
+    assert [record.getMessage() for record in kept.records] == []
 
 
 @pytest.mark.parametrize("text", ["\x1e", "\x1c\x1f", " \t\n", "\x85"])

@@ -75,6 +75,18 @@ def test_log_options_list_their_choices_and_take_only_those(option, choices, cli
     )
 
 
+@pytest.mark.parametrize("rating", ["7", "0", "-1"])
+def test_a_rating_out_of_range_is_one_line_in_the_librarys_words(rating, cli_env, embedded_server):
+    """Issue 35 item 19: the command says what the feedback API and the library say."""
+    result = invoke(["feedback", "act_x", "--user", "alice", "--rating", rating], cli_env)
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: Invalid value for '--rating': rating must be an int from 1 to 5, got {rating} "
+        "(see 'agent-memory feedback --help')\n"
+    )
+    assert _collections(embedded_server.uri, cli_env["AGENT_MEMORY_DATABASE"]) == []
+
+
 @pytest.mark.parametrize("name", ["result.md", "plot.png", "result", "result.JSON.md"])
 @pytest.mark.parametrize("command", ["speed", "fusion", "retrieval", "tokens", "latency"])
 def test_bench_out_must_be_a_json_name(tmp_path, cli_env, command, name):

@@ -15,11 +15,14 @@ from agent_memory.console.app import SESSION_COOKIE
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory.system import MemorySystem
 from agent_memory.ops.forget import COLLECTION_NOUNS, held
+from agent_memory.tenancy import Tenant
 
 from .console_data import (
     ALICE,
     BOB,
+    HOSTILE,
     KEYS,
+    OTHER_KEY,
     SUPPORT_KEY,
     TOKEN,
     console_settings,
@@ -535,6 +538,37 @@ async def test_the_chart_follows_decay_and_edits(with_keys, memories, seeded):
     assert xs == sorted(xs) and xs[0] < xs[-1]
 
 
+async def test_the_chart_shows_a_five_percent_decay_plainly(with_keys, memories, seeded):
+    """Issue 35 item 18: on a value axis from -1 to 1, decay's 5% moved the line by about two
+    pixels. Each panel's axis now spans its own values, with round, labelled ticks."""
+    from datetime import timedelta
+
+    from agent_memory.stamps import utcnow
+
+    await memories.decay.run(agent_id="support", now=utcnow() + timedelta(days=31))
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (
+        await with_keys.get(
+            "/memory", params={"agent": "support", "user": "alice", "id": seeded.porto}
+        )
+    ).text
+    ys = {
+        title: float(cy)
+        for cy, title in re.findall(
+            r'<circle class="importance-point" cx="[\d.]+" cy="([\d.]+)"[^>]*>'
+            r"<title>([^<]+)</title>",
+            page,
+        )
+    }
+    assert set(ys) == {"stored 0.70", f"decayed {0.7 * 0.95:.2f}"}
+    assert ys[f"decayed {0.7 * 0.95:.2f}"] - ys["stored 0.70"] >= 30  # pixels, downwards
+    svg = page.split('<svg class="chart"', 1)[1].split("</svg>", 1)[0]
+    importance = svg.split('class="panel-title"')[1]
+    ticks = [float(t) for t in re.findall(r'<text class="tick"[^>]*>([-\d.]+)</text>', importance)]
+    assert 3 <= len(ticks) <= 6 and min(ticks) <= 0.665 and max(ticks) >= 0.7
+    assert max(ticks) - min(ticks) <= 0.2  # the data's range, not 0 to 1
+
+
 async def test_unknown_pages_and_other_hosts_get_the_consoles_answer(with_keys, memories):
     await sign_in(with_keys, SUPPORT_KEY)
     for response in (
@@ -625,3 +659,268 @@ async def test_a_huge_form_is_refused_before_it_is_read(with_keys):
         headers={"Content-Type": "application/x-www-form-urlencoded"},
     )
     assert streamed.status_code == 413
+
+
+# --- sign-ins: bounded per key, throttled ---------------------------------------------------
+
+
+class Clock:
+    """The console's clock in a test: it moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def clocked(memories, settings):
+    """A console on a test clock, and a way to open browsers (clients with their own cookies)
+    on it; key mode unless the test asks for the token."""
+    clock = Clock()
+    opened: list[httpx.AsyncClient] = []
+
+    def console(*, with_keys: bool = True):
+        changes = {"api_keys": KEYS} if with_keys else {}
+        app = create_console_app(
+            memories,
+            settings=console_settings(settings, **changes),
+            token=None if with_keys else TOKEN,
+            clock=clock,
+        )
+        transport = httpx.ASGITransport(app=app)
+
+        def browser() -> httpx.AsyncClient:
+            client = httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
+            opened.append(client)
+            return client
+
+        return browser
+
+    yield console, clock
+    for client in opened:
+        await client.aclose()
+
+
+async def _signed_in(client: httpx.AsyncClient) -> bool:
+    return (await client.get("/")).status_code == 200
+
+
+async def test_a_flood_of_sign_ins_with_one_key_signs_nobody_else_out(clocked, monkeypatch):
+    """Issue 35 item 11: 1,001 sign-ins with any valid key ended every other session (a
+    thousand were kept, in all). Now each key keeps its own newest few."""
+    from agent_memory.console import app as console_app
+    from agent_memory.console.access import SESSIONS_PER_KEY, Rate
+
+    # Unthrottled, to see the bound alone (throttled, 1,001 sign-ins take over 8 hours).
+    monkeypatch.setattr(console_app, "SIGN_INS_PER_KEY", Rate(burst=2_000, every=1.0))
+    console, _ = clocked
+    browser = console()
+    victim, flooder = browser(), browser()
+    assert (await sign_in(victim, SUPPORT_KEY)).status_code == 303
+    cookies = []
+    for _ in range(1_001):
+        response = await sign_in(flooder, OTHER_KEY)
+        assert response.status_code == 303
+        cookies.append(flooder.cookies[SESSION_COOKIE])
+    assert await _signed_in(victim)
+    # The flooding key's own oldest sessions went, its newest are kept.
+    for cookie, kept in ((cookies[0], False), (cookies[-SESSIONS_PER_KEY], True)):
+        flooder.cookies.set(SESSION_COOKIE, cookie)
+        assert await _signed_in(flooder) is kept
+
+
+async def test_repeated_sign_ins_with_one_key_are_throttled(clocked):
+    from agent_memory.console.access import SIGN_INS_PER_KEY
+
+    console, clock = clocked
+    browser = console()
+    client = browser()
+    for _ in range(SIGN_INS_PER_KEY.burst):
+        assert (await sign_in(client, OTHER_KEY)).status_code == 303
+    throttled = await sign_in(browser(), OTHER_KEY)
+    assert throttled.status_code == 429
+    assert int(throttled.headers["retry-after"]) == SIGN_INS_PER_KEY.every
+    assert "too many sign-ins with this key: try again in 30 s" in throttled.text
+    assert throttled.text.count('role="alert"') == 1
+    assert SESSION_COOKIE not in throttled.headers.get("set-cookie", "")
+    # Another key is not held up, and the throttled one may sign in once the wait is over.
+    assert (await sign_in(browser(), SUPPORT_KEY)).status_code == 303
+    clock.now += SIGN_INS_PER_KEY.every - 1
+    assert (await sign_in(browser(), OTHER_KEY)).status_code == 429
+    clock.now += 1
+    assert (await sign_in(browser(), OTHER_KEY)).status_code == 303
+
+
+@pytest.mark.parametrize("with_keys", [True, False], ids=["keys", "token"])
+async def test_failed_sign_ins_are_throttled_and_then_nothing_is_compared(clocked, with_keys):
+    from agent_memory.console.access import FAILED_SIGN_INS
+
+    console, clock = clocked
+    browser = console(with_keys=with_keys)
+    right = SUPPORT_KEY if with_keys else TOKEN
+    for n in range(FAILED_SIGN_INS.burst):
+        assert (await sign_in(browser(), f"guess-{n}-0123456789abcdefgh")).status_code == 401
+    # Guessing faster gets a 429 for the right secret too: none is compared meanwhile.
+    for secret in ("another-guess-0123456789abcdef", right):
+        throttled = await sign_in(browser(), secret)
+        assert throttled.status_code == 429, secret
+        assert throttled.headers["retry-after"] == f"{FAILED_SIGN_INS.every:.0f}"
+        assert "too many failed sign-ins" in throttled.text and right not in throttled.text
+    clock.now += FAILED_SIGN_INS.every
+    client = browser()
+    assert (await sign_in(client, right)).status_code == 303
+    assert await _signed_in(client)
+
+
+# --- what the pages show (issue 35 item 18) --------------------------------------------------
+
+
+async def test_the_user_page_shows_the_profile_every_prompt_holds(with_keys, memories):
+    await memories.profiles.patch(ALICE, {"occupation": HOSTILE})
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (await with_keys.get("/user", params={"agent": "support", "user": "alice"})).text
+    prompt_text = await memories.profiles.render(ALICE)  # what the agent's prompt holds
+    assert "- home: Porto" in prompt_text and "- preferences: seat: window" in prompt_text
+    assert f'<pre class="text profile-text">{html.escape(prompt_text, quote=False)}</pre>' in (
+        page.replace("&#34;", '"').replace("&#39;", "'")
+    )
+    assert "<script>" not in page and "User: version 2, updated <time" in page
+    # A user without a profile: the panel says so.
+    await memories.long_term.store(Tenant("support", "carol"), "Carol likes tea")
+    carol = (await with_keys.get("/user", params={"agent": "support", "user": "carol"})).text
+    assert "Empty: memory formation fills it" in carol
+
+
+async def test_the_actions_page_shows_the_memories_text_with_links(with_keys, memories, seeded):
+    gone = await memories.long_term.store(ALICE, "Alice's passport expires in May")
+    await memories.episodic.log_action(
+        ALICE,
+        session_id="s-1",
+        action_type="query_response",
+        outcome="success",
+        content="What did I paste?",
+        memory_ids=[seeded.hostile, gone.id, seeded.berlin],
+    )
+    await memories.long_term.forget(ALICE, gone.id)
+    await sign_in(with_keys, SUPPORT_KEY)
+    page = (await with_keys.get("/actions", params={"agent": "support", "user": "alice"})).text
+    used = re.findall(r'<a class="memory" href="([^"]+)" title="([^"]+)">(.*?)</a>', page)
+    shown = {title: (html.unescape(link), text) for link, title, text in used}
+    assert shown[seeded.porto] == (
+        f"/memory?agent=support&user=alice&id={seeded.porto}",
+        "Alice moved to Porto",
+    )
+    # Escaped and shortened, the link kept; a superseded one says so; a forgotten one is its id.
+    hostile_link, hostile_text = shown[seeded.hostile]
+    assert hostile_link.endswith(f"id={seeded.hostile}") and "<script>" not in hostile_text
+    assert hostile_text.startswith("Alice pasted &lt;script&gt;") and hostile_text.endswith("...")
+    assert len(html.unescape(hostile_text)) <= 80
+    assert shown[seeded.berlin][1] == "Alice lives in Berlin"
+    assert 'Alice lives in Berlin</a> <span class="status-superseded small">(superseded)' in page
+    assert shown[gone.id][1] == f"<code>{gone.id}</code>"
+    assert f'<code>{gone.id}</code></a> <span class="muted small">(forgotten)' in page
+    assert "passport" not in page
+    assert "<code>mem_" not in page.replace(f"<code>{gone.id}</code>", "")
+
+
+_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?")
+
+
+async def test_dates_and_times_never_wrap(with_keys, seeded):
+    """A date and its time in a narrow column wrapped onto two lines; every moment shown is a
+    <time> element, which the style keeps on one line."""
+    await sign_in(with_keys, SUPPORT_KEY)
+    where = {"agent": "support", "user": "alice"}
+    style = (await with_keys.get("/")).text
+    assert "time { white-space: nowrap; }" in style
+    seen = 0
+    for path, extra in (
+        ("/user", {}),
+        ("/memory", {"id": seeded.porto}),
+        ("/sessions", {}),
+        ("/session", {"id": seeded.session_id}),
+        ("/tasks", {}),
+        ("/task", {"id": seeded.task_id}),
+        ("/actions", {}),
+    ):
+        page = (await with_keys.get(path, params={**where, **extra})).text
+        body = page.split("<main>", 1)[1]
+        for moment in _MOMENT.finditer(body):
+            before = body[: moment.start()]
+            assert re.search(r'<time datetime="[^"]+">$', before), (path, moment.group(0))
+            seen += 1
+    assert seen >= 10
+
+
+async def test_a_user_or_agent_that_does_not_exist_says_so(with_keys, with_token):
+    await sign_in(with_keys, SUPPORT_KEY)
+    for path in ("/user", "/sessions", "/tasks", "/actions"):
+        missing = await with_keys.get(path, params={"agent": "support", "user": "nobody"})
+        assert missing.status_code == 404, path
+        assert missing.text.count('role="alert"') == 1 and ">no such user</p>" in missing.text
+    # Another agent's page, user or memory looks exactly like one of an agent that does not
+    # exist: a key cannot find out which agents there are.
+    for path, params in (
+        ("/agent", {}),
+        ("/user", {"user": "bob"}),
+        ("/sessions", {"user": "bob"}),
+        ("/memory", {"user": "bob", "id": "mem_1"}),
+    ):
+        other = await with_keys.get(path, params={"agent": "other", **params})
+        ghost = await with_keys.get(path, params={"agent": "ghost", **params})
+        assert other.status_code == ghost.status_code == 404, path
+        assert other.text == ghost.text and ">no such agent</p>" in other.text, path
+    # With the local token every agent is visible, so one that holds nothing is said not to
+    # exist, and so is its user.
+    await sign_in(with_token, TOKEN)
+    for path, params, line in (
+        ("/agent", {"agent": "ghost"}, "no such agent"),
+        ("/user", {"agent": "ghost", "user": "bob"}, "no such agent"),
+        ("/user", {"agent": "other", "user": "nobody"}, "no such user"),
+    ):
+        response = await with_token.get(path, params=params)
+        assert response.status_code == 404 and f">{line}</p>" in response.text, params
+    assert (await with_token.get("/agent", params={"agent": "other"})).status_code == 200
+
+
+async def test_text_that_is_not_unicode_in_forms_and_queries_is_never_a_500(
+    with_keys, memories, seeded, caplog
+):
+    """Issue 35 item 10 for the console: a surrogate's UTF-8 bytes (what a hostile client
+    sends for "\\ud800") in a query or a form field, urlencoded or multipart."""
+    await sign_in(with_keys, SUPPORT_KEY)
+    token = csrf_of((await with_keys.get("/")).text)
+    caplog.set_level("WARNING")
+    surrogate = "%ED%A0%80"
+    for query, status in (
+        (f"/user?agent=support&user={surrogate}", 404),
+        (f"/user?agent=support&user=alice&q={surrogate}", 200),
+        (f"/agent?agent={surrogate}", 404),
+        (f"/memory?agent=support&user=alice&id={surrogate}", 404),
+        (f"/actions?agent=support&user=alice&session={surrogate}", 200),
+    ):
+        assert (await with_keys.get(query)).status_code == status, query
+    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+    for body, headers in (
+        (f"secret={surrogate}".encode(), urlencoded),
+        (b"secret=\xed\xa0\x80", urlencoded),
+        (
+            b'--b\r\nContent-Disposition: form-data; name="secret"\r\n\r\n\xed\xa0\x80\r\n--b--\r\n',
+            {"Content-Type": "multipart/form-data; boundary=b"},
+        ),
+    ):
+        assert (await with_keys.post("/login", content=body, headers=headers)).status_code == 401
+    form = await edit_form(with_keys, seeded.window)
+    edited = await with_keys.post(
+        "/memory/edit",
+        content=(
+            f"csrf={token}&agent=support&user=alice&id={seeded.window}&seen={form['seen']}"
+            f"&content=x{surrogate}&importance=NaN&tags="
+        ).encode(),
+        headers=urlencoded,
+    )
+    assert edited.status_code == 422 and "importance" in edited.text
+    assert caplog.records == []
+    assert (await memories.long_term.get(ALICE, seeded.window)).content.startswith("Alice")

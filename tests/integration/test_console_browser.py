@@ -95,10 +95,7 @@ async def _search(browser: Browser, query: str) -> list[dict[str, str]]:
     await _type(browser, 'input[name="q"]', query)
     await _click(browser, 'form[role="search"] button[type="submit"]')
     await browser._until(
-        lambda d: (
-            d.find_elements(By.CSS_SELECTOR, "h3")
-            and "results for" in d.find_element(By.CSS_SELECTOR, "main h3").text
-        ),
+        lambda d: any("results for" in h.text for h in d.find_elements(By.CSS_SELECTOR, "main h3")),
         "the search results",
     )
 
@@ -235,6 +232,43 @@ async def test_a_key_sees_nothing_of_another_agent(browser: Browser, seeded: See
     await browser.open(ALICE_PAGE)
     assert "no such agent" in await browser.text()
     assert "Porto" not in await browser.source()
+
+
+async def test_the_profile_memory_texts_and_one_line_dates_as_a_browser_draws_them(
+    browser: Browser, memories: MemorySystem, seeded: Seeded
+):
+    """Issue 35 item 18: the profile panel, the memories of a turn as text, and every date
+    and time on one line (a wrapped inline element has two boxes). A turn that used four
+    memories squeezed the date column of a 1,000-pixel window onto two lines."""
+    await memories.episodic.log_action(
+        ALICE,
+        session_id="s-1",
+        action_type="query_response",
+        outcome="success",
+        content="Which seat should I book on my flight to Porto next week, and can I bring my bike?",
+        memory_ids=[seeded.porto, seeded.window, seeded.berlin, seeded.hostile],
+    )
+    await browser.sign_in(SUPPORT_KEY)
+    await browser._run(lambda: browser.driver.set_window_size(1000, 900))
+    await browser.open(ALICE_PAGE)
+    await browser.heading("User alice")
+    profile = await browser.texts("section.profile pre")
+    assert profile == [await memories.profiles.render(ALICE)]
+    await browser.open(_at("/actions", agent="support", user="alice"))
+    await browser.heading("User alice")
+    used = await browser.texts("td.used a.memory")
+    assert used[:3] == [
+        "Alice moved to Porto",
+        "Alice prefers window seats on long flights",
+        "Alice lives in Berlin",
+    ]
+    assert used[3].startswith("Alice pasted <script>") and used[-1] == "Alice moved to Porto"
+    boxes = await browser._run(
+        lambda: browser.driver.execute_script(
+            "return [...document.querySelectorAll('main time')].map(t => t.getClientRects().length)"
+        )
+    )
+    assert len(boxes) == 2 and set(boxes) == {1}
 
 
 async def test_signing_out_through_the_button(browser: Browser):

@@ -351,6 +351,19 @@ async def test_forget_one_and_forget_user(connection, memory):
     assert (await memory.get(BOB, keep.id)).content == "Bob likes chess"
 
 
+async def test_get_many_reads_the_users_own_memories_in_one_go(memory):
+    alice = await memory.store(ALICE, "Alice likes chess")
+    gone = await memory.store(ALICE, "Alice likes go")
+    bob = await memory.store(BOB, "Bob likes chess")
+    await memory.forget(ALICE, gone.id)
+    found = await memory.get_many(ALICE, [alice.id, gone.id, bob.id, alice.id, "mem_none"])
+    assert {k: m.content for k, m in found.items()} == {alice.id: "Alice likes chess"}
+    assert await memory.get_many(ALICE, []) == {}
+    for bad in (alice.id, [{"$ne": None}], [""]):
+        with pytest.raises(InvalidInputError):
+            await memory.get_many(ALICE, bad)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -100,6 +100,8 @@ def test_chatbot_mcp_calls_memory_and_mcp_tools_and_starts_a_new_session(
     assert "tool use is SCRIPTED here" in out  # the offline model calls no tools: said plainly
     session_1, session_2 = out.split("== a new session starts ==")
     assert 'tool call: travel__weather({"city": "Porto"}) -> Porto this weekend: sunny' in session_1
+    assert "(1 tool call, route:" in session_1 and "(0 tool calls, route:" in out
+    assert "(1 tool calls" not in out  # issue 35 item 19
     # start_new_session brought session 1's formation forward: formed in about a second,
     # not after the 30 s debounce the agent runs with.
     formed = re.search(

@@ -87,6 +87,12 @@ async def drive():
             told = await client.post("/chat/ann/s1", params={"message": "My name is Ann"})
             asked = await client.post("/chat/ann/s1", params={"message": "What is my name?"})
             other = await client.post("/chat/bob/s2", params={"message": "What is my name?"})
+            refused = [
+                await client.post("/chat/ann/s1", params={"message": message})
+                for message in ("", " ", "x" * 8_001)
+            ]
+    for response in refused:
+        print("REFUSED", response.status_code, response.json())
     for response in (told, asked, other):
         print("HTTP", response.status_code, response.json()["action_id"], response.json()["answer"])
 
@@ -102,6 +108,14 @@ def test_the_app_example_serves_turns_with_memory(tmp_path, offline_env):
     assert len({told[1], asked[1], other[1]}) == 3
     assert all(action.startswith("act_") for action in (told[1], asked[1], other[1]))
     assert "Ann" in asked[2] and "Ann" not in other[2]
+    # An empty or over-long message is the caller's mistake, answered 422 with the library's
+    # one line by the snippet's handler (issue 35 item 12: it was a bare 500).
+    refused = [line for line in lines if line.startswith("REFUSED ")]
+    assert refused == [
+        "REFUSED 422 {'detail': 'query is empty'}",
+        "REFUSED 422 {'detail': 'query is empty'}",
+        "REFUSED 422 {'detail': 'the query has 8001 characters; the limit is 8000'}",
+    ]
 
 
 def test_the_app_example_is_about_twenty_lines():

@@ -830,6 +830,22 @@ class LongTermMemory:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         return Memory.from_document(doc)
 
+    async def get_many(self, tenant: Tenant, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The user's memories among ``memory_ids`` in one read: id -> memory, for the ids
+        found (another user's, or one forgotten, is left out, as :meth:`get` would not find
+        it). Round trips: 1 (none for no ids)."""
+        tenant = check_tenant(tenant)
+        if isinstance(memory_ids, str):
+            raise InvalidInputError("memory_ids must be a list of ids, not one str")
+        wanted = sorted({check_id(memory_id, "memory_id") for memory_id in memory_ids})
+        if not wanted:
+            return {}
+        with translate_errors("reading memories"):
+            docs = await self.collection.find(
+                {**tenant.filter(), "_id": {"$in": wanted}}, {"embedding": 0}
+            ).to_list(None)
+        return {doc["_id"]: Memory.from_document(doc) for doc in docs}
+
     async def list_memories(
         self,
         tenant: Tenant,
