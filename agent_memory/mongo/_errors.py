@@ -17,6 +17,7 @@ from agent_memory.errors import (
     StorageError,
     StorageUnavailableError,
 )
+from agent_memory.mongo.embedded_files import DAMAGED
 
 __all__ = ["Refusal", "classify_refusal", "first_line", "map_error", "translate_errors"]
 
@@ -58,6 +59,11 @@ def map_error(exc: Exception, action: str) -> AgentMemoryError:
         return exc
     if isinstance(exc, pm.DuplicateKeyError):
         return ConflictError(f"{action}: a document with the same key already exists")
+    if isinstance(exc, pm.OperationFailure) and DAMAGED in str(exc):
+        # The embedded server's one line for a damaged file: whole, it says how to recover.
+        details = exc.details or {}
+        message = details.get("errmsg") if isinstance(details.get("errmsg"), str) else None
+        return StorageError(f"{action}: {message or first_line(exc)}")
     if isinstance(exc, pm.ServerSelectionTimeoutError | pm.AutoReconnect | pm.NetworkTimeout):
         return StorageUnavailableError(
             f"{action}: the database cannot be reached ({first_line(exc)})"
