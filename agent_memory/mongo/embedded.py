@@ -5,9 +5,11 @@ never stalls the database, and the framework reaches it like any other server: t
 ``pymongo.AsyncMongoClient`` over the wire protocol.
 
 One process owns a data directory at a time (an exclusive lock on ``server.lock``); it writes
-its address to ``server.json``. Other processes that find the lock held read that file and
-connect to the running server instead of opening the SQLite file a second time, so a demo,
-a worker and ``agent-memory`` commands can share one embedded database.
+its address to ``server.json`` (and keeps it in ``server.lock``, for the next owner). Other
+processes that find the lock held read that file and connect to the running server instead
+of opening the SQLite file a second time, so a demo, a worker and ``agent-memory`` commands
+can share one embedded database. When the owner goes, one of them takes the directory over
+on the same port (:mod:`agent_memory.mongo.embedded_takeover`).
 
 Loopback is not a lock: other local users and programs reach the port. So the directory is
 private to the user who runs it (created 0700, its files 0600; one owned by someone else, or
@@ -56,7 +58,7 @@ try:  # fcntl is POSIX-only; elsewhere the data directory is not shared between 
 except ImportError:  # pragma: no cover - exercised only on Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["EmbeddedServer", "ServerInfo", "find_running_server"]
+__all__ = ["EmbeddedServer", "ServedElsewhereError", "ServerInfo", "find_running_server"]
 
 logger = get_logger(__name__)
 
@@ -66,6 +68,7 @@ SECRET_FILE = "server.secret"
 #: The one user the embedded server knows; its password is the directory's secret.
 USER = "agent-memory"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_LOCK_TRIES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,11 @@ class ServerInfo:
             f"mongodb://{USER}:{quote_plus(self.secret)}@{host}:{self.port}/"
             "?directConnection=true&authSource=admin&authMechanism=SCRAM-SHA-256"
         )
+
+
+class ServedElsewhereError(EmbeddedServerError):
+    """Another process holds the data directory's lock: it serves the directory, or is about
+    to (:func:`find_running_server` finds it once it has written ``server.json``)."""
 
 
 def _secret(data_dir: Path, *, create: bool) -> str | None:
@@ -131,7 +139,8 @@ def find_running_server(data_dir: Path, *, wait: float = 5.0) -> ServerInfo | No
     """The server another process runs for ``data_dir``, or ``None`` if nobody serves it.
 
     Someone serves it when ``server.lock`` is held. Right after the owner took the lock it
-    may not have written ``server.json`` yet, so this waits up to ``wait`` seconds for it.
+    may not have written ``server.json`` yet, so this waits up to ``wait`` seconds for it;
+    an owner that lets the lock go meanwhile (it ended) serves nobody.
     """
     data_dir = data_dir.expanduser()
     if fcntl is None or not (data_dir / LOCK_FILE).exists():
@@ -141,25 +150,26 @@ def find_running_server(data_dir: Path, *, wait: float = 5.0) -> ServerInfo | No
         fd = open_private(data_dir / LOCK_FILE, os.O_RDWR)
     except OSError as exc:
         raise unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
-    with os.fdopen(fd, "r+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # held: a live owner exists
-        else:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            return None
     deadline = time.monotonic() + wait
-    while True:
-        info = _read_info(data_dir)
-        if info is not None and _answers(info):
-            return info
-        if time.monotonic() >= deadline:
-            raise EmbeddedServerError(
-                f"the data directory {str(data_dir)!r} is locked by another process whose "
-                "server does not answer; stop that process or use another AGENT_MEMORY_DATA_DIR"
-            )
-        time.sleep(0.05)
+    with os.fdopen(fd, "r+b") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # held: a live owner exists
+            else:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                return None
+            info = _read_info(data_dir)
+            if info is not None and _answers(info):
+                return info
+            if time.monotonic() >= deadline:
+                raise EmbeddedServerError(
+                    f"the data directory {str(data_dir)!r} is locked by another process whose "
+                    "server does not answer; stop that process or use another "
+                    "AGENT_MEMORY_DATA_DIR"
+                )
+            time.sleep(0.05)
 
 
 class EmbeddedServer:
@@ -169,7 +179,9 @@ class EmbeddedServer:
     >>> uri = server.start()                                         # doctest: +SKIP
     >>> server.stop()                                                # doctest: +SKIP
 
-    ``port=0`` picks a free port. A fixed port that is taken is an error that says so.
+    ``port=0`` picks a free port: the one the directory was last served on when it is free
+    (so that programs still connected to that port reach this server), else any. A fixed
+    port that is taken is an error that says so.
     """
 
     def __init__(self, data_dir: Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -202,19 +214,26 @@ class EmbeddedServer:
         return self._info is not None
 
     def _acquire_lock(self, data_dir: Path) -> None:
-        if fcntl is None:  # pragma: no cover
+        if fcntl is None or self._lock_handle is not None:  # held already: handed over
             return
         try:
             handle = os.fdopen(open_private(data_dir / LOCK_FILE, os.O_RDWR), "r+b")
         except OSError as exc:
             raise unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        # A program looking for the server (find_running_server) holds the lock for a
+        # moment when nobody serves: try a few times before taking it for an owner's.
+        for attempt in range(_LOCK_TRIES):
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt < _LOCK_TRIES - 1:
+                    time.sleep(0.02)
+        else:
             handle.close()
             running = _read_info(data_dir)
             where = f" at {redact_uri(running.uri)}" if running else ""
-            raise EmbeddedServerError(
+            raise ServedElsewhereError(
                 f"another process already serves {str(data_dir)!r}{where}; connect to it "
                 "(MONGODB_URI) or choose another AGENT_MEMORY_DATA_DIR"
             ) from None
@@ -231,27 +250,68 @@ class EmbeddedServer:
         self._lock_handle.close()
         self._lock_handle = None
 
-    def start(self, *, timeout: float = 30.0) -> str:
-        """Start serving and return the connection URI. Idempotent."""
+    def _last_port(self) -> int | None:
+        """The port the directory was last served on, from ``server.lock`` (held by now)."""
+        if self._lock_handle is None:
+            return None
+        try:
+            self._lock_handle.seek(0)
+            last = json.loads(self._lock_handle.read(4096) or b"{}")
+            port = int(last["port"]) if last.get("host") == self.host else 0
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return port if 0 < port < 65536 else None
+
+    def _remember_port(self, port: int) -> None:
+        if self._lock_handle is None:
+            return
+        with suppress(OSError):
+            self._lock_handle.seek(0)
+            self._lock_handle.truncate()
+            self._lock_handle.write(json.dumps({"host": self.host, "port": port}).encode())
+            self._lock_handle.flush()
+
+    def start(self, *, timeout: float = 30.0, lock: IO[bytes] | None = None) -> str:
+        """Start serving and return the connection URI. Idempotent.
+
+        ``lock``: the directory's ``server.lock``, open and locked already by the caller (a
+        program taking the directory over); the server holds it from then on, and lets it go
+        when it stops or fails to start."""
         if self._info is not None:
             return self._info.uri
+        if lock is not None and self._lock_handle is None:
+            self._lock_handle = lock
         try:
             from mongoeco.wire import AsyncMongoEcoProxyServer  # noqa: F401
         except ImportError as exc:
+            self._release_lock(self.data_dir.expanduser())
             raise DependencyMissingError(
                 "mongoeco",
                 "embedded",
                 detail="the embedded server needs Python 3.13+; on older Pythons set MONGODB_URI",
             ) from exc
 
-        data_dir = prepare_data_dir(self.data_dir)
+        try:
+            data_dir = prepare_data_dir(self.data_dir)
+        except BaseException:
+            self._release_lock(self.data_dir.expanduser())  # a lock handed over is let go
+            raise
         self._acquire_lock(data_dir)
         try:
             secret = _secret(data_dir, create=True)
             assert secret is not None
             database = data_dir / DATABASE_FILE
             prepare_database(database)
-            address = self._serve(database, secret, self.port, timeout)
+            last = self._last_port() if self.port == 0 else None
+            ports = [self.port] if self.port or last is None else [last, 0]
+            for port in ports:
+                try:
+                    address = self._serve(database, secret, port, timeout)
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EADDRINUSE or port == ports[-1]:
+                        raise
+                    logger.debug("embedded_last_port_taken", port=port)
         except OSError as exc:
             self._release_lock(data_dir)
             if exc.errno == errno.EADDRINUSE:
@@ -269,6 +329,7 @@ class EmbeddedServer:
             data_dir / INFO_FILE,
             json.dumps({"host": address.host, "port": address.port, "pid": os.getpid()}),
         )
+        self._remember_port(address.port)
         logger.info("embedded_server_started", port=address.port, data_dir=str(data_dir))
         return self._info.uri
 
