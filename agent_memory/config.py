@@ -99,7 +99,11 @@ class Settings(BaseSettings):
         description="Address of the embedded server; loopback only (it has no authentication).",
     )
     embedded_port: int = Field(
-        default=0, ge=0, le=65_535, description="Port of the embedded server; 0 picks a free one."
+        default=0,
+        ge=0,
+        le=65_535,
+        description="Port of the embedded server; 0 picks a free one (the data directory's "
+        "last port when it is free).",
     )
 
     # --- providers -------------------------------------------------------------------------

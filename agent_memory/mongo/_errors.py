@@ -17,8 +17,16 @@ from agent_memory.errors import (
     StorageError,
     StorageUnavailableError,
 )
+from agent_memory.mongo.embedded_files import DAMAGED
 
-__all__ = ["Refusal", "classify_refusal", "first_line", "map_error", "translate_errors"]
+__all__ = [
+    "Refusal",
+    "classify_refusal",
+    "explain_unreachable",
+    "first_line",
+    "map_error",
+    "translate_errors",
+]
 
 Refusal = Literal["forbidden", "transient", "unsupported"]
 
@@ -34,6 +42,23 @@ _TRANSIENT_CODES = frozenset(
 )
 #: Atlas's wording for a privilege the user lacks (code 8000, AtlasError).
 _FORBIDDEN_WORDS = ("not allowed to do action", "not authorized", "unauthorized")
+#: Servers known to be gone for good ("host:port"), with what happened and what to do: an
+#: embedded server this process could not take over on its port
+#: (:mod:`agent_memory.mongo.embedded_takeover`).
+_GONE: dict[str, str] = {}
+
+
+def explain_unreachable(address: str, why: str | None) -> None:
+    """Have every failure to reach ``address`` ("host:port") say ``why``; ``None`` forgets."""
+    if why is None:
+        _GONE.pop(address, None)
+    else:
+        _GONE[address] = why
+
+
+def _gone(exc: Exception) -> str | None:
+    text = str(exc)
+    return next((why for address, why in list(_GONE.items()) if address in text), None)
 
 
 def classify_refusal(exc: Exception) -> Refusal:
@@ -58,6 +83,13 @@ def map_error(exc: Exception, action: str) -> AgentMemoryError:
         return exc
     if isinstance(exc, pm.DuplicateKeyError):
         return ConflictError(f"{action}: a document with the same key already exists")
+    if _GONE and isinstance(exc, pm.PyMongoError) and (why := _gone(exc)):
+        return StorageUnavailableError(f"{action}: {why}")
+    if isinstance(exc, pm.OperationFailure) and DAMAGED in str(exc):
+        # The embedded server's one line for a damaged file: whole, it says how to recover.
+        details = exc.details or {}
+        message = details.get("errmsg") if isinstance(details.get("errmsg"), str) else None
+        return StorageError(f"{action}: {message or first_line(exc)}")
     if isinstance(exc, pm.ServerSelectionTimeoutError | pm.AutoReconnect | pm.NetworkTimeout):
         return StorageUnavailableError(
             f"{action}: the database cannot be reached ({first_line(exc)})"

@@ -26,6 +26,13 @@ others, not a failure. The refusal comes before the command touches anything; th
 exception is an insert of several documents, which the wire server writes one by one, so that
 is not run again (a retry could insert the first ones twice).
 
+**A damaged database file.** SQLite reports a damaged page when a command reads it, and
+Python's ``sqlite3`` module quotes the stored text it could not decode in its message, which
+the wire server sends to the client as it is: a memory's text and tenant ids in an error
+reply. The embedded server answers such a failure with one line instead, saying which file is
+damaged and how to recover it (:func:`agent_memory.mongo.embedded_files.damaged_message`),
+and logs it once (``embedded_database_damaged``), without the engine's text.
+
 **Server-side code.** mongoeco evaluates ``$where`` as a Python expression in the serving
 process, which holds the application's environment (API keys among it). The embedded server
 refuses every command that carries ``$where``, ``$function`` or ``$accumulator`` anywhere in
@@ -38,12 +45,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bson import ObjectId
 
 from agent_memory._log import get_logger
 from agent_memory.mongo import _engine_tuning
+from agent_memory.mongo.embedded_files import damage_reason, damaged_message
 
 __all__ = ["BUSY_WAIT", "SERVER_SIDE_CODE", "engine_class", "guard_server"]
 
@@ -196,19 +205,39 @@ def _log_slow(context: Any, steps: _engine_tuning.CommandSteps) -> None:
     )
 
 
-def guard_server(server: Any) -> None:
+def guard_server(server: Any, *, database: Path) -> None:
     """Make ``server`` (mongoeco's ``AsyncMongoEcoProxyServer``, not yet started) refuse every
-    command that carries server-side code, and let a command refused for another session's
-    transaction wait for it. Raises ``RuntimeError`` when this mongoeco has no command executor
-    to wrap, so that an unguarded server never starts."""
+    command that carries server-side code, let a command refused for another session's
+    transaction wait for it, and answer a command that finds the ``database`` file damaged
+    with one line that quotes nothing stored. Raises ``RuntimeError`` when this mongoeco has
+    no command executor to wrap, so that an unguarded server never starts."""
     from mongoeco.errors import OperationFailure
 
     executor = getattr(server, "_executor", None)
     execute = getattr(executor, "execute_prepared", None)
     if execute is None:
         raise RuntimeError("this mongoeco's wire server has no command executor to guard")
+    reported: list[str] = []
+
+    def damaged(exc: Exception) -> OperationFailure | None:
+        reason = damage_reason(exc)
+        if reason is None:
+            return None
+        if reason not in reported:  # once per kind: every later read of the page fails too
+            reported.append(reason)
+            logger.error("embedded_database_damaged", file=str(database), reason=reason)
+        return OperationFailure(damaged_message(database, reason))
 
     async def guarded(context: Any) -> Any:
+        try:
+            return await checked(context)
+        except Exception as exc:
+            replacement = damaged(exc)
+            if replacement is None:
+                raise
+            raise replacement from None
+
+    async def checked(context: Any) -> Any:
         # The body as received: the command the engine runs is derived from it (the same
         # document objects), so one walk covers both.
         body = getattr(context, "raw_body", None)

@@ -39,7 +39,8 @@ from agent_memory.mongo.capabilities import (
     tier_reason,
 )
 from agent_memory.mongo.catalog import IndexCatalog
-from agent_memory.mongo.embedded import EmbeddedServer, find_running_server
+from agent_memory.mongo.embedded import EmbeddedServer
+from agent_memory.mongo.embedded_takeover import Standby, serve_or_share
 from agent_memory.mongo.search.layout import Layout, LayoutWatch, choose_layout, read_layout
 from agent_memory.mongo.search.snapshots import GENERATIONS, TokenReads
 
@@ -58,7 +59,9 @@ class Connection:
     """A database handle plus what the framework learnt about the server behind it.
 
     A client or embedded server this object opened is closed by :meth:`close`; a database
-    handle passed in by the application stays the application's to close.
+    handle passed in by the application stays the application's to close. So is the standby
+    of a connection that shares another program's embedded server (and the server it took
+    over, if that program went; :mod:`~agent_memory.mongo.embedded_takeover`).
     """
 
     def __init__(
@@ -70,6 +73,7 @@ class Connection:
         tier: SearchTier,
         client: Any | None = None,
         embedded: EmbeddedServer | None = None,
+        standby: Standby | None = None,
         search_layout: Layout = "full",
         layout_reason: str = "",
     ) -> None:
@@ -90,6 +94,7 @@ class Connection:
         self.token_reads = TokenReads(db[settings.collection_prefix + GENERATIONS])
         self._client = client
         self._embedded = embedded
+        self._standby = standby
         self._closed = False
         # Writes started in the background on this connection (access statistics, session
         # activity, ...): finished before it closes. Weak, so a memory object that is gone
@@ -170,6 +175,8 @@ class Connection:
                 logger.warning("background_drain_failed", error=type(exc).__name__)
         if self._client is not None:
             await self._client.close()
+        if self._standby is not None:
+            await self._standby.astop()
         if self._embedded is not None:
             await self._embedded.astop()
 
@@ -271,7 +278,8 @@ async def connect(
     - ``database``: a ``pymongo`` ``AsyncDatabase`` (or a Motor database) the app already has.
     - ``uri``: a connection string; overrides ``MONGODB_URI``.
     - neither: ``MONGODB_URI`` from the settings, or, when that is unset, the embedded server
-      in ``settings.data_dir`` (shared with another process that already serves it).
+      in ``settings.data_dir`` (shared with another process that already serves it, and
+      taken over, on the same port, when that process goes).
 
     ``client_options`` go to ``AsyncMongoClient`` as they are (for example
     ``event_listeners`` for command monitoring, ``maxPoolSize``); they do not apply to a
@@ -287,6 +295,7 @@ async def connect(
 
     client: Any | None = None
     embedded: EmbeddedServer | None = None
+    standby: Standby | None = None
     if database is not None:
         if not hasattr(database, "client") or not hasattr(database, "name"):
             raise ConfigurationError(
@@ -305,14 +314,9 @@ async def connect(
         target_uri = uri or settings.uri()
         is_embedded = target_uri is None
         if target_uri is None:
-            running = await asyncio.to_thread(find_running_server, settings.data_dir)
-            if running is not None:
-                target_uri = running.uri
-            else:
-                embedded = EmbeddedServer(
-                    settings.data_dir, host=settings.embedded_host, port=settings.embedded_port
-                )
-                target_uri = await embedded.astart()
+            target_uri, embedded, standby = await serve_or_share(
+                settings.data_dir, host=settings.embedded_host, port=settings.embedded_port
+            )
         client = _new_client(target_uri, settings, dict(client_options or {}))
         db = client.get_database(settings.database, codec_options=_CODEC)
         target = redact_uri(target_uri)
@@ -342,6 +346,8 @@ async def connect(
     except BaseException:  # a refusal, a cancellation, anything: leave nothing open
         if client is not None:
             await asyncio.shield(client.close())
+        if standby is not None:
+            await asyncio.shield(standby.astop())
         if embedded is not None:
             await asyncio.shield(embedded.astop())
         raise
@@ -353,6 +359,7 @@ async def connect(
         tier=tier,
         client=client,
         embedded=embedded,
+        standby=standby,
         search_layout=layout,
         layout_reason=layout_reason,
     )

@@ -5,9 +5,11 @@ never stalls the database, and the framework reaches it like any other server: t
 ``pymongo.AsyncMongoClient`` over the wire protocol.
 
 One process owns a data directory at a time (an exclusive lock on ``server.lock``); it writes
-its address to ``server.json``. Other processes that find the lock held read that file and
-connect to the running server instead of opening the SQLite file a second time, so a demo,
-a worker and ``agent-memory`` commands can share one embedded database.
+its address to ``server.json`` (and keeps it in ``server.lock``, for the next owner). Other
+processes that find the lock held read that file and connect to the running server instead
+of opening the SQLite file a second time, so a demo, a worker and ``agent-memory`` commands
+can share one embedded database. When the owner goes, one of them takes the directory over
+on the same port (:mod:`agent_memory.mongo.embedded_takeover`).
 
 Loopback is not a lock: other local users and programs reach the port. So the directory is
 private to the user who runs it (created 0700, its files 0600; one owned by someone else, or
@@ -27,7 +29,6 @@ import json
 import os
 import secrets
 import socket
-import stat
 import threading
 import time
 from contextlib import suppress
@@ -39,25 +40,35 @@ from urllib.parse import quote_plus
 from agent_memory._log import get_logger
 from agent_memory.config import redact_uri
 from agent_memory.errors import DependencyMissingError, EmbeddedServerError
+from agent_memory.mongo.embedded_files import (
+    DATABASE_FILE,
+    check_private,
+    damage_reason,
+    damaged_error,
+    open_private,
+    prepare_data_dir,
+    prepare_database,
+    read_private,
+    unusable,
+    write_private,
+)
 
 try:  # fcntl is POSIX-only; elsewhere the data directory is not shared between processes.
     import fcntl
 except ImportError:  # pragma: no cover - exercised only on Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["EmbeddedServer", "ServerInfo", "find_running_server"]
+__all__ = ["EmbeddedServer", "ServedElsewhereError", "ServerInfo", "find_running_server"]
 
 logger = get_logger(__name__)
 
-DATABASE_FILE = "agent_memory.sqlite3"
 LOCK_FILE = "server.lock"
 INFO_FILE = "server.json"
 SECRET_FILE = "server.secret"
 #: The one user the embedded server knows; its password is the directory's secret.
 USER = "agent-memory"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_LOCK_TRIES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,134 +93,26 @@ class ServerInfo:
         )
 
 
-def _unusable(data_dir: Path, why: str) -> EmbeddedServerError:
-    return EmbeddedServerError(
-        f"the data directory {str(data_dir)!r} {why}; set AGENT_MEMORY_DATA_DIR to a "
-        "directory of your own"
-    )
-
-
-def _check_private(data_dir: Path, info: os.stat_result) -> None:
-    if not stat.S_ISDIR(info.st_mode):
-        raise _unusable(data_dir, "is not a directory")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise _unusable(data_dir, f"belongs to another user (uid {info.st_uid})")
-    if info.st_mode & 0o022:
-        raise _unusable(
-            data_dir, f"can be written by other users (mode {stat.S_IMODE(info.st_mode):o})"
-        )
-
-
-def _prepare_data_dir(data_dir: Path) -> Path:
-    """The data directory, created private (0700) or checked to be: owned by this user and
-    writable by nobody else. One that others can still read (an older version made it 0755)
-    is narrowed to 0700, as it is this user's."""
-    data_dir = data_dir.expanduser()
-    try:
-        if data_dir.parent != data_dir:
-            data_dir.parent.mkdir(parents=True, exist_ok=True)
-        with suppress(FileExistsError):
-            os.mkdir(data_dir, 0o700)
-        data_dir = data_dir.resolve()
-        info = os.stat(data_dir)
-        _check_private(data_dir, info)
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            os.chmod(data_dir, 0o700)
-            logger.info("embedded_data_dir_narrowed", data_dir=str(data_dir))
-        if not os.access(data_dir, os.W_OK | os.X_OK):
-            raise _unusable(data_dir, "is not writable")
-        for name in (DATABASE_FILE, f"{DATABASE_FILE}-wal", f"{DATABASE_FILE}-shm"):
-            _check_own_file(data_dir / name, missing_ok=True)
-    except EmbeddedServerError:
-        raise
-    except OSError as exc:
-        raise _unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
-    return data_dir
-
-
-def _mine(info: os.stat_result) -> bool:
-    """A regular file (not a link, directory or device) of the current user."""
-    return stat.S_ISREG(info.st_mode) and (not hasattr(os, "getuid") or info.st_uid == os.getuid())
-
-
-def _check_own_file(path: Path, *, missing_ok: bool) -> None:
-    """``path`` is a regular file (not a link) of this user that nobody else can read."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        if missing_ok:
-            return
-        raise
-    if not _mine(info):
-        what = "a regular file" if not stat.S_ISREG(info.st_mode) else "this user's file"
-        raise _unusable(path.parent, f"holds {path.name} that is not {what}")
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(path, 0o600, follow_symlinks=False)
-
-
-def _open_private(path: Path, flags: int) -> int:
-    """Open ``path`` without following a link, creating it 0600; a file that is not this
-    user's own regular file is refused."""
-    fd = os.open(path, flags | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-    try:
-        info = os.fstat(fd)
-        if not _mine(info):
-            raise _unusable(path.parent, f"holds {path.name} that is not this user's file")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            os.fchmod(fd, 0o600)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _read_private(path: Path) -> str | None:
-    """The text of ``path`` if it is this user's regular file that only they can read (not
-    through a link); else ``None``."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not _mine(info) or stat.S_IMODE(info.st_mode) & 0o077:
-            logger.warning("embedded_file_not_trusted", file=str(path))
-            return None
-        try:
-            return handle.read(64 * 1024).decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in a new 0600 file (never through a link)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(temporary, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(temporary)
-        raise
+class ServedElsewhereError(EmbeddedServerError):
+    """Another process holds the data directory's lock: it serves the directory, or is about
+    to (:func:`find_running_server` finds it once it has written ``server.json``)."""
 
 
 def _secret(data_dir: Path, *, create: bool) -> str | None:
     """The directory's server password, created by the server's owner on first start."""
-    text = _read_private(data_dir / SECRET_FILE)
+    text = read_private(data_dir / SECRET_FILE)
     if text and text.strip():
         return text.strip()
     if not create:
         return None
     if os.path.lexists(data_dir / SECRET_FILE):
-        raise _unusable(data_dir, f"holds {SECRET_FILE} that is not this user's private file")
-    _write_private(data_dir / SECRET_FILE, secrets.token_urlsafe(32))
+        raise unusable(data_dir, f"holds {SECRET_FILE} that is not this user's private file")
+    write_private(data_dir / SECRET_FILE, secrets.token_urlsafe(32))
     return _secret(data_dir, create=False)
 
 
 def _read_info(data_dir: Path) -> ServerInfo | None:
-    text = _read_private(data_dir / INFO_FILE)
+    text = read_private(data_dir / INFO_FILE)
     if text is None:
         return None
     try:
@@ -236,35 +139,37 @@ def find_running_server(data_dir: Path, *, wait: float = 5.0) -> ServerInfo | No
     """The server another process runs for ``data_dir``, or ``None`` if nobody serves it.
 
     Someone serves it when ``server.lock`` is held. Right after the owner took the lock it
-    may not have written ``server.json`` yet, so this waits up to ``wait`` seconds for it.
+    may not have written ``server.json`` yet, so this waits up to ``wait`` seconds for it;
+    an owner that lets the lock go meanwhile (it ended) serves nobody.
     """
     data_dir = data_dir.expanduser()
     if fcntl is None or not (data_dir / LOCK_FILE).exists():
         return None
     try:
-        _check_private(data_dir, os.stat(data_dir))
-        fd = _open_private(data_dir / LOCK_FILE, os.O_RDWR)
+        check_private(data_dir, os.stat(data_dir))
+        fd = open_private(data_dir / LOCK_FILE, os.O_RDWR)
     except OSError as exc:
-        raise _unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
-    with os.fdopen(fd, "r+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # held: a live owner exists
-        else:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            return None
+        raise unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
     deadline = time.monotonic() + wait
-    while True:
-        info = _read_info(data_dir)
-        if info is not None and _answers(info):
-            return info
-        if time.monotonic() >= deadline:
-            raise EmbeddedServerError(
-                f"the data directory {str(data_dir)!r} is locked by another process whose "
-                "server does not answer; stop that process or use another AGENT_MEMORY_DATA_DIR"
-            )
-        time.sleep(0.05)
+    with os.fdopen(fd, "r+b") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # held: a live owner exists
+            else:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                return None
+            info = _read_info(data_dir)
+            if info is not None and _answers(info):
+                return info
+            if time.monotonic() >= deadline:
+                raise EmbeddedServerError(
+                    f"the data directory {str(data_dir)!r} is locked by another process whose "
+                    "server does not answer; stop that process or use another "
+                    "AGENT_MEMORY_DATA_DIR"
+                )
+            time.sleep(0.05)
 
 
 class EmbeddedServer:
@@ -274,7 +179,9 @@ class EmbeddedServer:
     >>> uri = server.start()                                         # doctest: +SKIP
     >>> server.stop()                                                # doctest: +SKIP
 
-    ``port=0`` picks a free port. A fixed port that is taken is an error that says so.
+    ``port=0`` picks a free port: the one the directory was last served on when it is free
+    (so that programs still connected to that port reach this server), else any. A fixed
+    port that is taken is an error that says so.
     """
 
     def __init__(self, data_dir: Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -307,19 +214,26 @@ class EmbeddedServer:
         return self._info is not None
 
     def _acquire_lock(self, data_dir: Path) -> None:
-        if fcntl is None:  # pragma: no cover
+        if fcntl is None or self._lock_handle is not None:  # held already: handed over
             return
         try:
-            handle = os.fdopen(_open_private(data_dir / LOCK_FILE, os.O_RDWR), "r+b")
+            handle = os.fdopen(open_private(data_dir / LOCK_FILE, os.O_RDWR), "r+b")
         except OSError as exc:
-            raise _unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            raise unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
+        # A program looking for the server (find_running_server) holds the lock for a
+        # moment when nobody serves: try a few times before taking it for an owner's.
+        for attempt in range(_LOCK_TRIES):
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt < _LOCK_TRIES - 1:
+                    time.sleep(0.02)
+        else:
             handle.close()
             running = _read_info(data_dir)
             where = f" at {redact_uri(running.uri)}" if running else ""
-            raise EmbeddedServerError(
+            raise ServedElsewhereError(
                 f"another process already serves {str(data_dir)!r}{where}; connect to it "
                 "(MONGODB_URI) or choose another AGENT_MEMORY_DATA_DIR"
             ) from None
@@ -336,46 +250,111 @@ class EmbeddedServer:
         self._lock_handle.close()
         self._lock_handle = None
 
-    def start(self, *, timeout: float = 30.0) -> str:
-        """Start serving and return the connection URI. Idempotent."""
+    def _last_port(self) -> int | None:
+        """The port the directory was last served on, from ``server.lock`` (held by now)."""
+        if self._lock_handle is None:
+            return None
+        try:
+            self._lock_handle.seek(0)
+            last = json.loads(self._lock_handle.read(4096) or b"{}")
+            port = int(last["port"]) if last.get("host") == self.host else 0
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return port if 0 < port < 65536 else None
+
+    def _remember_port(self, port: int) -> None:
+        if self._lock_handle is None:
+            return
+        with suppress(OSError):
+            self._lock_handle.seek(0)
+            self._lock_handle.truncate()
+            self._lock_handle.write(json.dumps({"host": self.host, "port": port}).encode())
+            self._lock_handle.flush()
+
+    def start(self, *, timeout: float = 30.0, lock: IO[bytes] | None = None) -> str:
+        """Start serving and return the connection URI. Idempotent.
+
+        ``lock``: the directory's ``server.lock``, open and locked already by the caller (a
+        program taking the directory over); the server holds it from then on, and lets it go
+        when it stops or fails to start."""
         if self._info is not None:
             return self._info.uri
+        if lock is not None and self._lock_handle is None:
+            self._lock_handle = lock
         try:
-            from mongoeco.wire import AsyncMongoEcoProxyServer
-            from mongoeco.wire.auth import WireAuthUser
-
-            from agent_memory.mongo._mongoeco import engine_class, guard_server
+            from mongoeco.wire import AsyncMongoEcoProxyServer  # noqa: F401
         except ImportError as exc:
+            self._release_lock(self.data_dir.expanduser())
             raise DependencyMissingError(
                 "mongoeco",
                 "embedded",
                 detail="the embedded server needs Python 3.13+; on older Pythons set MONGODB_URI",
             ) from exc
 
-        data_dir = _prepare_data_dir(self.data_dir)
+        try:
+            data_dir = prepare_data_dir(self.data_dir)
+        except BaseException:
+            self._release_lock(self.data_dir.expanduser())  # a lock handed over is let go
+            raise
         self._acquire_lock(data_dir)
         try:
             secret = _secret(data_dir, create=True)
-            # SQLite creates the database 0644 and its WAL and shared-memory files with the
-            # database's mode: create it 0600 first, so that no file is ever readable by others.
-            os.close(_open_private(data_dir / DATABASE_FILE, os.O_RDWR))
+            assert secret is not None
+            database = data_dir / DATABASE_FILE
+            prepare_database(database)
+            last = self._last_port() if self.port == 0 else None
+            ports = [self.port] if self.port or last is None else [last, 0]
+            for port in ports:
+                try:
+                    address = self._serve(database, secret, port, timeout)
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EADDRINUSE or port == ports[-1]:
+                        raise
+                    logger.debug("embedded_last_port_taken", port=port)
+        except OSError as exc:
+            self._release_lock(data_dir)
+            if exc.errno == errno.EADDRINUSE:
+                raise EmbeddedServerError(
+                    f"port {self.port} on {self.host} is already in use; set "
+                    "AGENT_MEMORY_EMBEDDED_PORT to another port, or to 0 to pick a free one"
+                ) from exc
+            raise unusable(data_dir, f"is not usable ({exc.strerror or exc})") from exc
         except BaseException:
             self._release_lock(data_dir)
             raise
-        assert secret is not None
+
+        self._info = ServerInfo(address.host, address.port, os.getpid(), secret)
+        write_private(
+            data_dir / INFO_FILE,
+            json.dumps({"host": address.host, "port": address.port, "pid": os.getpid()}),
+        )
+        self._remember_port(address.port)
+        logger.info("embedded_server_started", port=address.port, data_dir=str(data_dir))
+        return self._info.uri
+
+    def _serve(self, database: Path, secret: str, port: int, timeout: float) -> Any:
+        """Run the server on ``port`` in a thread of its own; its address once it listens.
+        An ``OSError`` from binding the port comes as it is."""
+        from mongoeco.wire import AsyncMongoEcoProxyServer
+        from mongoeco.wire.auth import WireAuthUser
+
+        from agent_memory.mongo._mongoeco import engine_class, guard_server
+
         ready = threading.Event()
         outcome: dict[str, Any] = {}
 
         async def serve() -> None:
-            engine = engine_class()(str(data_dir / DATABASE_FILE))
-            server = AsyncMongoEcoProxyServer(
-                engine=engine,
-                host=self.host,
-                port=self.port,
-                auth_users=(WireAuthUser(USER, password=secret, mechanisms=("SCRAM-SHA-256",)),),
-            )
             try:
-                guard_server(server)
+                server = AsyncMongoEcoProxyServer(
+                    engine=engine_class()(str(database)),
+                    host=self.host,
+                    port=port,
+                    auth_users=(
+                        WireAuthUser(USER, password=secret, mechanisms=("SCRAM-SHA-256",)),
+                    ),
+                )
+                guard_server(server, database=database)
                 address = await server.start()
             except BaseException as exc:
                 outcome["error"] = exc
@@ -400,28 +379,18 @@ class EmbeddedServer:
         self._thread = threading.Thread(target=run, name="agent-memory-embedded", daemon=True)
         self._thread.start()
         if not ready.wait(timeout):
-            self._release_lock(data_dir)
             raise EmbeddedServerError(f"the embedded server did not start within {timeout:.0f} s")
         error = outcome.get("error")
-        if error is not None:
-            self._thread.join(timeout)
-            self._thread = None
-            self._release_lock(data_dir)
-            if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
-                raise EmbeddedServerError(
-                    f"port {self.port} on {self.host} is already in use; set "
-                    "AGENT_MEMORY_EMBEDDED_PORT to another port, or to 0 to pick a free one"
-                ) from error
-            raise EmbeddedServerError(f"the embedded server could not start: {error}") from error
-
-        address = outcome["address"]
-        self._info = ServerInfo(address.host, address.port, os.getpid(), secret)
-        _write_private(
-            data_dir / INFO_FILE,
-            json.dumps({"host": address.host, "port": address.port, "pid": os.getpid()}),
-        )
-        logger.info("embedded_server_started", port=address.port, data_dir=str(data_dir))
-        return self._info.uri
+        if error is None:
+            return outcome["address"]
+        self._thread.join(timeout)
+        self._thread = self._loop = None
+        if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
+            raise error
+        damage = damage_reason(error)
+        if damage is not None:
+            raise damaged_error(database, damage) from None
+        raise EmbeddedServerError(f"the embedded server could not start: {error}") from error
 
     def stop(self, *, timeout: float = 30.0) -> None:
         """Stop serving and release the data directory. Idempotent."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def test_an_older_directory_readable_by_others_is_narrowed(tmp_path: Path) -> No
     data_dir.mkdir(mode=0o755)
     os.chmod(data_dir, 0o755)
     database = data_dir / "agent_memory.sqlite3"
-    database.touch()
+    sqlite3.connect(database).execute("PRAGMA journal_mode=WAL").connection.close()
     os.chmod(database, 0o644)
     with EmbeddedServer(data_dir):
         assert _mode(data_dir) == 0o700
