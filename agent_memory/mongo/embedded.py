@@ -38,6 +38,7 @@ from typing import IO, Any
 from urllib.parse import quote_plus
 
 from agent_memory._log import get_logger
+from agent_memory._redact import register_secret
 from agent_memory.config import redact_uri
 from agent_memory.errors import DependencyMissingError, EmbeddedServerError
 from agent_memory.mongo.embedded_files import (
@@ -102,6 +103,7 @@ def _secret(data_dir: Path, *, create: bool) -> str | None:
     """The directory's server password, created by the server's owner on first start."""
     text = read_private(data_dir / SECRET_FILE)
     if text and text.strip():
+        register_secret(text.strip())  # masked in every message, as the settings' secrets are
         return text.strip()
     if not create:
         return None

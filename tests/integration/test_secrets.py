@@ -26,10 +26,11 @@ import structlog
 from aiohttp import web
 from typer.testing import CliRunner
 
+from agent_memory._log import get_logger
 from agent_memory.api import create_app
 from agent_memory.cli import app as cli
 from agent_memory.config import load_settings, redact_uri
-from agent_memory.errors import AgentMemoryError, ConfigurationError
+from agent_memory.errors import AgentMemoryError, ConfigurationError, StorageError
 from agent_memory.mongo.connection import connect
 from agent_memory.providers._retry import RetryPolicy
 from agent_memory.providers.chat.anthropic import AnthropicChatModel
@@ -409,3 +410,14 @@ async def test_the_embedded_server_listens_on_loopback_only(embedded_server):
             continue
         with pytest.raises(OSError):
             await asyncio.wait_for(asyncio.open_connection(address, port), 2)
+
+
+@pytest.mark.mongoeco
+def test_the_embedded_servers_password_is_masked_in_every_message(own_embedded_server):
+    secret = own_embedded_server.info.secret
+    assert secret and secret in own_embedded_server.uri  # the client really sends it
+    with structlog.testing.capture_logs() as logs:
+        error = StorageError(f"refused for {own_embedded_server.uri} (password {secret})")
+        get_logger("agent_memory.tests").warning("connect_failed", detail=f"pw {secret}")
+    assert secret not in str(error) and secret not in repr(error)
+    assert logs and secret not in repr(logs)
