@@ -58,9 +58,11 @@ def _lock_is_free(data_dir: Path) -> bool:
         return True
 
 
-def _our_threads() -> list[str]:
+def _our_threads(before: set[threading.Thread]) -> list[str]:
+    """The server and standby threads started since ``before`` still running (a server of the
+    test session, started by another file in this worker, is not the test's)."""
     names = ("agent-memory-embedded", "agent-memory-standby")
-    return [thread.name for thread in threading.enumerate() if thread.name in names]
+    return [t.name for t in threading.enumerate() if t.name in names and t not in before]
 
 
 async def _until(condition, what: str, deadline: float = 60.0) -> None:  # type: ignore[no-untyped-def]
@@ -98,6 +100,7 @@ class _Writer:
 async def test_a_program_sharing_the_server_takes_it_over_when_its_owner_ends(
     tmp_path: Path, end: str
 ) -> None:
+    before = set(threading.enumerate())
     data_dir = tmp_path / "data"
     owner = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -144,11 +147,12 @@ async def test_a_program_sharing_the_server_takes_it_over_when_its_owner_ends(
     taken = [entry for entry in logs if entry["event"] == "embedded_server_taken_over"]
     assert len(taken) == 1 and taken[0]["previous_pid"] == owner.pid
     # The server taken over stopped with the connection, and let the directory go.
-    assert _lock_is_free(data_dir) and _our_threads() == []
+    assert _lock_is_free(data_dir) and _our_threads(before) == []
     assert not (data_dir / INFO_FILE).exists()
 
 
 async def test_one_of_several_sharers_takes_over_and_the_next_after_it(tmp_path: Path) -> None:
+    before = set(threading.enumerate())
     settings = load_settings(data_dir=tmp_path / "data")
     owner = await connect(settings)
     sharers = [await connect(settings) for _ in range(2)]
@@ -175,7 +179,7 @@ async def test_one_of_several_sharers_takes_over_and_the_next_after_it(tmp_path:
     finally:
         for connection in (owner, *sharers):
             await connection.close()
-    assert _lock_is_free(settings.data_dir) and _our_threads() == []
+    assert _lock_is_free(settings.data_dir) and _our_threads(before) == []
 
 
 async def test_a_program_starting_as_another_takes_the_directory_shares_its_server(
@@ -217,6 +221,7 @@ async def test_a_program_starting_as_another_takes_the_directory_shares_its_serv
 async def test_a_takeover_whose_port_was_taken_says_so_in_every_failure(tmp_path: Path) -> None:
     from agent_memory.mongo.embedded_takeover import Standby
 
+    before = set(threading.enumerate())
     data_dir = tmp_path / "data"
     server = EmbeddedServer(data_dir)
     server.start()
@@ -247,7 +252,7 @@ async def test_a_takeover_whose_port_was_taken_says_so_in_every_failure(tmp_path
     finally:
         standby.stop()
         squatter.close()
-    assert _our_threads() == []
+    assert _our_threads(before) == []
 
 
 def test_embedded_serve_of_a_served_directory_still_refuses(tmp_path: Path) -> None:
