@@ -52,6 +52,33 @@ def test_indexes_setup_status_validate_drop(cli_env):
     assert invoke(["indexes", "validate"], cli_env).exit_code == 4
 
 
+def test_indexes_status_on_the_plain_tier_says_the_server_has_no_atlas_search(cli_env):
+    result = invoke(["indexes", "status"], cli_env)
+    assert result.exit_code == 0, result.output
+    tier = result.output.splitlines()[1]
+    assert tier == (
+        "plain tier: this server has no Atlas Search; search ranks by exact similarity and "
+        "BM25 in the framework"
+    )
+    # The probe's refusal is no problem to report; it was once cut at its bracket.
+    assert "not found with name" not in result.output
+    forced = invoke(["indexes", "status"], {**cli_env, "AGENT_MEMORY_SEARCH_TIER": "plain"})
+    assert forced.output.splitlines()[1].startswith(
+        "plain tier (AGENT_MEMORY_SEARCH_TIER=plain): this server has no Atlas Search;"
+    )
+
+
+def test_index_details_are_shown_as_text(cli_env, embedded_server):
+    assert invoke(["indexes", "setup"], cli_env).exit_code == 0
+    with MongoClient(embedded_server.uri) as client:
+        sessions = client[cli_env["AGENT_MEMORY_DATABASE"]].sessions
+        sessions.drop_index("status_activity")
+        sessions.create_index([("b", 1)], name="status_activity")
+    result = invoke(["indexes", "status"], cli_env)
+    # A detail in brackets that looks like markup ([('b', 1)] would not; [b] would) is kept.
+    assert "key [('b', 1)] instead of" in " ".join(result.output.split())
+
+
 def _error_line(result) -> str:
     """The one error line of a command (stderr), after whatever it printed on stdout."""
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]

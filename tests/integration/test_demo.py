@@ -137,6 +137,8 @@ def test_each_search_says_which_ranking_found_its_first_result(shared_run):
     assert "keyword: BM25 rank, words stemmed, Chinese as character pairs" in search
     captions = re.findall(r"#1 found (.*)", search)
     assert len(captions) == len(QUESTIONS)
+    # the explanation ends with each ranking's rank in brackets, printed as text, not markup
+    assert re.search(r"why that answer ranked first: .* \[text #\d, vector #\d\]", search)
     # Chinese is matched by character pairs, and Bob's seat by its word, whatever the embedder
     assert "both ways: vector #1, keyword #1 (matched: 喜欢, 欢喝)" in captions[3]
     assert captions[4].endswith("(matched: seat)")
