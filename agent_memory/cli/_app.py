@@ -70,6 +70,8 @@ EXIT = {
 @dataclass
 class State:
     debug: bool = False
+    log_level: str = "warning"
+    log_format: str = "auto"
 
 
 state = State()
@@ -200,7 +202,8 @@ def _main(
     ),
 ) -> None:
     state.debug = debug
-    configure_logging("debug" if debug else log_level, log_format)  # type: ignore[arg-type]
+    state.log_level, state.log_format = "debug" if debug else log_level, log_format
+    configure_logging(state.log_level, log_format)  # type: ignore[arg-type]
 
 
 def _exit_code(exc: AgentMemoryError) -> int:

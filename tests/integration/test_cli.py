@@ -307,7 +307,8 @@ def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
     assert not (data_dir / "server.json").exists()
 
 
-def test_worker_once_forms_due_memories(cli_env, embedded_server):
+def _queue_sessions(cli_env, embedded_server, said: dict[str, str]) -> None:
+    """For each user, a session s1 holding what they said and its formation job, due now."""
     import asyncio
 
     from agent_memory.config import load_settings
@@ -329,19 +330,37 @@ def test_worker_once_forms_due_memories(cli_env, embedded_server):
             embedder = FakeEmbedder()
             await IndexManager(conn, embedder.signature).setup()
             memories = MemorySystem(conn, embedder)
-            tenant = Tenant("agent", "ann")
-            await memories.conversation.append_turn(
-                tenant, "s1", [NewMessage.user("my name is Ann")]
-            )
-            await FormationQueue(conn, debounce_seconds=0).schedule(tenant, "s1")
+            for user, text in said.items():
+                tenant = Tenant("agent", user)
+                await memories.conversation.append_turn(tenant, "s1", [NewMessage.user(text)])
+                await FormationQueue(conn, debounce_seconds=0).schedule(tenant, "s1")
             await memories.aclose()
 
     asyncio.run(prepare())
+
+
+def test_worker_once_forms_due_memories(cli_env, embedded_server):
+    _queue_sessions(cli_env, embedded_server, {"ann": "my name is Ann"})
     result = invoke(["worker", "--once"], cli_env)
     assert result.exit_code == 0, result.output
     assert "formed memories for 1 job\n" in result.output
     again = invoke(["worker", "--once"], cli_env)
     assert "formed memories for 0 jobs\n" in again.output
+
+
+def test_the_worker_logs_one_line_per_job_at_the_default_level(cli_env, embedded_server):
+    _queue_sessions(cli_env, embedded_server, {"ann": "my name is Ann", "bob": "hello there"})
+    result = invoke(["worker", "--once"], cli_env)
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    formed = [event for event in events if event["event"] == "memories_formed"]
+    # one per job, the one that found nothing to remember included; nothing else at info
+    assert sorted(event["facts"] for event in formed) == [0, 1]
+    assert all(event["messages"] == 1 and event["level"] == "info" for event in formed)
+    assert [event for event in events if event["level"] == "info"] == formed
+    _queue_sessions(cli_env, embedded_server, {"cy": "my name is Cy"})
+    quiet = invoke(["--log-level", "error", "worker", "--once"], cli_env)
+    assert "formed memories for 1 job" in quiet.output and "memories_formed" not in quiet.output
 
 
 def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):
