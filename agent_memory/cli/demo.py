@@ -129,7 +129,7 @@ async def _demo() -> None:
             "not touched)",
             highlight=False,
         )
-        console.print(f"embedder: {rt.embedder.signature.describe()}")
+        console.print(f"embedder: {rt.embedder.signature.describe()}", markup=False)
         console.print(f"search tier: [bold]{rt.connection.tier}[/]", highlight=False)
 
         states = await IndexManager(rt.connection, rt.embedder.signature).setup()
