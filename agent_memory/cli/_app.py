@@ -71,6 +71,8 @@ EXIT = {
 @dataclass
 class State:
     debug: bool = False
+    log_level: str = "warning"
+    log_format: str = "auto"
 
 
 state = State()
@@ -201,7 +203,8 @@ def _main(
     ),
 ) -> None:
     state.debug = debug
-    configure_logging("debug" if debug else log_level, log_format)  # type: ignore[arg-type]
+    state.log_level, state.log_format = "debug" if debug else log_level, log_format
+    configure_logging(state.log_level, log_format)  # type: ignore[arg-type]
 
 
 def _exit_code(exc: AgentMemoryError) -> int:
@@ -221,37 +224,47 @@ def _exit_code(exc: AgentMemoryError) -> int:
 
 
 @contextlib.contextmanager
-def sigint_ends(answer: asyncio.Future[Any]) -> Iterator[None]:
-    """Inside the block, Ctrl+C ends the wait for ``answer`` (which a thread reading the
-    terminal will set) at once: KeyboardInterrupt, then exit 130 through :func:`run`. Start
-    the reading thread inside the block, so a Ctrl+C right after the prompt appears is taken.
+def on_sigint(callback: Callable[[], None]) -> Iterator[bool]:
+    """Inside the block, Ctrl+C (SIGINT) calls ``callback`` in the event loop instead of
+    interrupting the program; the handler before is put back afterwards. Yields whether it
+    was installed: not where SIGINT is ignored (a background job), nor outside the main
+    thread or on Windows, where SIGINT keeps its usual effect.
 
     ``asyncio.run``'s own SIGINT handler only runs when the main thread wakes: a SIGINT the
-    kernel hands to the reading thread left the loop asleep with nothing scheduled. Inside
-    the block SIGINT is taken by the loop's signal handler, which wakes it through its
-    wakeup descriptor whichever thread the signal reaches; the handler before is put back
-    afterwards."""
+    kernel hands to another thread (one reading the terminal) left the loop asleep with
+    nothing scheduled. The loop's signal handler wakes it through its wakeup descriptor
+    whichever thread the signal reaches."""
     loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:  # started ignoring it (a background job): left so
+        yield False
+        return
+    try:
+        loop.add_signal_handler(signal.SIGINT, callback)
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def sigint_ends(answer: asyncio.Future[Any]) -> Iterator[None]:
+    """Inside the block, Ctrl+C ends the wait for ``answer`` (which a thread reading the
+    terminal will set) at once: KeyboardInterrupt, then exit 130 through :func:`run` unless
+    the caller catches it. Start the reading thread inside the block, so a Ctrl+C right
+    after the prompt appears is taken (see :func:`on_sigint`)."""
 
     def interrupted() -> None:
         if not answer.done():
             answer.set_exception(KeyboardInterrupt())
 
-    previous = signal.getsignal(signal.SIGINT)
-    if previous == signal.SIG_IGN:  # started ignoring it (a background job): left so
+    with on_sigint(interrupted):
         yield
-        return
-    try:
-        loop.add_signal_handler(signal.SIGINT, interrupted)
-    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import structlog
 
@@ -15,11 +16,24 @@ __all__ = ["configure_logging"]
 LogFormat = Literal["auto", "json", "console"]
 
 
-def configure_logging(level: str = "warning", log_format: LogFormat = "auto") -> None:
-    """Send structlog events to stderr: readable on a terminal, JSON lines otherwise."""
+def configure_logging(
+    level: str = "warning", log_format: LogFormat = "auto", *, shown: Iterable[str] = ()
+) -> None:
+    """Send structlog events to stderr: readable on a terminal, JSON lines otherwise.
+
+    ``shown`` names events a command shows at the default level (``warning``) although they
+    are logged at info: the one line per unit of work a user of that command watches (the
+    worker's ``memories_formed``). A level chosen with ``--log-level error`` hides them."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.WARNING
+    shown = frozenset(shown) if numeric == logging.WARNING else frozenset()
+
+    def gate(_: Any, method: str, event: structlog.typing.EventDict) -> Any:
+        if logging.getLevelName(method.upper()) < numeric and event.get("event") not in shown:
+            raise structlog.DropEvent
+        return event
+
     as_json = log_format == "json" or (log_format == "auto" and not sys.stderr.isatty())
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
@@ -28,6 +42,7 @@ def configure_logging(level: str = "warning", log_format: LogFormat = "auto") ->
     )
     structlog.configure(
         processors=[
+            gate,
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -35,7 +50,10 @@ def configure_logging(level: str = "warning", log_format: LogFormat = "auto") ->
             _redacted,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        # The gate above lets the shown events through; below their level nothing is built.
+        wrapper_class=structlog.make_filtering_bound_logger(
+            min(numeric, logging.INFO) if shown else numeric
+        ),
         # Look stderr up per logger, so a replaced sys.stderr (tests, wrappers) is honoured.
         logger_factory=lambda *args: structlog.PrintLogger(file=sys.stderr),
         cache_logger_on_first_use=False,

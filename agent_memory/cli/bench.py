@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from agent_memory.bench import write_result
 from agent_memory.cli._app import choice_option, console, err_console, run, subcommands
@@ -60,7 +61,9 @@ def retrieval(
     from agent_memory.bench.retrieval import render, run_retrieval, write_outputs
 
     if not dataset.is_file():
-        err_console.print(f"[bold red]error:[/] no dataset at {dataset}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] no dataset at {escape(str(dataset))}", highlight=False
+        )
         raise typer.Exit(2)
 
     async def main() -> None:
@@ -72,11 +75,11 @@ def retrieval(
                 dataset,
                 limit=limit,
                 context=context,
-                progress=lambda line: err_console.print(line, highlight=False),
+                progress=lambda line: err_console.print(line, highlight=False, markup=False),
             )
         table, image = write_outputs(result, out)
-        console.print(render(result), highlight=False)
-        console.print(f"wrote {out}, {table} and {image}", highlight=False)
+        console.print(render(result), highlight=False, markup=False)
+        console.print(f"wrote {out}, {table} and {image}", highlight=False, markup=False)
 
     run(main)
 
@@ -112,7 +115,9 @@ def fusion(
 
     for path in dataset:
         if not path.is_file():
-            err_console.print(f"[bold red]error:[/] no dataset at {path}", highlight=False)
+            err_console.print(
+                f"[bold red]error:[/] no dataset at {escape(str(path))}", highlight=False
+            )
             raise typer.Exit(2)
 
     async def main() -> None:
@@ -126,15 +131,15 @@ def fusion(
                 chosen,
                 dataset,
                 limit=limit,
-                progress=lambda line: err_console.print(line, highlight=False),
+                progress=lambda line: err_console.print(line, highlight=False, markup=False),
             )
         finally:
             await chosen.aclose()
         data = result.as_json()
         table = render(data)
         write_result(out, data, table)
-        console.print(table, highlight=False)
-        console.print(f"wrote {out} and {out.with_suffix('.md')}", highlight=False)
+        console.print(table, highlight=False, markup=False)
+        console.print(f"wrote {out} and {out.with_suffix('.md')}", highlight=False, markup=False)
 
     run(main)
 
@@ -168,7 +173,7 @@ def speed(
         data = result.as_json()
         table = render_speed(data)
         write_result(out, data, table)
-        console.print(table, highlight=False)
+        console.print(table, highlight=False, markup=False)
         if not data["found_across_instances"]:
             err_console.print("a memory stored elsewhere was not found", highlight=False)
             raise typer.Exit(1)
@@ -204,7 +209,7 @@ def store(
     result = run(main)
     table = render_store_ops(result)
     write_result(out, result, table)
-    console.print(table, highlight=False)
+    console.print(table, highlight=False, markup=False)
 
 
 @app.command("latency")
@@ -232,14 +237,14 @@ def latency(
 
     async def main() -> dict:
         return await run_latency(
-            settings, progress=lambda line: err_console.print(line, highlight=False)
+            settings, progress=lambda line: err_console.print(line, highlight=False, markup=False)
         )
 
     result = run(main)
     table = render_latency(result)
     markdown = write_result(out, result, table)
-    console.print(table, highlight=False)
-    console.print(f"wrote {out} and {markdown}", highlight=False)
+    console.print(table, highlight=False, markup=False)
+    console.print(f"wrote {out} and {markdown}", highlight=False, markup=False)
 
 
 @app.command("tokens")
@@ -269,7 +274,9 @@ def tokens(
     from agent_memory.bench.tokens import TokenSettings, render_tokens, run_tokens, write_outputs
 
     if not dataset.is_file():
-        err_console.print(f"[bold red]error:[/] no dataset at {dataset}", highlight=False)
+        err_console.print(
+            f"[bold red]error:[/] no dataset at {escape(str(dataset))}", highlight=False
+        )
         raise typer.Exit(2)
     settings = TokenSettings(memories, budget_tokens, questions, conversation)
 
@@ -281,13 +288,13 @@ def tokens(
                 rt.embedder,
                 dataset,
                 settings,
-                progress=lambda line: err_console.print(line, highlight=False),
+                progress=lambda line: err_console.print(line, highlight=False, markup=False),
             )
 
     result = run(main)
     table, image = write_outputs(result, out)
-    console.print(render_tokens(result), highlight=False)
-    console.print(f"wrote {out}, {table} and {image}", highlight=False)
+    console.print(render_tokens(result), highlight=False, markup=False)
+    console.print(f"wrote {out}, {table} and {image}", highlight=False, markup=False)
     if result["over_budget"]:
         raise typer.Exit(1)
 
@@ -353,7 +360,7 @@ def concurrency(
                     rt.connection,
                     rt.embedder,
                     ConcurrencySettings(sessions, turns, chat_ms / 1000),
-                    progress=lambda line: err_console.print(line, highlight=False),
+                    progress=lambda line: err_console.print(line, highlight=False, markup=False),
                 )
                 return result | {
                     "server": describe_server(watch),
@@ -363,7 +370,7 @@ def concurrency(
     result = run(main)
     table = render_concurrency(result)
     write_result(out, result, table)
-    console.print(table, highlight=False)
+    console.print(table, highlight=False, markup=False)
     if not result["ok"]:
         raise typer.Exit(1)
 
@@ -441,14 +448,14 @@ def soak(
                     rt.connection,
                     rt.embedder,
                     settings,
-                    progress=lambda line: err_console.print(line, highlight=False),
+                    progress=lambda line: err_console.print(line, highlight=False, markup=False),
                     watch=watch,
                 )
 
     result = run(main)
     table = render_soak(result)
     write_result(out, result, table)
-    console.print(table, highlight=False)
+    console.print(table, highlight=False, markup=False)
     if not result["ok"]:
         raise typer.Exit(1)
 

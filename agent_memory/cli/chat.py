@@ -6,11 +6,16 @@ from standard input, so a script drives it as well as a person does::
 
     printf 'My name is Ann\\n/new\\nWhat is my name?\\n' | agent-memory chat --user ann
 
-Memories are formed from a session when it ends (``/new``, ``/quit``, end of input), by the
-formation worker run in the foreground, so the next session, or the next ``agent-memory chat``
-for the same user, remembers. A line that is not a command is one turn; a command that is
-wrong (unknown, a bad rating, nothing to rate yet) or an empty line gets one line saying
-what to do, and the conversation goes on.
+Memories are formed from a session when it ends (``/new``, ``/quit``, Ctrl+C at the prompt,
+end of input), by the formation worker run in the foreground, so the next session, or the next
+``agent-memory chat`` for the same user, remembers. A line that is not a command is one turn; a
+command that is wrong (unknown, a bad rating, nothing to rate yet) or an empty line gets one
+line saying what to do, and the conversation goes on.
+
+Ctrl+C while the agent answers cancels that turn: nothing of it is stored (no message, no
+action record; the memories it recalled count as used, as any search does). Once the agent has
+started saving the turn, Ctrl+C lets the save finish and says what was saved, so a turn is
+never stored in part. Ctrl+C at the prompt leaves as ``/quit`` does.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import sys
 import threading
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
@@ -32,14 +37,17 @@ from agent_memory.cli._app import (
     checked_id,
     console,
     err_console,
+    on_sigint,
     plural,
     run,
     sigint_ends,
 )
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.indexes import what_to_run
-from agent_memory.errors import AgentMemoryError, NotInitialisedError
+from agent_memory.errors import AgentMemoryError, NotFoundError, NotInitialisedError
+from agent_memory.formation.rules import extract_rules
 from agent_memory.formation.worker import FormationWorker
+from agent_memory.memory.conversation import queries
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.registry import make_chat_model
@@ -57,14 +65,22 @@ HELP = """commands:
                   prompt are credited, so ratings change what is recalled next
   /memories       what the agent remembers about you (profile and long-term memories)
   /help           this help
-  /quit           leave (Ctrl-D too)
-anything else is a message to the agent."""
+  /quit           leave (Ctrl-D or Ctrl+C at the prompt too)
+anything else is a message to the agent; Ctrl+C while it answers cancels that turn."""
 #: Formation jobs a session end works through at most (others' due jobs may come first).
 MAX_FORMATION_JOBS = 20
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]{1,9}")
 #: Undecodable input bytes arrive as lone surrogates, which no database can store.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MEMORIES_SHOWN = 30
+#: What /memories says when the offline rules found nothing in what the user said.
+OFFLINE_RULES = (
+    "the offline rules caught nothing to remember in what you said: they catch only certain "
+    "patterns (name, home, work, diet, allergies, health, languages, birthday, pets, family "
+    "names); a chat model (AGENT_MEMORY_CHAT_MODEL=anthropic) extracts much more"
+)
+#: Messages of the session the offline rules read for /memories at most.
+RULES_READ = 1000
 
 
 def _new_session_id() -> str:
@@ -109,6 +125,25 @@ async def read_line(prompt: str) -> str | None:
     return line
 
 
+def interruptible(base: type[RAGAgent]) -> type[RAGAgent]:
+    """``base`` with a point of no return for the chat's Ctrl+C: a turn cancelled before its
+    commit writes nothing; once the commit has started the turn is not cancelled, so it is
+    saved whole. Everything runs on one event loop, so ``cancelled`` is set (by the Ctrl+C
+    handler) and ``saving`` is read without a race."""
+
+    class ChatAgent(base):  # type: ignore[valid-type, misc]
+        saving = False
+        cancelled = False
+
+        async def _commit(self, state: Any) -> Any:
+            if self.cancelled:  # Ctrl+C came first: the turn ends before any write
+                raise asyncio.CancelledError
+            self.saving = True
+            return await super()._commit(state)
+
+    return ChatAgent
+
+
 class ChatSession:
     """One user's conversation with the agent, and the slash commands around it."""
 
@@ -119,26 +154,43 @@ class ChatSession:
         self.tenant = Tenant(agent.config.agent_id, user_id)
         self.last: TurnResult | None = None
         self.turns = 0  # turns in this session, so an empty one forms nothing
+        self.said = 0  # turns in this chat
+        self.caught = 0  # facts the offline rules caught in this chat's formed sessions
 
     async def ask(self, text: str) -> None:
-        console.print("[bold]agent:[/] ", end="")
-        from agent_memory.agent.rag_agent import AnswerDelta
+        """One turn; Ctrl+C while it runs cancels it (see the module's notes)."""
+        agent: Any = self.agent
+        agent.saving = agent.cancelled = False
+        late = False
+        turn = asyncio.create_task(self._turn(text))
 
-        result: TurnResult | None = None
-        try:
-            async for event in self.agent.stream(self.user_id, self.session_id, text):
-                if isinstance(event, AnswerDelta):
-                    console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
-                else:
-                    result = event
-        except AgentMemoryError as exc:  # bad input, a provider or the database failing
-            console.print()
-            console.print(f"[red]not answered:[/] {escape(str(exc))}", highlight=False)
+        def interrupt() -> None:
+            nonlocal late
+            if agent.saving:  # being saved: it finishes, whole, and says so
+                late = True
+            elif not turn.done():
+                agent.cancelled = True
+                turn.cancel()
+
+        with on_sigint(interrupt):
+            try:
+                result = await turn
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not turn.cancelled() or (current is not None and current.cancelling()):
+                    raise  # the chat itself is being cancelled, not the turn
+                console.print()
+                console.print(
+                    "[yellow]cancelled (Ctrl+C): this turn was not saved[/] (no message, no "
+                    "action record); the chat goes on",
+                    highlight=False,
+                )
+                return
+        if result is None:
             return
-        console.print()
-        assert result is not None
         self.last = result
         self.turns += 1
+        self.said += 1
         console.print(
             f"  [dim]route {result.route.level}; "
             f"{plural(len(result.memory_ids), 'memory', 'memories')} and "
@@ -146,6 +198,40 @@ class ChatSession:
             f"/feedback 1-5 rates this answer[/]",
             highlight=False,
         )
+        if late:
+            saved = (
+                f"your message, the answer and its action record ({result.action_id})"
+                if result.action_id
+                else "your message and the answer, but not its action record"
+            )
+            console.print(
+                f"(Ctrl+C came while this turn was being saved, so it was not cancelled: "
+                f"saved whole, {saved})",
+                highlight=False,
+                markup=False,
+            )
+
+    async def _turn(self, text: str) -> TurnResult | None:
+        """Stream the answer; the turn's result, or ``None`` when it failed (said)."""
+        from agent_memory.agent.rag_agent import AnswerDelta
+
+        console.print("[bold]agent:[/] ", end="")
+        result: TurnResult | None = None
+        try:
+            stream = self.agent.stream(self.user_id, self.session_id, text)
+            async with contextlib.aclosing(stream) as events:
+                async for event in events:
+                    if isinstance(event, AnswerDelta):
+                        console.print(escape(event.text), end="", highlight=False, soft_wrap=True)
+                    else:
+                        result = event
+        except AgentMemoryError as exc:  # bad input, a provider or the database failing
+            console.print()
+            console.print(f"[red]not answered:[/] {escape(str(exc))}", highlight=False)
+            return None
+        console.print()
+        assert result is not None
+        return result
 
     async def command(self, line: str) -> bool:
         """Run a slash command; ``False`` when the chat should end."""
@@ -163,7 +249,7 @@ class ChatSession:
             await self.show_memories()
         else:
             console.print(
-                f"unknown command {escape(name[:40])!r}; type /help for the commands",
+                f"unknown command {escape(repr(name[:40]))}; type /help for the commands",
                 highlight=False,
             )
         return True
@@ -175,13 +261,14 @@ class ChatSession:
         console.print(
             f"new session {self.session_id}: short-term memory is empty, long-term memory kept",
             highlight=False,
+            markup=False,
         )
 
     async def rate(self, argument: str) -> None:
         if not _WHOLE_NUMBER.fullmatch(argument):
             console.print(
                 "usage: /feedback N, where N is a whole number from 1 (useless) to 5 (right)"
-                + (f"; got {escape(argument[:40])!r}" if argument else ""),
+                + (f"; got {escape(repr(argument[:40]))}" if argument else ""),
                 highlight=False,
             )
             return
@@ -217,6 +304,7 @@ class ChatSession:
         memories = self.agent.memories
         profile = await memories.profiles.render(self.tenant)
         notes = await memories.long_term.list_memories(self.tenant, limit=MEMORIES_SHOWN)
+        await self._offline_rules_note()
         if not profile and not notes:
             console.print(
                 f"nothing remembered about {escape(self.user_id)} yet: memories are formed "
@@ -235,11 +323,38 @@ class ChatSession:
             ]
         console.print("\n".join(lines), highlight=False)
 
+    async def _rules_caught(self) -> int:
+        """The facts the offline rules catch in this session's messages (0 with a chat
+        model, which is not asked until the session is formed)."""
+        if not self.agent.chat_model.offline or not self.turns:
+            return 0
+        messages = await self.agent.memories.conversation.messages_after(
+            self.tenant, self.session_id, None, limit=RULES_READ
+        )
+        return len(extract_rules(messages).facts)
+
+    async def _offline_rules_note(self) -> None:
+        """With the offline model: what its rules caught in this session so far (formed when
+        it ends), or one line saying they caught nothing in what was said in this chat."""
+        if not self.agent.chat_model.offline or not self.said:
+            return
+        pending = await self._rules_caught()
+        if pending:
+            console.print(
+                f"(the offline rules caught {plural(pending, 'fact')} in this session so far; "
+                "they are formed when it ends: /new or /quit)",
+                highlight=False,
+            )
+        elif not self.caught:
+            console.print(f"({OFFLINE_RULES})", highlight=False, markup=False)
+
     async def form_memories(self) -> None:
         """Form the memories of the session now, as a worker would once it went quiet."""
         if self.turns == 0:
             return
         agent = self.agent
+        caught = await self._rules_caught()
+        self.caught += caught
         await agent.drain()  # the last turn's formation job is scheduled in the background
         before = len(await agent.memories.long_term.list_memories(self.tenant, limit=1000))
         worker = FormationWorker(agent.memories, agent.chat_model, queue=agent.queue)
@@ -252,22 +367,25 @@ class ChatSession:
         jobs = await agent.queue.jobs(self.tenant, self.session_id)
         stuck = [job for job in jobs if job.status in ("pending", "running", "dead")]
         after = len(await agent.memories.long_term.list_memories(self.tenant, limit=1000))
+        session = escape(self.session_id)
         if stuck:
             console.print(
-                f"[yellow]memories of session {self.session_id} are not formed yet "
-                f"({stuck[-1].last_error or stuck[-1].status}); `agent-memory worker` "
+                f"[yellow]memories of session {session} are not formed yet "
+                f"({escape(stuck[-1].last_error or stuck[-1].status)}); `agent-memory worker` "
                 "forms them later[/]",
                 highlight=False,
             )
         elif after > before:
             console.print(
-                f"memories formed from session {self.session_id}: {after - before} new "
+                f"memories formed from session {session}: {after - before} new "
                 + ("long-term memory" if after - before == 1 else "long-term memories"),
                 highlight=False,
             )
         else:
+            nothing_caught = not caught and agent.chat_model.offline
+            offline_note = " (the offline rules caught nothing in it)" if nothing_caught else ""
             console.print(
-                f"nothing new to remember from session {self.session_id}", highlight=False
+                f"nothing new to remember from session {session}{offline_note}", highlight=False
             )
         self.turns = 0
 
@@ -285,6 +403,17 @@ async def _prepare(rt: Runtime) -> None:
         raise NotInitialisedError(what_to_run(problems))
 
 
+async def _messages_held(agent: RAGAgent, tenant: Tenant, session_id: str) -> int | None:
+    """How many messages the tenant's session holds; ``None`` when there is no such session."""
+    conversation = agent.memories.conversation
+    try:
+        await conversation.get_session(tenant, session_id)
+    except NotFoundError:
+        return None
+    # Counted, not the session's counter, which writes not awaited keep (it may lag).
+    return await conversation.messages.count_documents(queries.scope(tenant, session_id))
+
+
 async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
     # The agent pulls in LangGraph: imported when a chat starts, so `--help` stays quick.
     from agent_memory.agent.rag_agent import RAGAgent
@@ -294,14 +423,24 @@ async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
         model: ChatModel = make_chat_model(rt.settings)
         config = AgentConfig(agent_id, formation_debounce_s=0.0, run_formation_worker=False)
         try:
-            async with RAGAgent(rt.connection, rt.embedder, model, config=config) as agent:
+            async with interruptible(RAGAgent)(
+                rt.connection, rt.embedder, model, config=config
+            ) as agent:
                 session = ChatSession(agent, user_id, session_id or _new_session_id())
+                held = None
+                if session_id is not None:
+                    held = await _messages_held(agent, session.tenant, session_id)
                 await agent.start_new_session(user_id, session.session_id)
                 label = "offline: quotes what it recalls" if model.offline else model.model
+                where = (
+                    f"continuing session {escape(session.session_id)} "
+                    f"({plural(held, 'message')} so far)"
+                    if held is not None
+                    else f"session {escape(session.session_id)}"
+                )
                 console.print(
-                    f"chatting as {escape(user_id)} with agent {escape(agent_id)}, session "
-                    f"{escape(session.session_id)}; chat model {escape(label)}; "
-                    "/help for commands, /quit or Ctrl-D to leave",
+                    f"chatting as {escape(user_id)} with agent {escape(agent_id)}, {where}; "
+                    f"chat model {escape(label)}; /help for commands, /quit or Ctrl-D to leave",
                     highlight=False,
                 )
                 await _loop(session)
@@ -319,7 +458,11 @@ async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
 
 async def _loop(session: ChatSession) -> None:
     while True:
-        line = await read_line(PROMPT)
+        try:
+            line = await read_line(PROMPT)
+        except KeyboardInterrupt:  # Ctrl+C at the prompt: leave as /quit does
+            console.print("\n(Ctrl+C: leaving, as with /quit)")
+            return
         if line is None:
             console.print()
             return
@@ -335,7 +478,10 @@ async def _loop(session: ChatSession) -> None:
                 if not await session.command(text):
                     return
             except AgentMemoryError as exc:  # the chat goes on; the user may try again
-                console.print(f"[red]{escape(text.split()[0])} failed:[/] {escape(str(exc))}")
+                console.print(
+                    f"[red]{escape(text.split()[0])} failed:[/] {escape(str(exc))}",
+                    highlight=False,
+                )
             continue
         await session.ask(text)
 

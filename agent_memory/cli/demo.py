@@ -14,6 +14,11 @@ Each part has a heading:
 4. Working memory (:mod:`.demo_working`): a task planned, checkpointed, interrupted mid-step
    and resumed from the checkpoint by a restarted worker.
 5. Decay (:mod:`.demo_feedback`): memories unused for a month lose importance, once per period.
+
+The demo works in a database of its own, the configured name with ``_demo`` after it
+(``agent_memory_demo`` by default), on the same server or in the same data directory: its
+users, its simulated dates (decay "45 days later") and its ratings never show in ``stats`` or
+the console of the application's database. ``agent-memory demo --remove`` drops it.
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
-from agent_memory.cli._app import console, plural, run
+from agent_memory.cli._app import console, fail, plural, run
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.demo_feedback import decay_part, feedback_part
 from agent_memory.cli.demo_long_term import AGENT, MEMORIES, long_term_part
 from agent_memory.cli.demo_working import working_part
+from agent_memory.config import Settings, load_settings
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.mongo.capabilities import ATLAS_LOCAL
 from agent_memory.mongo.indexes import IndexManager
@@ -44,6 +50,9 @@ SESSION_1 = [
     "I prefer the window seat on long flights.",
     "I am vegetarian, so no fish please.",
 ]
+#: Put after the configured database's name to name the demo's own (at most 63 characters).
+SUFFIX = "_demo"
+
 SESSION_2 = [
     "Which seat should I book for my flight?",
     "Where do I live?",
@@ -100,14 +109,27 @@ async def _agent_part(rt: Runtime, chat: OfflineChatModel) -> None:
         await agent.memories.forget_user(Tenant(AGENT, "bob"))
 
 
+def demo_database(settings: Settings) -> str:
+    """The demo's own database: the configured one's name with ``_demo`` after it, so the
+    demo never writes into the application's database."""
+    return settings.database[: 63 - len(SUFFIX)] + SUFFIX
+
+
 async def _demo() -> None:
     started = time.perf_counter()
-    async with open_runtime() as rt:
+    application = load_settings().database
+    database = demo_database(load_settings())
+    async with open_runtime(database=database) as rt:
         caps = rt.connection.capabilities
         console.rule("agent_memory demo")
         where = "embedded server (mongoeco on SQLite)" if caps.embedded else "MONGODB_URI"
-        console.print(f"database: {where}, {caps.describe()}")
-        console.print(f"embedder: {rt.embedder.signature.describe()}")
+        console.print(f"database: {where}, {escape(caps.describe())}", highlight=False)
+        console.print(
+            f"the demo's own database: {escape(database)} (the application's database is "
+            "not touched)",
+            highlight=False,
+        )
+        console.print(f"embedder: {rt.embedder.signature.describe()}", markup=False)
         console.print(f"search tier: [bold]{rt.connection.tier}[/]", highlight=False)
 
         states = await IndexManager(rt.connection, rt.embedder.signature).setup()
@@ -130,16 +152,52 @@ async def _demo() -> None:
         console.print(f"\nDone in {time.perf_counter() - started:.1f} s.")
         if rt.connection.tier == "plain":
             console.print(
-                f"[dim]On Atlas (or {ATLAS_LOCAL}) the same calls run $vectorSearch and "
-                "$search with the tenant pre-filter, fused by $rankFusion.[/]",
+                f"[dim]On Atlas (or {escape(ATLAS_LOCAL)}) the same calls run $vectorSearch "
+                "and $search with the tenant pre-filter, fused by $rankFusion.[/]",
                 highlight=False,
             )
+        console.print(_where_it_is(application, database), highlight=False, markup=False)
 
 
-def demo() -> None:
+def _where_it_is(application: str, database: str) -> str:
+    """The closing lines: where the demo's data is, how to look at it and to remove it."""
+    return (
+        f"The demo's data (its users, simulated dates and ratings) is in the database "
+        f"{database}, not in {application}: `agent-memory stats` and the console show none "
+        f"of it; `AGENT_MEMORY_DATABASE={database} agent-memory stats` (or console) shows "
+        "it.\nRemove it with `agent-memory demo --remove`."
+    )
+
+
+async def _remove() -> None:
+    from pymongo.errors import PyMongoError
+
+    database = demo_database(load_settings())
+    async with open_runtime(database=database) as rt:
+        db = rt.connection.db
+        try:
+            # Connecting creates the database (the capability probe's empty collection):
+            # only a stored document says the demo ran.
+            names = await db.list_collection_names()
+            ran = any([await db[name].find_one({}, {"_id": 1}) for name in names])
+            await rt.connection.client.drop_database(database)
+        except PyMongoError as exc:
+            fail(f"could not drop the demo's database {database}: {type(exc).__name__}")
+    if ran:
+        console.print(f"removed the demo's database {database}", markup=False)
+    else:
+        console.print(f"no demo data in {database}: nothing to remove", markup=False)
+
+
+def demo(
+    remove: bool = typer.Option(
+        False, "--remove", help="Drop the demo's database instead of running the demo."
+    ),
+) -> None:
     """Memory at work on the embedded default: recall across sessions, hybrid search,
-    feedback, a resumed task, decay (offline, under a minute)."""
-    run(_demo)
+    feedback, a resumed task, decay (offline, under a minute), in a database of its own
+    (the configured name with _demo after it)."""
+    run(_remove if remove else _demo)
 
 
 def register(app: typer.Typer) -> None:

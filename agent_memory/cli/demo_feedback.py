@@ -63,7 +63,7 @@ async def feedback_part(rt: Runtime, chat: ChatModel) -> None:
             alice, [NewMemory(STEAKHOUSE, "fact"), NewMemory(FAVOURITE, "preference")]
         )
         console.print(
-            f"stored for Alice: {STEAKHOUSE!r} and {FAVOURITE!r}\n"
+            f"stored for Alice: {escape(repr(STEAKHOUSE))} and {escape(repr(FAVOURITE))}\n"
             "[dim]This agent puts only its best memory into the prompt (long_term_limit=1), "
             "so each rating is credited to that memory (and to an instruction, if one was "
             "recalled with it).[/]",
@@ -122,7 +122,7 @@ def _feedback_table(before: list[RetrievedMemory], after: list[RetrievedMemory])
         was, now = old.get(content), new.get(content)
         memory = (now or was)[1].memory  # type: ignore[index]
         table.add_row(
-            content,
+            escape(content),
             f"#{was[0]}" if was else "-",
             f"{was[1].score:.3f}" if was else "-",
             f"#{now[0]}" if now else "-",
@@ -151,7 +151,7 @@ async def decay_part(rt: Runtime) -> None:
         await memory.drain()
         console.print(
             f"day {USED_ON_DAY}: a question about her seat uses "
-            f"{used[0].memory.content!r}; nothing else of Alice's is used for "
+            f"{escape(repr(used[0].memory.content))}; nothing else of Alice's is used for "
             f"{DECAY_AFTER_DAYS} days",
             highlight=False,
         )
@@ -177,7 +177,7 @@ async def decay_part(rt: Runtime) -> None:
             changed = "" if new.importance == old.importance else " [bold](decayed)[/]"
             hers += bool(changed)
             table.add_row(
-                old.content, last, f"{old.importance:.3f}", f"{new.importance:.3f}{changed}"
+                escape(old.content), last, f"{old.importance:.3f}", f"{new.importance:.3f}{changed}"
             )
         console.print(table)
         if report.decayed > hers:

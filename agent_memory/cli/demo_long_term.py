@@ -85,7 +85,7 @@ def ranking_table(title: str, hits: list[RetrievedMemory]) -> Table:
         status = "" if hit.memory.status == "active" else f" [dim]({hit.memory.status})[/]"
         table.add_row(
             str(position),
-            hit.memory.content + status,
+            escape(hit.memory.content) + status,
             f"#{vector.rank} ({vector.score:.2f})" if vector else "-",
             f"#{text.rank}" if text else "-",
             f"{hit.score:.3f}",
@@ -153,16 +153,22 @@ async def long_term_part(rt: Runtime) -> None:
         now = await memory.retrieve(
             alice, "Which city does Alice live in?", k=1, memory_types=ANSWER_TYPES
         )
-        console.print(f"where does she live now?  {now[0].memory.content}")
+        # Memories and explanations are text, not markup ("... [keyword #1, vector #1]").
+        console.print(f"where does she live now?  {now[0].memory.content}", markup=False)
         before = await memory.history(alice, key="home")
         console.print(
             "where did she live before?  "
-            + " <- ".join(f"{m.content} ({m.status})" for m in before)
+            + " <- ".join(f"{m.content} ({m.status})" for m in before),
+            markup=False,
         )
-        console.print(f"why that answer ranked first: {now[0].explain(memory.config.ranking)}")
+        console.print(
+            f"why that answer ranked first: {now[0].explain(memory.config.ranking)}",
+            markup=False,
+        )
         rules = await memory.retrieve(alice, "how to answer", k=3, memory_types="instruction")
         console.print(
-            "instructions applied to every answer: " + "; ".join(r.memory.content for r in rules)
+            "instructions applied to every answer: " + "; ".join(r.memory.content for r in rules),
+            markup=False,
         )
         console.print("Every result came from the asking user's own memories.")
     finally:

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from agent_memory.cli._app import EXIT, err_console, state, subcommands
 from agent_memory.config import load_settings, redact_uri
@@ -49,7 +50,9 @@ def serve(
     except AgentMemoryError as exc:
         if state.debug:
             raise
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(EXIT["config"]) from None
 
     stop = threading.Event()
@@ -60,6 +63,7 @@ def serve(
         f"serving {settings.data_dir.resolve()} at {redact_uri(uri)} (Ctrl+C to stop); "
         "programs of the same user find it through the data directory",
         highlight=False,
+        markup=False,
     )
     try:
         while not stop.wait(timeout=1.0 if exit_with is not None else None):

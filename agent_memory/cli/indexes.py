@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from agent_memory.cli._app import EXIT, console, fail, is_terminal, plural, run, subcommands
 from agent_memory.cli._runtime import open_runtime
+from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.indexes import IndexManager, IndexState
 
 app = subcommands("Create and check the indexes agent_memory needs (run setup before first use).")
@@ -68,14 +70,43 @@ def what_to_run(problems: list[IndexState]) -> str:
     return f"{' and '.join(found)}; run {command}"
 
 
+def describe_tier(connection: Connection) -> str:
+    """The search tier in use and why, in one line for people. The plain tier on a server
+    without Atlas Search is the healthy embedded default: said so, not with the probe's
+    refusal (an error naming an index that does not exist)."""
+    if connection.tier != "plain":
+        return connection.tier_reason
+    requested = connection.settings.search_tier
+    setting = "" if requested == "auto" else f" (AGENT_MEMORY_SEARCH_TIER={requested})"
+    if connection.capabilities.atlas_search:
+        server = "this server has Atlas Search, not used"
+    elif " refused: " in (connection.capabilities.search_reason or ""):
+        server = "this server has no Atlas Search"
+    else:  # not known: the setting chose the tier, the probe could not tell (said as it is)
+        return connection.tier_reason
+    return (
+        f"plain tier{setting}: {server}; search ranks by exact similarity and BM25 in the framework"
+    )
+
+
+def _server_lines(connection: Connection) -> None:
+    # Server text can hold brackets ("... not found with name [x]"): never read as markup.
+    console.print(connection.capabilities.describe(), markup=False, highlight=False)
+    console.print(describe_tier(connection), markup=False, highlight=False)
+
+
 def _table(states: list[IndexState], title: str) -> Table:
     table = Table(title=title, show_lines=False)
     for column in ("collection", "index", "kind", "state", "detail"):
         table.add_column(column, overflow="fold")
     for item in states:
-        style = _STYLE.get(item.state, "")
+        # Text cells: names and details (server errors among them) are shown as they are.
         table.add_row(
-            item.collection, item.name, item.kind, f"[{style}]{item.state}[/]", item.detail
+            Text(item.collection),
+            Text(item.name),
+            Text(item.kind),
+            Text(item.state, style=_STYLE.get(item.state, "")),
+            Text(item.detail),
         )
     return table
 
@@ -95,7 +126,7 @@ def setup(
     async def main() -> None:
         async with open_runtime() as rt:
             manager = IndexManager(rt.connection, rt.embedder.signature)
-            console.print(f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}")
+            _server_lines(rt.connection)
             seen: set[tuple[str, str, str]] = set()
 
             def progress(item: IndexState) -> None:
@@ -106,7 +137,11 @@ def setup(
                     and item.state in ("created", "updated", "building")
                 ):
                     seen.add(key)
-                    console.print(f"  {item.collection}.{item.name}: {item.state}", highlight=False)
+                    console.print(
+                        f"  {item.collection}.{item.name}: {item.state}",
+                        highlight=False,
+                        markup=False,
+                    )
 
             states = await manager.setup(
                 wait=wait, timeout=timeout, update=update, on_progress=progress
@@ -116,6 +151,7 @@ def setup(
                 console.print(
                     f"Search layout {rt.connection.search_layout}: {rt.connection.layout_reason}.",
                     highlight=False,
+                    markup=False,
                 )
             if rt.connection.tier == "plain":
                 console.print(
@@ -136,7 +172,7 @@ def status() -> None:
     async def main() -> None:
         async with open_runtime() as rt:
             manager = IndexManager(rt.connection, rt.embedder.signature)
-            console.print(f"{rt.connection.capabilities.describe()}\n{rt.connection.tier_reason}")
+            _server_lines(rt.connection)
             console.print(_table(await manager.status(), "index status"))
 
     run(main)

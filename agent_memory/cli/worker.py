@@ -7,7 +7,8 @@ import signal
 
 import typer
 
-from agent_memory.cli._app import console, plural, run
+from agent_memory.cli._app import console, plural, run, state
+from agent_memory.cli._logging import configure_logging
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.formation.worker import FormationWorker
@@ -25,7 +26,12 @@ def worker(
 
     Several workers (and agents running their own) can share one queue: jobs are claimed
     atomically with a lease, and a crashed worker's jobs are taken over after it expires.
+    Each job worked logs one line on stderr at the default level: memories_formed with its
+    counts, or formation_job_failed.
     """
+
+    # One line per job at the default level: memories_formed (a failure is a warning anyway).
+    configure_logging(state.log_level, state.log_format, shown=("memories_formed",))  # type: ignore[arg-type]
 
     async def main() -> None:
         async with open_runtime() as rt:

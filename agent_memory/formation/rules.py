@@ -1,5 +1,7 @@
-"""The rule-based extractor: names, home, occupation and common travel preferences, in English
-and Chinese, by regular expressions. Deterministic; no model, no network.
+"""The rule-based extractor: the profile (name, home, occupation, age, common travel and eating
+preferences) here, and lasting facts (allergies, health conditions, diets, employer, school,
+languages, birthday, pets, family names: :mod:`.rules_facts`), in English and Chinese, by
+regular expressions. Deterministic; no model, no network.
 
 It is what the offline chat model forms memories with (seed 003's ``extract_memory``, made
 stricter). Only the user's own messages are read: an assistant saying "I'm Claude" or tool
@@ -16,6 +18,9 @@ missing one):
   is a name only in parentheses (我是（小明）, as in seed 003) or when X is 2–4 characters
   ending the clause and not ending like a role or group (学生, 医生, 北京人, 工程师): 我是学生
   is an occupation, 我是北京人 is skipped, 我是小明 is a name.
+- Occupation: "I work as X", "I'm a/an X" when X ends with a word of a fixed list of
+  occupations (``JOBS``; "I'm a good cook" is not one), 我的职业是 / 我是做 / 我是 X ending
+  like a role. Age: "I'm 34 years old", "I just turned 40", 我今年三十岁.
 - Preferences go into the profile's ``preferences`` object with keys in the language they were
   stated in (``{"seat": "window"}`` / ``{"座位": "靠窗"}``), as seed 003 does; a user who
   switches language may hold both. A preference in a clause with a negation before it ("I
@@ -23,8 +28,8 @@ missing one):
   我老婆吃素) is skipped.
 - A question never states a fact. The clause a question mark ends (我叫什么名字？, "what's my
   name?"), a clause that asks (吗 at its end, 什么 / 啥 / 谁 / 哪 / 几 / 怎么 / 多少 in it)
-  and an English clause that opens with a question word (what, who, where...) give no name,
-  home or occupation, and no such word is ever taken as a name ("My name is what" is not a
+  and an English clause that opens with a question word (what, who, where...) or an
+  auxiliary before "I" ("do I", "am I") give no name, home, occupation or age, and no such word is ever taken as a name ("My name is what" is not a
   name). Preferences are still read from requests ("could you book me a window seat?").
 - Every profile value is also a keyed fact, so it is searchable and a change supersedes the
   old value with history.
@@ -36,39 +41,34 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agent_memory.formation._text import (
+    CJK,
+    EN_QUESTION_WORDS,
+    NOT_NAMES,
+    WORD,
+    chinese_name,
+    clauses,
+    is_chinese,
+)
 from agent_memory.formation.extraction import Extraction, Fact, user_texts
+from agent_memory.formation.rules_facts import JOBS, STUDENTS, lasting_facts, stated
 
 __all__ = ["extract_rules"]
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
-_SENTENCE = re.compile(r"(?<=[。！？!?\n])|(?<=\.)(?=\s|$)")
-_CLAUSE = re.compile(r"[。！？；;!?\n，,]+|\.(?=\s|$)")
-_ASKED = re.compile(r"[?？]\s*$")
-_ZH_ASKING = re.compile(r"什么|啥|谁|哪|几[个岁时点]|怎么|多少|吗\s*$")
-_EN_QUESTION_WORDS = frozenset("what who whom whose which where when why how".split())
-_EN_ASKING = re.compile(r"^\s*(?i:what|who|whom|whose|which|where|when|why|how)\b")
-_WORD = r"[^\W\d_][\w'’-]*"
 
 # --- English ------------------------------------------------------------------------------------
 
-_EN_MY_NAME = re.compile(rf"\bmy name(?: is|'s|’s)\s+(?P<name>{_WORD}(?:\s+{_WORD}){{0,2}})", re.I)
+_EN_MY_NAME = re.compile(rf"\bmy name(?: is|'s|’s)\s+(?P<name>{WORD}(?:\s+{WORD}){{0,2}})", re.I)
 _EN_CALL_ME = re.compile(
-    rf"\b(?i:call me|i am called|i'm called|i’m called)\s+(?P<name>{_WORD}(?:\s+{_WORD}){{0,2}}|[{_CJK}]{{1,4}})"
+    rf"\b(?i:call me|i am called|i'm called|i’m called)\s+(?P<name>{WORD}(?:\s+{WORD}){{0,2}}|[{CJK}]{{1,4}})"
 )
-_EN_I_AM = re.compile(rf"(?:^|\s)(?i:i'm|i’m|i am|im)\s+(?P<name>{_WORD}(?:\s+{_WORD}){{0,2}})")
-_NOT_NAMES = frozenset(
-    "a an the not so just here there sure sorry fine good ok okay back later tomorrow tonight now "
-    "going trying looking planning thinking currently also still really very actually when if at "
-    "on in by from with to for of whatever anything maybe please glad happy tired hungry new "
-    "english american british chinese french german spanish italian japanese korean canadian "
-    "australian indian european asian vegan vegetarian single married retired".split()
-)
+_EN_I_AM = re.compile(rf"(?:^|\s)(?i:i'm|i’m|i am|im)\s+(?P<name>{WORD}(?:\s+{WORD}){{0,2}})")
 _EN_SEAT = re.compile(
     r"\b(?P<a>window|aisle)\s+seats?\b|\bseats?\s+(?:by|near|next\s+to|on)\s+the\s+(?P<b>window|aisle)\b"
     r"|\b(?:prefer|like|want|love|choose|book)\s+(?:the\s+|an?\s+)?(?P<c>window|aisle)\b",
     re.I,
 )
-_EN_DIET = re.compile(r"\b(?P<diet>vegan|vegetarian)\b", re.I)
+_EN_DIET = re.compile(r"\b(?P<diet>vegan|vegetarian|pescatarian)\b", re.I)
 _EN_NO_MEAT = re.compile(r"\bI\s+(?:don't|don’t|do not|never)\s+eat\s+meat\b", re.I)
 _EN_CLASS = re.compile(
     r"\b(?P<a>premium economy|economy|business|first)\s+class\b"
@@ -77,12 +77,29 @@ _EN_CLASS = re.compile(
 )
 _EN_HOME = re.compile(
     r"\b(?i:I\s+(?:live|am living|'m living|’m living|am based|'m based|’m based)\s+in)\s+"
-    rf"(?P<place>{_WORD}(?:\s+{_WORD}){{0,3}})"
+    rf"(?P<place>{WORD}(?:\s+{WORD}){{0,3}})"
 )
 _EN_WORK_AS = re.compile(
     r"\bI\s+work\s+as\s+(?:an?\s+|the\s+)?(?P<job>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.I
 )
 _JOB_STOP = frozenset("at in for with and but from since on who because so near".split())
+_EN_I_AM_A = re.compile(
+    r"\b(?i:I\s+am|I['’]m)\s+(?:(?i:now|currently|also|still)\s+)?(?i:an?)\s+"
+    r"(?P<job>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})"
+)
+# "I'm a good cook" says how, not what for a living.
+_NOT_JOB_WORDS = frozenset(
+    "good great bad terrible decent excellent fast slow careful big huge keen avid amateur "
+    "aspiring wannabe better best awful lousy poor safe nervous picky messy former retired "
+    "future hobby part-time backseat".split()
+)
+_EN_AGE = re.compile(
+    r"\b(?i:I\s+am|I['’]m)\s+(?P<n>\d{1,3})\s*(?i:years?\s+old|yrs?\s+old|y/?o)\b"
+    r"|\bI\s+(?i:just\s+)?(?i:turned)\s+(?P<turned>\d{1,3})\b"
+)
+_ZH_AGE = re.compile(
+    r"我(?:今年|现在)?(?:已经)?(?P<n>\d{1,3}|[一二三四五六七八九十]{1,3})岁(?![的时那以前])"
+)
 # English preferences count only in a clause about the speaker (or a request: "please").
 _EN_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I’m|I'd|me|my|please)\b", re.I)
 _EN_NEGATION = re.compile(
@@ -99,19 +116,16 @@ _EN_OTHERS = re.compile(
 
 _ZH_NAME = re.compile(
     rf"(?P<intro>你可以叫我|可以叫我|请叫我|我的名字是|我的名字叫|我名叫|我叫|^叫我)"
-    rf"[（(]?(?P<name>[{_CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)"
+    rf"[（(]?(?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)"
 )
-_ZH_I_AM_PAREN = re.compile(rf"我是[（(](?P<name>[{_CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)[）)]")
-_ZH_I_AM = re.compile(rf"我是(?:一名|一个|一位|个)?(?P<x>[{_CJK}]{{2,8}})$")
-# Characters that end a name (particles, time words, verbs that usually follow a name).
-_ZH_NAME_END = re.compile(r"[的是在今来住从想要喜吃不和呢吧啊呀哦就也都还下请我你他她了]")
-_ZH_NOT_NAME_START = frozenset("了过着个一")
+_ZH_I_AM_PAREN = re.compile(rf"我是[（(](?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)[）)]")
+_ZH_I_AM = re.compile(rf"我是(?:一名|一个|一位|个)?(?P<x>[{CJK}]{{2,8}})$")
 _ZH_OCCUPATION_END = ("生", "师", "员", "家", "者", "手", "工", "官", "警", "医", "程序员")
 _ZH_GROUP_END = ("人", "族", "迷", "控", "党", "粉", "友", "客", "户")
-_ZH_HOME = re.compile(rf"(?:我住在|我家在|我生活在|我住)(?P<place>[{_CJK}]{{2,10}})")
+_ZH_HOME = re.compile(rf"(?:我住在|我家在|我生活在|我住)(?P<place>[{CJK}]{{2,10}})")
 _ZH_HOME_END = re.compile(r"(?:的|附近|这边|那边|一带|了|呢|吧|啊).*$")
 _ZH_JOB = re.compile(
-    rf"(?:我的职业是一名|我的职业是|我的工作是|我是做|我从事)(?P<job>[{_CJK}]{{2,10}})"
+    rf"(?:我的职业是一名|我的职业是|我的工作是|我是做|我从事)(?P<job>[{CJK}]{{2,10}})"
 )
 _ZH_SEAT = re.compile(r"(?P<window>靠窗户?|窗边|窗口位)|(?P<aisle>过道|靠走廊|走廊边)")
 _ZH_DIET = re.compile(r"(?P<vegan>纯素|严格素食)|(?P<veg>素食|吃素|不吃肉)")
@@ -120,46 +134,23 @@ _ZH_NEGATION = re.compile(r"不|别|讨厌|没有|不是")
 _ZH_OTHERS = re.compile(r"老婆|老公|妻子|丈夫|朋友|孩子|儿子|女儿|爸|妈|同事|他|她|他们")
 
 
-def _clauses(text: str) -> list[tuple[str, bool]]:
-    """The clauses of ``text``, each with whether it asks a question."""
-    found = []
-    for sentence in _SENTENCE.split(text):
-        parts = [part.strip() for part in _CLAUSE.split(sentence) if part and part.strip()]
-        for position, clause in enumerate(parts):
-            asked = bool(_ASKED.search(sentence)) and position == len(parts) - 1
-            found.append(
-                (clause, asked or bool(_ZH_ASKING.search(clause) or _EN_ASKING.search(clause)))
-            )
-    return found
-
-
 def _english_name(raw: str, *, any_case: bool) -> str | None:
     words = raw.split()
     first = words[0]
-    if first.casefold() in _NOT_NAMES or any(
-        re.sub(r"['’]s$", "", word.casefold()) in _EN_QUESTION_WORDS for word in words
+    if first.casefold() in NOT_NAMES or any(
+        re.sub(r"['’]s$", "", word.casefold()) in EN_QUESTION_WORDS for word in words
     ):
         return None
-    if re.fullmatch(rf"[{_CJK}]+", first):
+    if re.fullmatch(rf"[{CJK}]+", first):
         return first
     if not first[0].isupper() and not any_case:
         return None
     name = [first if not first.islower() else first[0].upper() + first[1:]]
     for word in words[1:]:  # "Ana Silva": more capitalised words continue the name
-        if not word[0].isupper() or word.casefold() in _NOT_NAMES:
+        if not word[0].isupper() or word.casefold() in NOT_NAMES:
             break
         name.append(word)
     return " ".join(name)
-
-
-def _chinese_name(raw: str) -> str | None:
-    if re.fullmatch(r"[A-Za-z][A-Za-z'-]*", raw):
-        return raw
-    cut = _ZH_NAME_END.search(raw)
-    name = raw[: cut.start()] if cut else raw
-    if len(name) < 2 or name[0] in _ZH_NOT_NAME_START or _ZH_ASKING.search(raw):
-        return None
-    return name
 
 
 def _free(clause: str, start: int, negation: re.Pattern[str], others: re.Pattern[str]) -> bool:
@@ -177,9 +168,9 @@ def _names(clause: str) -> str | None:
     elif (m := _EN_I_AM.search(clause)) and not _EN_NEGATION.search(m["name"]):
         found = _english_name(m["name"], any_case=False) or found
     if m := _ZH_NAME.search(clause):
-        found = _chinese_name(m["name"]) or found
+        found = chinese_name(m["name"]) or found
     elif m := _ZH_I_AM_PAREN.search(clause):
-        found = _chinese_name(m["name"]) or found
+        found = chinese_name(m["name"]) or found
     elif (
         (m := _ZH_I_AM.search(clause))
         and len(m["x"]) <= 4
@@ -187,7 +178,7 @@ def _names(clause: str) -> str | None:
     ):
         x = m["x"]
         if not x.endswith(_ZH_OCCUPATION_END + _ZH_GROUP_END) and x[0] not in "做在从":
-            found = _chinese_name(x) or found
+            found = chinese_name(x) or found
     return found
 
 
@@ -199,12 +190,50 @@ def _occupation(clause: str) -> str | None:
                 break
             words.append(word)
         return " ".join(words) or None
+    if job := _i_am_a(clause):
+        return job
     if m := _ZH_JOB.search(clause):
         job = re.sub(r"(?:的|工作|行业)+$", "", m["job"])
         return job if len(job) >= 2 else None
     if (m := _ZH_I_AM.search(clause)) and m["x"].endswith(_ZH_OCCUPATION_END):
-        return m["x"]
+        return m["x"].rpartition("的")[2]  # 清华大学的学生: a student (of a school)
     return None
+
+
+def _i_am_a(clause: str) -> str | None:
+    """ "I'm a (data) engineer (at X)": the words up to the first occupation word, when the
+    clause states it plainly (not "if I were", "my wife says")."""
+    for m in _EN_I_AM_A.finditer(clause):
+        words = m["job"].split()
+        if words[0].casefold() in _NOT_JOB_WORDS or not stated(clause[: m.start()], False):
+            continue
+        for end, word in enumerate(words):
+            if word.casefold() in _JOB_STOP:
+                break
+            if word.casefold() in JOBS or word.casefold() in STUDENTS:
+                return " ".join(words[: end + 1])
+    return None
+
+
+_ZH_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")}
+
+
+def _age(clause: str) -> int | None:
+    if m := _EN_AGE.search(clause):
+        number = int(m["n"] or m["turned"])
+    elif m := _ZH_AGE.search(clause):
+        raw = m["n"]
+        if raw.isdigit():
+            number = int(raw)
+        else:  # 三, 十五, 二十, 二十五
+            tens, _, ones = raw.partition("十")
+            if "十" in raw:
+                number = (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + _ZH_DIGITS.get(ones, 0)
+            else:
+                number = _ZH_DIGITS.get(raw, -1)
+    else:
+        return None
+    return number if 0 < number <= 120 else None
 
 
 def _home(clause: str) -> str | None:
@@ -262,21 +291,20 @@ _ZH_PREFERENCE_TEXT = {
 }
 
 
-def _is_chinese(text: str) -> bool:
-    return re.search(rf"[{_CJK}]", text) is not None
-
-
 def _facts(profile: dict[str, Any], origin: dict[str, bool]) -> list[Fact]:
     facts: list[Fact] = []
     for field, en, zh in (
         ("user_name", "The user's name is {}.", "用户的名字是{}。"),
         ("home", "The user lives in {}.", "用户住在{}。"),
         ("occupation", "The user works as {}.", "用户的职业是{}。"),
+        ("age", "The user is {} years old.", "用户{}岁。"),
     ):
         if field in profile:
             value = profile[field]
             if field == "occupation" and not origin[field]:
                 value = f"{'an' if value[0].casefold() in 'aeiou' else 'a'} {value}"
+                if value.split()[-1].casefold() in STUDENTS:
+                    en = "The user is {}."
             template = zh if origin[field] else en
             facts.append(Fact(content=template.format(value), key=field, importance=0.7))
     for name, value in profile.get("preferences", {}).items():
@@ -293,7 +321,8 @@ def _facts(profile: dict[str, Any], origin: dict[str, bool]) -> list[Fact]:
 
 
 def extract_rules(messages: Iterable[Any]) -> Extraction:
-    """Names, home, occupation and preferences stated in the user's messages.
+    """Name, home, occupation, age and preferences (the profile) and lasting facts
+    (:mod:`.rules_facts`: allergies, employer, languages...) stated in the user's messages.
 
     >>> extract_rules([("user", "我叫小明，下次订票请帮我选靠窗，我吃素食。")]).profile
     {'user_name': '小明', 'preferences': {'座位': '靠窗', '饮食': '素食'}}
@@ -301,17 +330,23 @@ def extract_rules(messages: Iterable[Any]) -> Extraction:
     profile: dict[str, Any] = {}
     preferences: dict[str, str] = {}
     origin: dict[str, bool] = {}  # field -> stated in Chinese (for the fact's language)
+    lasting: dict[str, Fact] = {}  # by key: a later statement wins
     for text in user_texts(messages):
-        for clause, asked in _clauses(text):
+        for fact in lasting_facts(text):
+            lasting.pop(fact.key or fact.content, None)
+            lasting[fact.key or fact.content] = fact
+        for clause, asked in clauses(text):
             for field, value in (
                 ("user_name", None if asked else _names(clause)),
                 ("occupation", None if asked else _occupation(clause)),
                 ("home", None if asked else _home(clause)),
+                ("age", None if asked else _age(clause)),
             ):
                 if value:
                     profile[field] = value
-                    origin[field] = _is_chinese(clause)
+                    origin[field] = is_chinese(clause)
             preferences.update(_preferences(clause))
     if preferences:
         profile["preferences"] = preferences
-    return Extraction(profile=profile, notes=[], facts=_facts(profile, origin))
+    facts = _facts(profile, origin) + list(lasting.values())
+    return Extraction(profile=profile, notes=[], facts=facts)

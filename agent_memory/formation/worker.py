@@ -169,16 +169,7 @@ class FormationWorker:
         else:
             stored = 0
         if await self.queue.complete(job, now=now):
-            logger.info(
-                "memories_formed",
-                job_id=job.id,
-                agent_id=job.agent_id,
-                session_id=job.session_id,
-                profile_fields=len(extraction.profile),
-                notes=len(extraction.notes),
-                facts=len(extraction.facts),
-                stored=stored,
-            )
+            _formed(job, job.plan.get("messages"), extraction, stored)
             await self._follow_up(job, bool(job.plan.get("backlog")), now)
 
     async def _follow_up(self, job: Job, backlog: bool, now: datetime | None) -> None:
@@ -213,12 +204,14 @@ class FormationWorker:
         through = new[-1].seq
         if extraction.empty:
             if await self.queue.complete(job, messages_through=through, now=now):
+                _formed(job, len(new), extraction, 0)  # nothing to remember: said all the same
                 await self._follow_up(job, backlog, now)
             return None
         plan = {
             "after": after,
             "extraction": extraction.model_dump(mode="json"),
             "backlog": backlog,
+            "messages": len(new),
         }
         return await self.queue.record_plan(job, plan, messages_through=through, now=now)
 
@@ -330,6 +323,21 @@ class FormationWorker:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _formed(job: Job, messages: int | None, extraction: Extraction, stored: int) -> None:
+    """The one line a job formed logs (an extraction of nothing included: the job is done)."""
+    logger.info(
+        "memories_formed",
+        job_id=job.id,
+        agent_id=job.agent_id,
+        session_id=job.session_id,
+        messages=messages,
+        profile_fields=len(extraction.profile),
+        notes=len(extraction.notes),
+        facts=len(extraction.facts),
+        stored=stored,
+    )
 
 
 def _fit(messages: list[ConversationMessage], max_tokens: int) -> list[ConversationMessage]:

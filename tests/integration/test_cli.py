@@ -52,6 +52,33 @@ def test_indexes_setup_status_validate_drop(cli_env):
     assert invoke(["indexes", "validate"], cli_env).exit_code == 4
 
 
+def test_indexes_status_on_the_plain_tier_says_the_server_has_no_atlas_search(cli_env):
+    result = invoke(["indexes", "status"], cli_env)
+    assert result.exit_code == 0, result.output
+    tier = result.output.splitlines()[1]
+    assert tier == (
+        "plain tier: this server has no Atlas Search; search ranks by exact similarity and "
+        "BM25 in the framework"
+    )
+    # The probe's refusal is no problem to report; it was once cut at its bracket.
+    assert "not found with name" not in result.output
+    forced = invoke(["indexes", "status"], {**cli_env, "AGENT_MEMORY_SEARCH_TIER": "plain"})
+    assert forced.output.splitlines()[1].startswith(
+        "plain tier (AGENT_MEMORY_SEARCH_TIER=plain): this server has no Atlas Search;"
+    )
+
+
+def test_index_details_are_shown_as_text(cli_env, embedded_server):
+    assert invoke(["indexes", "setup"], cli_env).exit_code == 0
+    with MongoClient(embedded_server.uri) as client:
+        sessions = client[cli_env["AGENT_MEMORY_DATABASE"]].sessions
+        sessions.drop_index("status_activity")
+        sessions.create_index([("b", 1)], name="status_activity")
+    result = invoke(["indexes", "status"], cli_env)
+    # A detail in brackets that looks like markup ([('b', 1)] would not; [b] would) is kept.
+    assert "key [('b', 1)] instead of" in " ".join(result.output.split())
+
+
 def _error_line(result) -> str:
     """The one error line of a command (stderr), after whatever it printed on stdout."""
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
@@ -280,7 +307,8 @@ def test_embedded_serve_prints_its_uri_and_stops_cleanly(tmp_path: Path):
     assert not (data_dir / "server.json").exists()
 
 
-def test_worker_once_forms_due_memories(cli_env, embedded_server):
+def _queue_sessions(cli_env, embedded_server, said: dict[str, str]) -> None:
+    """For each user, a session s1 holding what they said and its formation job, due now."""
     import asyncio
 
     from agent_memory.config import load_settings
@@ -302,19 +330,37 @@ def test_worker_once_forms_due_memories(cli_env, embedded_server):
             embedder = FakeEmbedder()
             await IndexManager(conn, embedder.signature).setup()
             memories = MemorySystem(conn, embedder)
-            tenant = Tenant("agent", "ann")
-            await memories.conversation.append_turn(
-                tenant, "s1", [NewMessage.user("my name is Ann")]
-            )
-            await FormationQueue(conn, debounce_seconds=0).schedule(tenant, "s1")
+            for user, text in said.items():
+                tenant = Tenant("agent", user)
+                await memories.conversation.append_turn(tenant, "s1", [NewMessage.user(text)])
+                await FormationQueue(conn, debounce_seconds=0).schedule(tenant, "s1")
             await memories.aclose()
 
     asyncio.run(prepare())
+
+
+def test_worker_once_forms_due_memories(cli_env, embedded_server):
+    _queue_sessions(cli_env, embedded_server, {"ann": "my name is Ann"})
     result = invoke(["worker", "--once"], cli_env)
     assert result.exit_code == 0, result.output
     assert "formed memories for 1 job\n" in result.output
     again = invoke(["worker", "--once"], cli_env)
     assert "formed memories for 0 jobs\n" in again.output
+
+
+def test_the_worker_logs_one_line_per_job_at_the_default_level(cli_env, embedded_server):
+    _queue_sessions(cli_env, embedded_server, {"ann": "my name is Ann", "bob": "hello there"})
+    result = invoke(["worker", "--once"], cli_env)
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    formed = [event for event in events if event["event"] == "memories_formed"]
+    # one per job, the one that found nothing to remember included; nothing else at info
+    assert sorted(event["facts"] for event in formed) == [0, 1]
+    assert all(event["messages"] == 1 and event["level"] == "info" for event in formed)
+    assert [event for event in events if event["level"] == "info"] == formed
+    _queue_sessions(cli_env, embedded_server, {"cy": "my name is Cy"})
+    quiet = invoke(["--log-level", "error", "worker", "--once"], cli_env)
+    assert "formed memories for 1 job" in quiet.output and "memories_formed" not in quiet.output
 
 
 def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import builtins
+import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import uuid
 
 import pytest
@@ -253,3 +258,165 @@ def test_a_database_failing_in_a_command_or_a_turn_is_one_line_and_the_chat_goes
     assert out.count("cannot be reached (test)") == 3
     assert len(answers(out)) == 2 and "rated 5/5" in out  # the chat went on
     assert "Traceback" not in out
+
+
+# --- Ctrl+C --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sigint_as_on_a_terminal():
+    """SIGINT at Python's default in this process, as for a command a user runs (a test run
+    started as a background job ignores it)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def typed(monkeypatch, lines: list[str]) -> threading.Event:
+    """Standard input as a person types it: each line in turn; ``CTRL_C`` presses Ctrl+C at
+    the prompt (a real SIGINT to this process) and then waits, as a terminal read does, until
+    the returned event is set."""
+    pending = iter(lines)
+    released = threading.Event()
+
+    def read(prompt: str = "") -> str:
+        line = next(pending, None)
+        if line == CTRL_C:
+            os.kill(os.getpid(), signal.SIGINT)
+            released.wait(120)
+            raise EOFError
+        if line is None:
+            raise EOFError
+        return line
+
+    monkeypatch.setattr(builtins, "input", read)
+    return released
+
+
+CTRL_C = "<Ctrl+C>"
+
+
+def test_ctrl_c_during_a_turn_cancels_it_and_stores_nothing_of_it(
+    chat_env, monkeypatch, sigint_as_on_a_terminal
+):
+    from agent_memory.providers.chat.offline import OfflineChatModel
+
+    env, db = chat_env
+    answer = OfflineChatModel.generate
+
+    async def slow_to_answer(self, request):
+        if "peanuts" in str(request.messages[-1].content):  # the turn to interrupt
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C while the model answers
+            await asyncio.sleep(120)
+        return await answer(self, request)
+
+    monkeypatch.setattr(OfflineChatModel, "generate", slow_to_answer)
+    released = typed(monkeypatch, ["I am allergic to peanuts", "What is my name?", "/quit"])
+    try:
+        result = CliRunner().invoke(app, ["chat", "--user", "ann"], env=env)
+    finally:
+        released.set()
+    assert result.exit_code == 0, result.output
+    assert "cancelled (Ctrl+C): this turn was not saved (no message, no action record)" in (
+        result.output
+    )
+    assert len(answers(result.output)) == 2  # the chat went on: the next question answered
+    assert "nothing new to remember" in result.output  # /quit formed the session
+    # Nothing of the cancelled turn: no message, no action, so nothing to form from it.
+    said = [m["content"] for m in db.messages.find({"agent_id": AGENT, "role": "user"})]
+    assert said == ["What is my name?"]
+    assert [a["content"] for a in db.action_logs.find({"agent_id": AGENT})] == said
+    assert db.memories.count_documents({"agent_id": AGENT, "user_id": "ann"}) == 0
+
+
+def test_ctrl_c_once_the_turn_is_being_saved_lets_it_finish_and_says_what_was_saved(
+    chat_env, monkeypatch, sigint_as_on_a_terminal
+):
+    from agent_memory.memory.conversation.memory import ConversationMemory
+
+    env, db = chat_env
+    append = ConversationMemory.append_turn
+
+    async def saving(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl+C as the turn's messages are written
+        return await append(self, *args, **kwargs)
+
+    monkeypatch.setattr(ConversationMemory, "append_turn", saving)
+    typed(monkeypatch, ["My name is Ann", "/quit"])
+    result = CliRunner().invoke(app, ["chat", "--user", "ann"], env=env)
+    assert result.exit_code == 0, result.output
+    saved = re.search(
+        r"Ctrl\+C came while this turn was being saved, so it was not cancelled: saved whole, "
+        r"your message, the answer and its action record \((act_\w+)\)",
+        " ".join(result.output.split()),
+    )
+    assert saved, result.output
+    action = db.action_logs.find_one({"_id": saved.group(1)})
+    assert action["content"] == "My name is Ann" and action["outcome"] == "success"
+    roles = [m["role"] for m in db.messages.find({"agent_id": AGENT}).sort("seq", 1)]
+    assert roles == ["user", "assistant"]
+
+
+def test_ctrl_c_at_the_prompt_leaves_as_quit_does_and_forms_the_session(
+    chat_env, monkeypatch, sigint_as_on_a_terminal
+):
+    env, db = chat_env
+    released = typed(monkeypatch, ["I am allergic to peanuts", CTRL_C, "never read"])
+    try:
+        result = CliRunner().invoke(app, ["chat", "--user", "ann"], env=env)
+    finally:
+        released.set()
+    assert result.exit_code == 0, result.output
+    assert "(Ctrl+C: leaving, as with /quit)" in result.output
+    assert re.search(r"memories formed from session \S+: 1 new long-term memory", result.output)
+    assert "interrupted" not in result.output
+    allergy = db.memories.find_one({"agent_id": AGENT, "user_id": "ann"})
+    assert allergy["content"] == "The user is allergic to peanuts."
+
+
+# --- what the chat says ------------------------------------------------------------------------
+
+
+def test_continuing_a_session_says_so_and_how_many_messages_it_holds(chat_env):
+    env, _ = chat_env
+    first = chat(env, ["My name is Ann", "Hello again"], "--user", "ann", "--session", "s[1]")
+    assert first.exit_code == 0, first.output
+    assert "chatting as ann with agent chat, session s[1];" in first.output
+    again = chat(env, ["/quit"], "--user", "ann", "--session", "s[1]")
+    assert "continuing session s[1] (4 messages so far)" in again.output
+    new = chat(env, ["/quit"], "--user", "ann")
+    assert "continuing" not in new.output
+
+
+def test_memories_says_when_the_offline_rules_caught_nothing(chat_env):
+    env, _ = chat_env
+    result = chat(
+        env,
+        [
+            "I like long walks.",
+            "/memories",
+            "I am allergic to peanuts.",
+            "/memories",
+            "/new",
+            "/memories",
+        ],
+        "--user",
+        "ann",
+    )
+    assert result.exit_code == 0, result.output
+    shown = result.output.split("you> ")  # what each line of input printed
+    first, second, third = shown[2], shown[4], shown[6]
+    assert "(the offline rules caught nothing to remember in what you said: they catch only " in (
+        first
+    )
+    assert "a chat model (AGENT_MEMORY_CHAT_MODEL=anthropic) extracts much more" in first
+    assert "(the offline rules caught 1 fact in this session so far" in second
+    assert "offline rules caught nothing" not in second
+    assert "The user is allergic to peanuts." in third and "caught nothing" not in third
+
+
+def test_text_that_looks_like_markup_is_shown_as_typed(chat_env):
+    env, _ = chat_env
+    result = chat(env, ["/[b]x", "/feedback [red]"], "--user", "ann")
+    assert "unknown command '/[b]x'" in result.output
+    assert "got '[red]'" in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
@@ -19,7 +20,11 @@ AGENT = "demo-agent"
 
 
 def invoke(env: dict[str, str]):
-    return CliRunner().invoke(app, ["demo"], env=env, catch_exceptions=False)
+    return invoke_args(["demo"], env)
+
+
+def invoke_args(args: list[str], env: dict[str, str]):
+    return CliRunner().invoke(app, args, env=env, catch_exceptions=False)
 
 
 def part(output: str, number: int) -> str:
@@ -31,19 +36,61 @@ def part(output: str, number: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def shared_run(embedded_server):
-    """One demo run with the fake embedder on the session's server, and its database name."""
-    database = f"demo_{uuid.uuid4().hex[:10]}"
-    env = {
+def demo_env(embedded_server):
+    """The session's server, a database name of the module's own, the fake embedder."""
+    return {
         "MONGODB_URI": embedded_server.uri,
-        "AGENT_MEMORY_DATABASE": database,
+        "AGENT_MEMORY_DATABASE": f"demo_{uuid.uuid4().hex[:10]}",
         "AGENT_MEMORY_EMBEDDER": "fake",
     }
-    result = invoke(env)
+
+
+@pytest.fixture(scope="module")
+def shared_run(embedded_server, demo_env):
+    """One demo run, and the demo's own database (the configured name with _demo after it)."""
+    database = demo_env["AGENT_MEMORY_DATABASE"]
+    result = invoke(demo_env)
     assert result.exit_code == 0, result.output
     with MongoClient(embedded_server.uri) as client:
-        yield result.output, client[database]
+        yield result.output, client[f"{database}_demo"]
+        client.drop_database(f"{database}_demo")
         client.drop_database(database)
+
+
+def _documents(db) -> dict[str, int]:
+    return {name: db[name].count_documents({}) for name in db.list_collection_names()}
+
+
+def test_the_demo_writes_into_a_database_of_its_own(shared_run, demo_env, embedded_server):
+    output, demo_db = shared_run
+    application = demo_env["AGENT_MEMORY_DATABASE"]
+    with MongoClient(embedded_server.uri) as client:
+        assert not any(_documents(client[application]).values())  # the application's: nothing
+    assert _documents(demo_db)["memories"] and _documents(demo_db)["decay_runs"]
+    stats = invoke_args(["stats", "--json"], demo_env)
+    assert stats.exit_code == 0 and json.loads(stats.output)["tenants"] == []
+    closing = " ".join(output.split("Done in")[1].split())
+    assert f"is in the database {application}_demo, not in {application}" in closing
+    assert "Remove it with `agent-memory demo --remove`." in closing
+
+
+def test_remove_drops_the_demos_database_only(embedded_server, demo_env):
+    env = {**demo_env, "AGENT_MEMORY_DATABASE": f"remove_{uuid.uuid4().hex[:8]}"}
+    application = env["AGENT_MEMORY_DATABASE"]
+    with MongoClient(embedded_server.uri) as client:
+        try:
+            client[application].memories.insert_one({"agent_id": "a", "user_id": "u"})
+            client[f"{application}_demo"].memories.insert_one({"agent_id": "a", "user_id": "u"})
+            removed = invoke_args(["demo", "--remove"], env)
+            assert removed.exit_code == 0, removed.output
+            assert f"removed the demo's database {application}_demo" in removed.output
+            assert not any(_documents(client[f"{application}_demo"]).values())
+            assert client[application].memories.count_documents({}) == 1  # the application's
+            again = invoke_args(["demo", "--remove"], env)
+            assert f"no demo data in {application}_demo: nothing to remove" in again.output
+        finally:
+            client.drop_database(application)
+            client.drop_database(f"{application}_demo")
 
 
 @pytest.mark.mongoeco
@@ -71,6 +118,17 @@ def test_demo_runs_on_the_embedded_default(tmp_path: Path):
     for output in (result.output, again.output):
         assert "steakhouse memory: rank 1 -> 2" in output
         assert "resumed at step 2: buy a wedding gift" in output
+    # the default database shows nothing of it; the demo's own, until removed, all of it
+    stats = invoke_args(["stats", "--json"], env)
+    assert stats.exit_code == 0 and json.loads(stats.output)["tenants"] == []
+    demo_env = {**env, "AGENT_MEMORY_DATABASE": "agent_memory_demo"}
+    users = {
+        t["user_id"]
+        for t in json.loads(invoke_args(["stats", "--json"], demo_env).output)["tenants"]
+    }
+    assert {"alice", "bob"} <= users
+    assert invoke_args(["demo", "--remove"], env).exit_code == 0
+    assert json.loads(invoke_args(["stats", "--json"], demo_env).output)["tenants"] == []
 
 
 def test_each_search_says_which_ranking_found_its_first_result(shared_run):
@@ -79,6 +137,8 @@ def test_each_search_says_which_ranking_found_its_first_result(shared_run):
     assert "keyword: BM25 rank, words stemmed, Chinese as character pairs" in search
     captions = re.findall(r"#1 found (.*)", search)
     assert len(captions) == len(QUESTIONS)
+    # the explanation ends with each ranking's rank in brackets, printed as text, not markup
+    assert re.search(r"why that answer ranked first: .* \[text #\d, vector #\d\]", search)
     # Chinese is matched by character pairs, and Bob's seat by its word, whatever the embedder
     assert "both ways: vector #1, keyword #1 (matched: 喜欢, 欢喝)" in captions[3]
     assert captions[4].endswith("(matched: seat)")

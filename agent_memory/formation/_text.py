@@ -1,0 +1,110 @@
+"""What the offline extractor's rules share: sentences and clauses, questions, names.
+
+Text is split into sentences at end punctuation and into clauses at commas, semicolons and
+dashes (Western and Chinese). A clause *asks* when it ends a sentence with a question mark, when it
+has a Chinese question word or ends with 吗, or when it opens with an English question word or
+an auxiliary before "I" ("do I", "am I", "can I"): nothing a clause asks is taken as a fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "CJK",
+    "EN_QUESTION_WORDS",
+    "NOT_NAMES",
+    "WORD",
+    "ZH_ASKING",
+    "Clause",
+    "chinese_name",
+    "clauses",
+    "is_chinese",
+    "sentence_clauses",
+    "sentences",
+]
+
+CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+WORD = r"[^\W\d_][\w'’-]*"
+_SENTENCE = re.compile(r"(?<=[。！？!?\n])|(?<=\.)(?=\s|$)")
+_CLAUSE = re.compile(r"[。！？；;!?\n，,]+|\.(?=\s|$)|\s[—–]\s|—|——")
+_ASKED = re.compile(r"[?？]\s*$")
+ZH_ASKING = re.compile(r"什么|啥|谁|哪|几[个岁时点]|怎么|多少|吗\s*$")
+EN_QUESTION_WORDS = frozenset("what who whom whose which where when why how".split())
+_EN_ASKING = re.compile(
+    r"^\s*(?i:what|who|whom|whose|which|where|when|why|how"
+    r"|(?:am|do|did|does|can|could|would|should|will|was|have|had|shall|may|might)\s+I\b"
+    r"|(?:is|was|are|were)\s+my\b)\b"
+)
+#: Capitalised words that follow "I'm" or "call me" without being a name.
+NOT_NAMES = frozenset(
+    "a an the not so just here there sure sorry fine good ok okay back later tomorrow tonight now "
+    "going trying looking planning thinking currently also still really very actually when if at "
+    "on in by from with to for of whatever anything maybe please glad happy tired hungry new "
+    "english american british chinese french german spanish italian japanese korean canadian "
+    "australian indian european asian vegan vegetarian single married retired and or but i".split()
+)
+# Characters that end a Chinese name (particles, time words, verbs that usually follow a name).
+_ZH_NAME_END = re.compile(r"[的是在今来住从想要喜吃不和呢吧啊呀哦就也都还下请我你他她了]")
+_ZH_NOT_NAME_START = frozenset("了过着个一")
+
+
+@dataclass(slots=True)
+class Clause:
+    """A clause of a sentence: where it starts and ends in the sentence, and whether it asks."""
+
+    text: str
+    start: int
+    end: int
+    asks: bool = False
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (end punctuation kept with its sentence)."""
+    return [sentence for sentence in _SENTENCE.split(text) if sentence.strip()]
+
+
+def sentence_clauses(sentence: str) -> list[Clause]:
+    """The clauses of one sentence, with their positions in it."""
+    found: list[Clause] = []
+    start = 0
+    for delimiter in [*_CLAUSE.finditer(sentence), None]:
+        end = delimiter.start() if delimiter else len(sentence)
+        raw = sentence[start:end]
+        if raw.strip():
+            lead = len(raw) - len(raw.lstrip())
+            text = raw.strip()
+            found.append(Clause(text, start + lead, start + lead + len(text)))
+        start = delimiter.end() if delimiter else len(sentence)
+    asked = bool(_ASKED.search(sentence))
+    for position, clause in enumerate(found):
+        clause.asks = (asked and position == len(found) - 1) or bool(
+            ZH_ASKING.search(clause.text) or _EN_ASKING.search(clause.text)
+        )
+    return found
+
+
+def clauses(text: str) -> list[tuple[str, bool]]:
+    """The clauses of ``text``, each with whether it asks a question."""
+    return [
+        (clause.text, clause.asks)
+        for sentence in sentences(text)
+        for clause in sentence_clauses(sentence)
+    ]
+
+
+def is_chinese(text: str) -> bool:
+    return re.search(f"[{CJK}]", text) is not None
+
+
+def chinese_name(raw: str) -> str | None:
+    """A Chinese (or Latin) name from the characters after 叫 or 是, cut at the first particle;
+    ``None`` when what is left is too short or asks."""
+    if re.fullmatch(r"[A-Za-z][A-Za-z'-]*", raw):
+        return raw
+    cut = _ZH_NAME_END.search(raw)
+    name = raw[: cut.start()] if cut else raw
+    if len(name) < 2 or name[0] in _ZH_NOT_NAME_START or ZH_ASKING.search(raw):
+        return None
+    return name
