@@ -8,7 +8,8 @@
 Mapping (one memory document per item version, in the ``memories`` collection):
 
 - namespace -> tenant by the store's :class:`NamespaceMap`: ``("memories", user_id, ...)`` is
-  that user's, any other namespace is app-wide (user id ``"*"``). The whole namespace is kept
+  that user's, any other namespace is app-wide (user id ``"*"``), except one with a root label
+  out of place (``(user_id, "memories")``), which is refused (:meth:`NamespaceMap.check`). The whole namespace is kept
   in ``source.namespace`` and as one tag per prefix of it (``lg/ns:[]``,
   ``lg/ns:["memories"]``, ...), which prefix searches filter on.
 - item key -> memory ``key`` ``lg/key:["memories","user-456","notes","diet"]`` (namespace and
@@ -65,12 +66,14 @@ from agent_memory.langgraph._filters import (
     matches_filter,
     namespace_matches,
 )
+from agent_memory.langgraph.erasure import forget_named_items
 from agent_memory.langgraph.namespaces import (
     APP_WIDE,
     NamespaceError,
     NamespaceMap,
     check_namespace,
 )
+from agent_memory.memory.long_term.memory import COLLECTION as MEMORIES
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
@@ -79,7 +82,7 @@ from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.embedders.langchain import LangChainEmbedder
 from agent_memory.providers.registry import make_embedder
 from agent_memory.stamps import utcnow
-from agent_memory.tenancy import Tenant
+from agent_memory.tenancy import Tenant, check_tenant
 
 __all__ = ["MemoryStore", "NamespaceMap"]
 
@@ -496,6 +499,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         """Validate one operation; what it needs to run (a put's memory is built here)."""
         if isinstance(op, GetOp | PutOp):
             namespace = check_namespace(op.namespace)
+            self.namespaces.check(namespace)
             user = self.namespaces.user_of(namespace)
             if user == APP_WIDE:
                 raise NamespaceError(
@@ -524,6 +528,7 @@ class MemoryStore(AsyncBatchedBaseStore):
             return namespace, tenant
         if isinstance(op, SearchOp):
             prefix = check_namespace(op.namespace_prefix, "namespace_prefix", empty=True)
+            self.namespaces.check(prefix, "namespace_prefix")
             check_filter(op.filter)
             check_window(op.limit, op.offset)
             if op.query is not None and not isinstance(op.query, str):
@@ -550,7 +555,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             for condition in op.match_conditions or ():
                 if condition.match_type not in ("prefix", "suffix"):
                     raise InvalidInputError(f"unknown match type {condition.match_type!r}")
-                check_namespace(condition.path, condition.match_type, empty=True)
+                path = check_namespace(condition.path, condition.match_type, empty=True)
+                if condition.match_type == "prefix":
+                    self.namespaces.check(path, "prefix")
             return None
         raise InvalidInputError(f"unknown store operation {type(op).__name__}")
 
@@ -573,7 +580,7 @@ class MemoryStore(AsyncBatchedBaseStore):
             "ttl": None if op.ttl is None else float(op.ttl),
         }
         context = value.get("context")
-        after_user = self.namespaces.user_segment + 1
+        after_user = self.namespaces.schema_at
         schema = (
             namespace[after_user]
             if tenant.user_id != APP_WIDE and len(namespace) > after_user
@@ -947,6 +954,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             assert user is not None
             return [self._where(self._tenant(user), prefix)]
         wheres = [_Where(self._tenant(None), prefix, items=True, learned=False)]
+        if reach == "both" and user != APP_WIDE:
+            assert user is not None
+            wheres.append(self._where(self._tenant(user), prefix))
         if reach == "span":
             if not self.namespaces.span_users:
                 raise NamespaceError(
@@ -1249,10 +1259,22 @@ class MemoryStore(AsyncBatchedBaseStore):
 
     # --- beyond BaseStore ---------------------------------------------------------------------
 
+    async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        """Erase the agent's app-wide items whose namespace names ``tenant``'s user (see
+        :mod:`agent_memory.langgraph.erasure`); the user's own items are their memories,
+        erased with them. Register with ``MemorySystem.register_forgetter(store.forget_user)``
+        (``agent-memory forget`` does this erasure itself)."""
+        tenant = check_tenant(tenant)
+        if tenant.agent_id != self.agent_id or tenant.user_id == APP_WIDE:
+            return {}
+        count = await forget_named_items(self.long_term, tenant)
+        return {self.long_term.connection.collection_name(MEMORIES): count}
+
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
         """Every version ever put under ``key``, the current one first (consolidation keeps
         superseded versions queryable)."""
         namespace = check_namespace(namespace)
+        self.namespaces.check(namespace)
         tenant = self._tenant(self.namespaces.user_of(namespace))
         versions = await self.long_term.history(tenant, key=_key(namespace, key))
         return [self._item(memory) for memory in versions if _ours(memory.source)]
