@@ -35,6 +35,7 @@ import contextlib
 import copy
 import heapq
 import json
+import warnings
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -219,6 +220,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         ttl: TTLConfig | None = None,
         memory_type: str = "fact",
         profiles: ProfileMemory | None = None,
+        root: str | None = None,
     ) -> None:
         # No running loop is needed to build the store: the loop is bound at first use.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -231,6 +233,8 @@ class MemoryStore(AsyncBatchedBaseStore):
             raise InvalidInputError(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
         if namespaces is not None and not isinstance(namespaces, NamespaceMap):
             raise InvalidInputError("namespaces must be a NamespaceMap")
+        if root is not None:
+            namespaces = _from_root(root, namespaces)
         if profiles is not None and not isinstance(profiles, ProfileMemory):
             raise InvalidInputError("profiles must be a ProfileMemory")
         if scores not in ("similarity", "ranked"):
@@ -1278,6 +1282,24 @@ class MemoryStore(AsyncBatchedBaseStore):
         tenant = self._tenant(self.namespaces.user_of(namespace))
         versions = await self.long_term.history(tenant, key=_key(namespace, key))
         return [self._item(memory) for memory in versions if _ours(memory.source)]
+
+
+def _from_root(root: Any, namespaces: NamespaceMap | None) -> NamespaceMap:
+    """The map the deprecated ``root=`` stands for: ``(root, user_id, ...)`` is a user's, and
+    a read must name the user, as the store that took ``root`` required."""
+    if namespaces is not None:
+        raise InvalidInputError(
+            "pass namespaces= or the deprecated root=, not both (root=x is "
+            "namespaces=NamespaceMap(user_roots=(x,), span_users=False))"
+        )
+    users = NamespaceMap(user_roots=(root,), span_users=False)
+    warnings.warn(
+        f"MemoryStore(root={root!r}) is deprecated and will be removed: use "
+        f"MemoryStore(namespaces=NamespaceMap(user_roots=({root!r},), span_users=False))",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return users
 
 
 def _check_ttl_config(ttl: Any) -> TTLConfig | None:
