@@ -74,6 +74,7 @@ from agent_memory.langgraph.namespaces import (
     NamespaceMap,
     check_namespace,
 )
+from agent_memory.memory.long_term.fields import MAX_FIELD_TEXTS
 from agent_memory.memory.long_term.memory import COLLECTION as MEMORIES
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.profile import ProfileMemory
@@ -590,8 +591,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             if tenant.user_id != APP_WIDE and len(namespace) > after_user
             else None
         )
+        text, field_texts = self._texts(value, op.index)
         memory = NewMemory(
-            self._text(value, op.index),
+            text,
             memory_type=self.memory_type,
             tags=[_tag(namespace[:depth]) for depth in range(len(namespace) + 1)],
             key=_key(namespace, op.key),
@@ -600,21 +602,30 @@ class MemoryStore(AsyncBatchedBaseStore):
             context=context if isinstance(context, str) and context.strip() else None,
             schema=schema,
             indexed=op.index is not False,
+            # Unindexed: no field vectors either (those of an earlier put are removed).
+            field_texts=field_texts if op.index is not False or field_texts is None else (),
         )
         return _Put(tenant, memory.checked(self.long_term.config), source)
 
-    def _text(self, value: Mapping[str, Any], index: Any) -> str:
+    def _texts(self, value: Mapping[str, Any], index: Any) -> tuple[str, tuple[str, ...] | None]:
+        """The item's text (what the framework's own search and keywords read) and, when
+        index fields are named, the text of each field (``None`` when none are): embedded
+        one by one, the item scores by its best field, as in LangGraph's stores."""
+        limit = self.long_term.config.max_content_chars
         fields = list(index) if isinstance(index, list) else self.fields
+        field_texts: tuple[str, ...] | None = None
         if fields:
             texts = [text for field in fields for text in get_text_at_path(value, field)]
-            text = "\n".join(t for t in texts if t and t.strip())
+            kept = [t[:limit] for t in texts if isinstance(t, str) and t.strip()]
+            field_texts = tuple(kept[:MAX_FIELD_TEXTS]) if len(kept) > 1 else ()
+            text = "\n".join(kept)
         else:
             content = value.get("content")
             text = content if isinstance(content, str) else ""
         if not text.strip():
             text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
         # The full value lives in source; the text only has to be good enough to find it.
-        return text[: self.long_term.config.max_content_chars]
+        return text[:limit], field_texts
 
     # --- running operations -------------------------------------------------------------------
 
@@ -1039,7 +1050,12 @@ class MemoryStore(AsyncBatchedBaseStore):
         else:
             if where.items:
                 pairs += await self.long_term.similar(
-                    where.tenant, op.query, k=k, tag=_tag(where.prefix), query_vector=vector
+                    where.tenant,
+                    op.query,
+                    k=k,
+                    tag=_tag(where.prefix),
+                    query_vector=vector,
+                    fields=True,  # an item with several index fields scores by its best
                 )
             if where.learned:
                 pairs += await self.long_term.similar(

@@ -33,6 +33,7 @@ from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.memory.knowledge.base import SHARED_USER
+from agent_memory.memory.long_term.fields import NOT_FIELD
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import user_collections
@@ -144,8 +145,10 @@ async def held(memories: MemorySystem, user_id: str, agent_id: str | None = None
     counts: dict[str, int] = {}
     with translate_errors("counting a user's data"):
         for name in USER_COLLECTIONS:
+            # A memory's field documents (its vectors per index field) go with it, uncounted.
+            only = {"status": NOT_FIELD} if name == "memories" else {}
             counts[name] = await memories.connection.collection(name).count_documents(
-                {"agent_id": {"$in": agents}, "user_id": {"$eq": user_id}}
+                {"agent_id": {"$in": agents}, "user_id": {"$eq": user_id}, **only}
             )
     from agent_memory.langgraph.erasure import count_named_items
 

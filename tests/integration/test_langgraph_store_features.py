@@ -21,6 +21,7 @@ from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.ops.forget import agents_of, forget_user, held
+from agent_memory.ops.stats import collect_stats
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
@@ -324,6 +325,50 @@ async def test_erasure_takes_app_wide_items_whose_namespace_names_the_user(
         assert await other.aget(("alice", "memories"), "k") is None
     finally:
         await other.aclose()
+
+
+async def test_an_items_field_vectors_follow_it(long_term, embedder, connection):
+    # Each text of an item with several index fields is a field document beside its memory
+    # (memory/long_term/fields.py): replaced when the item is put again, moved with its
+    # expiry, gone with the item or the user, and never seen by the framework's own reads.
+    store = MemoryStore(long_term, agent_id="agent", index={"fields": ["title", "body"]})
+    alice = Tenant("agent", "alice")
+    fields = {"status": "field"}
+    try:
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": "tax forms"}, ttl=5)
+        assert await long_term.collection.count_documents(fields) == 2
+        assert [h.score for h in await store.asearch(NOTE, query="tax forms")] == [
+            pytest.approx(1.0, abs=1e-4)
+        ]
+        # The framework's reads see one memory, its text the fields joined.
+        listed = await long_term.list_memories(alice, include_inactive=True)
+        assert [m.content for m in listed] == ["bike repair\ntax forms"]
+        assert len(await long_term.retrieve(alice, "tax forms")) == 1
+        assert (await held(MemorySystem(connection, embedder), "alice")).counts["memories"] == 1
+        assert (await collect_stats(connection)).totals["memories"].count == 1
+        # Put again with one field: no field vectors are left to find it by "tax forms".
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": ""})
+        assert await long_term.collection.count_documents(fields) == 0
+        (hit,) = await store.asearch(NOTE, query="tax forms")
+        vectors = await embedder.embed_documents(["tax forms", "bike repair"])
+        assert hit.score == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-4)
+        await store.aput(NOTE, "k", {"title": "apple pie", "body": "jazz records"}, ttl=5)
+        soon = utcnow() + timedelta(minutes=1)
+        await long_term.collection.update_many({}, {"$set": {"expires_at": soon}})
+        await long_term.announce(alice)
+        await store.aget(NOTE, "k")  # refreshes the expiry of the item and of its fields
+        item = await long_term.collection.find_one({"status": "active"})
+        companions = await long_term.collection.find(fields).to_list(None)
+        assert item is not None and item["expires_at"] > soon
+        assert len(companions) == 2
+        assert all(d["expires_at"] == item["expires_at"] for d in companions)
+        await store.adelete(NOTE, "k")
+        assert await long_term.collection.count_documents({}) == 0
+        await store.aput(NOTE, "k", {"title": "apple pie", "body": "jazz records"})
+        await long_term.forget_user(alice)
+        assert await long_term.collection.count_documents({}) == 0
+    finally:
+        await store.aclose()
 
 
 # --- scores, unindexed items, concurrent calls -----------------------------------------------
