@@ -26,7 +26,9 @@ state carry only the ``thread_id``). :meth:`forget_user` erases a user's threads
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -73,6 +75,7 @@ from agent_memory.langgraph._checkpoint_values import (
     target_of,
     tenant_in,
 )
+from agent_memory.langgraph.sync import call_sync, loop_of
 
 __all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer", "ThreadOwnedError"]
 
@@ -106,24 +109,14 @@ def _id_list(values: Any, name: str) -> list[str]:
     return list(dict.fromkeys(id_text(value, f"{name}[]") for value in values))
 
 
-def _async_only(name: str) -> Any:
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            "MongoCheckpointer is async-only: use the graph's async API (ainvoke, astream, "
-            f"aget_state) or call {name} instead"
-        )
-
-    refuse.__name__ = name[1:]
-    refuse.__doc__ = f"Not offered: the checkpointer is async-only; use ``{name}``."
-    return refuse
-
-
 class MongoCheckpointer(BaseCheckpointSaver[int]):
     """LangGraph thread state in MongoDB, through an agent_memory :class:`Connection`.
 
     The connection passed in stays the caller's; :meth:`from_settings` and :meth:`from_uri`
     open their own and close it on exit. Call :meth:`setup` once (it is idempotent) to
-    create the indexes, or run ``agent-memory indexes setup``.
+    create the indexes, or run ``agent-memory indexes setup``. The sync methods
+    (``graph.invoke``, ``get_state``) run on the loop that serves the connection: the app's,
+    or, in a sync app, :func:`~agent_memory.langgraph.sync.sync_connection`'s.
 
     Threads are per tenant: give every config ``agent_id`` and ``user_id`` in
     ``configurable``. ``strict=False`` accepts configs that name no tenant (their threads are
@@ -159,6 +152,11 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         self.tenant = None if tenant is None else check_tenant(tenant)
         self._checkpoints = connection.collection(CHECKPOINTS)
         self._writes = connection.collection(WRITES)
+        #: The loop serving the connection, where sync calls run (agent_memory.langgraph.sync).
+        self._loop: asyncio.AbstractEventLoop | None = loop_of(connection)
+        if self._loop is None:
+            with contextlib.suppress(RuntimeError):
+                self._loop = asyncio.get_running_loop()
 
     @classmethod
     @asynccontextmanager
@@ -213,6 +211,12 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 await collection.create_indexes(models)
                 await retire_indexes(collection, catalog[name])
 
+    def _note_loop(self) -> None:
+        """Serve sync calls on the loop the async API runs on, when none serves them yet."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop and (self._loop is None or not self._loop.is_running()):
+            self._loop = loop
+
     # --- whose threads ------------------------------------------------------------------------
 
     def _scope(self, config: RunnableConfig | None) -> dict[str, Any]:
@@ -238,6 +242,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's newest in its namespace."""
+        self._note_loop()
         thread_id, namespace, checkpoint_id = target_of(config)
         query: dict[str, Any] = {
             **self._scope(config),
@@ -267,6 +272,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         ``None``), whose metadata equals every item of ``filter``, older than ``before``'s
         checkpoint, at most ``limit``. Only the caller's threads are listed: those of the
         tenant ``config`` (or ``tenant=``) names, else the anonymous ones."""
+        self._note_loop()
         query: dict[str, Any] = self._scope(config)
         if config is not None and "thread_id" in configurable_of(config):
             thread_id, namespace, checkpoint_id = target_of(config)
@@ -371,6 +377,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store ``checkpoint`` (replacing one with the same id) and return its config."""
+        self._note_loop()
         thread_id, namespace, parent_id = target_of(config)
         scope = self._scope(config)
         checkpoint_id = check_id(checkpoint["id"], "checkpoint id")
@@ -414,6 +421,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         scheduled) have fixed negative indexes from ``WRITES_IDX_MAP`` and are replaced, so the
         latest one wins - the rule of LangGraph's own savers.
         """
+        self._note_loop()
         thread_id, namespace, checkpoint_id = target_of(config)
         if checkpoint_id is None:
             raise InvalidInputError('writes need a config with configurable["checkpoint_id"]')
@@ -594,14 +602,86 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         )
         return counts
 
-    # --- the synchronous API is not offered ---------------------------------------------------
-    # The framework is async-only; a sync call would block the event loop on the network.
+    # --- the sync API ---------------------------------------------------------------------------
+    # Each sync method runs its async form on the loop that serves the connection (the app's,
+    # or sync_connection's private one) and waits: from any thread but that loop's own.
 
-    get_tuple = _async_only("aget_tuple")
-    list = _async_only("alist")
-    put = _async_only("aput")
-    put_writes = _async_only("aput_writes")
-    delete_thread = _async_only("adelete_thread")
-    delete_for_runs = _async_only("adelete_for_runs")
-    copy_thread = _async_only("acopy_thread")
-    prune = _async_only("aprune")
+    def _sync(self, coroutine: Coroutine[Any, Any, Any], name: str) -> Any:
+        return call_sync(self._loop, coroutine, f"MongoCheckpointer.{name}")
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """:meth:`aget_tuple`, from sync code (see :mod:`agent_memory.langgraph.sync`)."""
+        return self._sync(self.aget_tuple(config), "get_tuple")
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """:meth:`alist`, from sync code: the checkpoints are read a batch at a time."""
+        listed = self.alist(config, filter=filter, before=before, limit=limit)
+        done = object()
+
+        async def step() -> Any:
+            try:
+                return await anext(listed)
+            except StopAsyncIteration:
+                return done
+
+        started = False
+        try:
+            while (found := self._sync(step(), "list")) is not done:
+                started = True
+                yield found
+        finally:
+            if started:
+                with contextlib.suppress(Exception):
+                    self._sync(listed.aclose(), "list")
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """:meth:`aput`, from sync code."""
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions), "put")
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """:meth:`aput_writes`, from sync code."""
+        self._sync(self.aput_writes(config, writes, task_id, task_path), "put_writes")
+
+    def delete_thread(self, thread_id: str, *, tenant: Tenant | None = None) -> None:
+        """:meth:`adelete_thread`, from sync code."""
+        self._sync(self.adelete_thread(thread_id, tenant=tenant), "delete_thread")
+
+    def delete_for_runs(self, run_ids: Sequence[str], *, tenant: Tenant | None = None) -> None:
+        """:meth:`adelete_for_runs`, from sync code."""
+        self._sync(self.adelete_for_runs(run_ids, tenant=tenant), "delete_for_runs")
+
+    def copy_thread(
+        self, source_thread_id: str, target_thread_id: str, *, tenant: Tenant | None = None
+    ) -> None:
+        """:meth:`acopy_thread`, from sync code."""
+        coroutine = self.acopy_thread(source_thread_id, target_thread_id, tenant=tenant)
+        self._sync(coroutine, "copy_thread")
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        tenant: Tenant | None = None,
+    ) -> None:
+        """:meth:`aprune`, from sync code."""
+        self._sync(self.aprune(thread_ids, strategy=strategy, tenant=tenant), "prune")

@@ -74,6 +74,7 @@ from agent_memory.langgraph.namespaces import (
     NamespaceMap,
     check_namespace,
 )
+from agent_memory.langgraph.sync import call_sync, loop_of
 from agent_memory.memory.long_term.fields import MAX_FIELD_TEXTS
 from agent_memory.memory.long_term.memory import COLLECTION as MEMORIES
 from agent_memory.memory.long_term.memory import LongTermMemory
@@ -197,8 +198,9 @@ class MemoryStore(AsyncBatchedBaseStore):
     and returns that score. Concurrent calls are served together: puts made in the same tick
     are embedded in one call per user.
 
-    The async API is the real one; the sync one works from a worker thread while the event
-    loop that owns the connection runs (LangGraph runs sync nodes that way). ``ttl``
+    The async API is the real one; the sync one runs on the loop that serves the connection
+    (:mod:`agent_memory.langgraph.sync`): the app's, from a worker thread (LangGraph runs sync
+    nodes that way), or ``sync_connection()``'s in a sync app. ``ttl``
     (LangGraph's ``TTLConfig``) sets a default time to live, whether reads refresh it
     (``refresh_on_read``, default true) and the interval of :meth:`start_ttl_sweeper`.
 
@@ -250,6 +252,8 @@ class MemoryStore(AsyncBatchedBaseStore):
         self.ttl_config = _check_ttl_config(ttl)
         with contextlib.suppress(RuntimeError):
             self._bind(asyncio.get_running_loop())
+        if self._loop is None and (served := loop_of(long_term.connection)) is not None:
+            self._bind(served)  # sync_connection's loop: sync calls run there
 
     @classmethod
     def from_connection(
@@ -439,21 +443,16 @@ class MemoryStore(AsyncBatchedBaseStore):
         )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """The sync API, for sync LangGraph nodes: they run in worker threads while the loop
-        that owns the MongoDB client runs, so the work is handed to that loop."""
-        loop = self._loop
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if loop is None or loop.is_closed() or running is loop or not loop.is_running():
-            # The exception LangGraph's own async stores raise for a sync call on their loop.
-            raise asyncio.InvalidStateError(
-                "MemoryStore is async: use aget/aput/asearch/adelete/alist_namespaces (or "
-                "ainvoke the graph); sync calls work only from a worker thread while the "
-                "event loop that created the store runs"
-            )
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
+        """The sync API: the ops run on the loop that serves the connection and are waited
+        for (:mod:`agent_memory.langgraph.sync`): the app's loop, from a worker thread (how
+        LangGraph runs sync nodes), or the private loop of ``sync_connection()`` in a sync
+        app. On that loop's own thread it raises ``asyncio.InvalidStateError``, as
+        LangGraph's async stores do."""
+        return call_sync(self._loop, self.abatch(ops), "MemoryStore")
+
+    def close(self) -> None:
+        """:meth:`aclose`, from sync code."""
+        call_sync(self._loop, self.aclose(), "MemoryStore.close")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order. All are validated before any runs (one invalid op fails the

@@ -4,6 +4,7 @@ thread-wide ids and who closes which connection."""
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import uuid
 from collections.abc import AsyncIterator
@@ -141,10 +142,13 @@ async def test_graph_keeps_state_per_thread(saver: MongoCheckpointer) -> None:
     assert replayed["said"] == ["hello", "reply 1", "fork", "reply 2"]
 
 
-async def test_sync_api_points_to_the_async_one(saver: MongoCheckpointer) -> None:
-    with pytest.raises(NotImplementedError, match="aget_tuple"):
+async def test_a_sync_call_on_the_loops_own_thread_points_to_the_async_api(
+    saver: MongoCheckpointer,
+) -> None:
+    # It would wait for itself: refused at once (sync use: tests/integration/test_langgraph_sync.py).
+    with pytest.raises(asyncio.InvalidStateError, match="aget_state"):
         saver.get_tuple(_config("t", **ALICE))
-    with pytest.raises(NotImplementedError, match="ainvoke"):
+    with pytest.raises(asyncio.InvalidStateError, match="ainvoke"):
         _graph(saver).invoke({"said": []}, {"configurable": {"thread_id": "t", **ALICE}})
 
 
@@ -425,9 +429,11 @@ async def test_prune_and_delete_for_runs_refuse_bad_input_before_deleting(
         with pytest.raises(InvalidInputError):
             await call()
     assert [c.config async for c in saver.alist(_config("t", **ALICE))] == before
-    for name in ("delete_for_runs", "copy_thread", "prune"):
-        with pytest.raises(NotImplementedError, match=f"a{name}"):
-            getattr(saver, name)(["t"])
+    for name, arguments in (("delete_for_runs", (["r"],)), ("copy_thread", ("t", "u"))):
+        with pytest.raises(asyncio.InvalidStateError, match=name):
+            getattr(saver, name)(*arguments, tenant=alice)
+    with pytest.raises(asyncio.InvalidStateError, match="prune"):
+        saver.prune(["t"], tenant=alice)
 
 
 async def test_unattributable_tenant_values_are_refused(saver: MongoCheckpointer) -> None:
