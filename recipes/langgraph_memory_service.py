@@ -244,9 +244,13 @@ class MemoryService:
                     pass
 
 
+def thread_of(thread: str) -> RunnableConfig:
+    # The checkpointer's threads are per user: every config names the agent and the user.
+    return {"configurable": {"thread_id": thread, "agent_id": AGENT, "user_id": USER}}
+
+
 async def say(graph: Any, thread: str, text: str) -> State:
-    config: RunnableConfig = {"configurable": {"thread_id": thread, "agent_id": AGENT}}
-    config["configurable"]["user_id"] = USER  # lets the checkpointer forget the user's threads
+    config = thread_of(thread)
     state = await graph.ainvoke(
         {"messages": [HumanMessage(text)]}, config, context=Context(user_id=USER)
     )
@@ -309,8 +313,8 @@ async def main() -> None:
             print("\n== thread 2: a new conversation, recalled from the store ==")
             for text in THREAD_2:
                 await say(graph, "thread-2", text)
-            first = await graph.aget_state({"configurable": {"thread_id": "thread-1"}})
-            second = await graph.aget_state({"configurable": {"thread_id": "thread-2"}})
+            first = await graph.aget_state(thread_of("thread-1"))
+            second = await graph.aget_state(thread_of("thread-2"))
             print(
                 f"checkpointed threads: thread-1 has {len(first.values['messages'])} messages, "
                 f"thread-2 has {len(second.values['messages'])}"

@@ -1,7 +1,9 @@
 """LangGraph integration: thread state and long-term memory persisted in MongoDB.
 
-- :class:`MongoCheckpointer`: an async checkpointer on ``AsyncMongoClient`` (passes the
-  ``langgraph-checkpoint-conformance`` suite with every capability).
+- :class:`MongoCheckpointer`: a checkpointer on ``AsyncMongoClient`` (passes the
+  ``langgraph-checkpoint-conformance`` suite with every capability); threads are per user.
+- :func:`sync_connection`: a connection served by a private event loop, for sync apps
+  (``graph.invoke`` and sync store calls with no loop of their own).
 - :class:`MemoryStore`: this framework's long-term memory as a LangGraph ``BaseStore``, so any
   LangGraph agent can put, get, search and list items (seed 001); :class:`NamespaceMap` says
   which namespace label holds the user. See docs/langgraph.md.
@@ -14,5 +16,12 @@ from __future__ import annotations
 from agent_memory.langgraph.checkpointer import MongoCheckpointer, ThreadOwnedError
 from agent_memory.langgraph.namespaces import NamespaceMap
 from agent_memory.langgraph.store import MemoryStore
+from agent_memory.langgraph.sync import sync_connection
 
-__all__ = ["MemoryStore", "MongoCheckpointer", "NamespaceMap", "ThreadOwnedError"]
+__all__ = [
+    "MemoryStore",
+    "MongoCheckpointer",
+    "NamespaceMap",
+    "ThreadOwnedError",
+    "sync_connection",
+]

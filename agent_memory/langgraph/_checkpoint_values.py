@@ -142,20 +142,35 @@ def target_of(config: RunnableConfig) -> tuple[str, str, str | None]:
     return thread_id, namespace, checkpoint_id
 
 
-def attribution_of(config: RunnableConfig) -> dict[str, str]:
-    """``agent_id`` and ``user_id`` of the run, when its configurable carries both."""
+def tenant_in(config: RunnableConfig) -> Tenant | None:
+    """The tenant ``config["configurable"]`` names (its ``agent_id`` and ``user_id``), or
+    ``None`` when it names neither. One without the other is refused: a run that meant to
+    name its user would otherwise share a thread with every run that names nobody."""
     configurable = configurable_of(config)
-    if "agent_id" not in configurable or "user_id" not in configurable:
-        return {}
+    named = [key for key in ("agent_id", "user_id") if key in configurable]
+    if not named:
+        return None
+    if len(named) == 1:
+        raise InvalidInputError(
+            f'config["configurable"] has {named[0]} without '
+            f"{'user_id' if named[0] == 'agent_id' else 'agent_id'}; give both"
+        )
     # Refused rather than skipped: state that cannot be attributed could not be forgotten.
-    return Tenant(configurable["agent_id"], configurable["user_id"]).filter()
+    return Tenant(configurable["agent_id"], configurable["user_id"])
 
 
-def config_of(thread_id: str, namespace: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": namespace,
-            "checkpoint_id": checkpoint_id,
-        }
+def config_of(
+    thread_id: str, namespace: str, checkpoint_id: str, owner: Mapping[str, Any]
+) -> RunnableConfig:
+    """The config of a stored checkpoint; it names the checkpoint's tenant (``owner``, a
+    document or a scope), so a config LangGraph hands back (``StateSnapshot.config``,
+    ``parent_config``) reads the same thread again."""
+    configurable: dict[str, Any] = {
+        "thread_id": thread_id,
+        "checkpoint_ns": namespace,
+        "checkpoint_id": checkpoint_id,
     }
+    if owner.get("agent_id") is not None:
+        configurable["agent_id"] = owner["agent_id"]
+        configurable["user_id"] = owner["user_id"]
+    return {"configurable": configurable}

@@ -12,20 +12,23 @@ sent to the server, each as ``{"$eq": value}``; every other item (``None``, bool
 mappings such as ``{"$ne": None}``, keys with ``$`` or ``.``) is compared literally, in
 Python, against the deserialised metadata, as LangGraph's in-memory saver does.
 
-Tenant scope: when a run's ``config["configurable"]`` carries ``agent_id`` and ``user_id``,
-both are stored on its checkpoints and writes, every read and list of that config is narrowed
-to them (another user's checkpoints of the same ``thread_id`` are not found), and a write to a
-thread that holds another user's checkpoints is refused with :class:`ThreadOwnedError`. So a
-thread id another user guessed or reused neither reads nor continues the thread.
-:meth:`forget_user` erases the user's threads. Threads run without both keys cannot be
-attributed to anyone: they are shared by every config that names them, as in LangGraph's own
-savers, and are left by ``forget_user``.
+Tenant scope: a thread is keyed by its tenant and its ``thread_id``, as conversation
+sessions are. A run's ``config["configurable"]`` names the tenant with ``agent_id`` and
+``user_id``; both are stored on its checkpoints and writes and every read, list, write,
+copy, prune and delete is confined to them, so two users' ``"main"`` threads never meet
+and nobody can take a thread id first. In strict mode (the default) a config that names no
+tenant is refused (LangGraph passes ``context=`` to a run's writes but not to
+``get_state``, so the tenant must be in ``configurable``); ``strict=False`` lets such
+configs share anonymous threads, which never include a tenant's. ``tenant=`` binds a
+checkpointer to one tenant, for configs that name none (LangGraph's reads of a subgraph's
+state carry only the ``thread_id``). :meth:`forget_user` erases a user's threads.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -39,8 +42,9 @@ from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.mongo._errors import map_error, translate_errors
 from agent_memory.mongo.connection import Connection, connect
+from agent_memory.mongo.migrations import retire_indexes, threads_per_tenant
 from agent_memory.stamps import utcnow
-from agent_memory.tenancy import Tenant
+from agent_memory.tenancy import Tenant, check_tenant
 
 try:
     from langchain_core.runnables import RunnableConfig
@@ -62,7 +66,6 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from agent_memory.langgraph._checkpoint_values import (
     INT64,
-    attribution_of,
     config_of,
     configurable_of,
     dumps,
@@ -70,7 +73,9 @@ from agent_memory.langgraph._checkpoint_values import (
     pushable,
     queryable,
     target_of,
+    tenant_in,
 )
+from agent_memory.langgraph.sync import call_sync, loop_of
 
 __all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer", "ThreadOwnedError"]
 
@@ -79,14 +84,21 @@ logger = get_logger(__name__)
 CHECKPOINTS = "lg_checkpoints"
 WRITES = "lg_checkpoint_writes"
 _BATCH = 100
-_CHECKPOINT_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")
+_CHECKPOINT_KEY = ("agent_id", "user_id", "thread_id", "checkpoint_ns", "checkpoint_id")
 _WRITE_KEY = (*_CHECKPOINT_KEY, "task_id", "idx")
-#: Threads this saver has seen to be free for a tenant (bounded; oldest forgotten first).
-_KNOWN_OWNERS = 10_000
+#: The scope of threads run without a tenant (``strict=False``): both keys null. Documents an
+#: earlier version stored without the keys match it too.
+_ANONYMOUS: dict[str, Any] = {"agent_id": None, "user_id": None}
+_NO_TENANT = (
+    'the config names no tenant: put "agent_id" and "user_id" in config["configurable"] '
+    "(MongoCheckpointer(..., strict=False) shares threads among configs that name none)"
+)
 
 
 class ThreadOwnedError(ConflictError):
-    """The thread holds checkpoints of another agent or user; it cannot be written by this one."""
+    """Deprecated, no longer raised: thread ids are per tenant, so another user's thread
+    of the same id is a different thread and a write never meets it. Kept so that existing
+    ``except ThreadOwnedError`` clauses still import; it will be removed in a later release."""
 
 
 def _id_list(values: Any, name: str) -> list[str]:
@@ -97,24 +109,21 @@ def _id_list(values: Any, name: str) -> list[str]:
     return list(dict.fromkeys(id_text(value, f"{name}[]") for value in values))
 
 
-def _async_only(name: str) -> Any:
-    def refuse(self: Any, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            "MongoCheckpointer is async-only: use the graph's async API (ainvoke, astream, "
-            f"aget_state) or call {name} instead"
-        )
-
-    refuse.__name__ = name[1:]
-    refuse.__doc__ = f"Not offered: the checkpointer is async-only; use ``{name}``."
-    return refuse
-
-
 class MongoCheckpointer(BaseCheckpointSaver[int]):
     """LangGraph thread state in MongoDB, through an agent_memory :class:`Connection`.
 
     The connection passed in stays the caller's; :meth:`from_settings` and :meth:`from_uri`
     open their own and close it on exit. Call :meth:`setup` once (it is idempotent) to
-    create the indexes, or run ``agent-memory indexes setup``. Async only.
+    create the indexes, or run ``agent-memory indexes setup``. The sync methods
+    (``graph.invoke``, ``get_state``) run on the loop that serves the connection: the app's,
+    or, in a sync app, :func:`~agent_memory.langgraph.sync.sync_connection`'s.
+
+    Threads are per tenant: give every config ``agent_id`` and ``user_id`` in
+    ``configurable``. ``strict=False`` accepts configs that name no tenant (their threads are
+    shared by every such config, as in LangGraph's own savers, and never include a
+    tenant's); ``tenant=`` is the tenant of configs that name none (a config naming another
+    is refused). The thread-id methods (:meth:`adelete_thread`, :meth:`acopy_thread`,
+    :meth:`aprune`, :meth:`adelete_for_runs`) take the tenant as ``tenant=``.
 
     >>> from langgraph.graph import StateGraph                          # doctest: +SKIP
     >>> async with MongoCheckpointer.from_settings() as saver:          # doctest: +SKIP
@@ -125,22 +134,44 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
     ...     await saver.forget_user(Tenant("a", "u"))                   # erases thread t1
     """
 
-    def __init__(self, connection: Connection, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        serde: SerializerProtocol | None = None,
+        strict: bool = True,
+        tenant: Tenant | None = None,
+    ) -> None:
         super().__init__(serde=serde)
+        if not isinstance(strict, bool):
+            raise InvalidInputError(f"strict must be True or False, got {type(strict).__name__}")
         self.connection = connection
+        #: Whether configs naming no tenant are refused (the default).
+        self.strict = strict
+        #: The tenant of configs that name none, or ``None``.
+        self.tenant = None if tenant is None else check_tenant(tenant)
         self._checkpoints = connection.collection(CHECKPOINTS)
         self._writes = connection.collection(WRITES)
-        self._owners: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        #: The loop serving the connection, where sync calls run (agent_memory.langgraph.sync).
+        self._loop: asyncio.AbstractEventLoop | None = loop_of(connection)
+        if self._loop is None:
+            with contextlib.suppress(RuntimeError):
+                self._loop = asyncio.get_running_loop()
 
     @classmethod
     @asynccontextmanager
     async def from_settings(
-        cls, settings: Settings | None = None, *, serde: SerializerProtocol | None = None
+        cls,
+        settings: Settings | None = None,
+        *,
+        serde: SerializerProtocol | None = None,
+        strict: bool = True,
+        tenant: Tenant | None = None,
     ) -> AsyncIterator[MongoCheckpointer]:
         """A checkpointer on a connection of its own, closed on exit."""
         connection = await connect(settings)
         try:
-            yield cls(connection, serde=serde)
+            yield cls(connection, serde=serde, strict=strict, tenant=tenant)
         finally:
             await connection.close()
 
@@ -152,35 +183,71 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         *,
         settings: Settings | None = None,
         serde: SerializerProtocol | None = None,
+        strict: bool = True,
+        tenant: Tenant | None = None,
     ) -> AsyncIterator[MongoCheckpointer]:
         """A checkpointer on its own connection to ``uri``, closed on exit."""
         connection = await connect(settings, uri=uri)
         try:
-            yield cls(connection, serde=serde)
+            yield cls(connection, serde=serde, strict=strict, tenant=tenant)
         finally:
             await connection.close()
 
     async def setup(self) -> None:
-        """Create the indexes in ``atlas_indexes/lg_*.json``. Idempotent; drops nothing."""
+        """Create the indexes in ``atlas_indexes/lg_*.json``. Idempotent. State an earlier
+        version stored is brought to the per-tenant key first
+        (:func:`~agent_memory.mongo.migrations.threads_per_tenant`), and the unique indexes
+        it created are dropped once their per-tenant replacements exist; nothing else is
+        dropped."""
         # These collections have no vector fields, so the dimensions do not matter here.
         catalog = self.connection.index_catalog(dimensions=1)
         with translate_errors("creating the LangGraph checkpoint indexes"):
             for name, collection in ((CHECKPOINTS, self._checkpoints), (WRITES, self._writes)):
+                await threads_per_tenant(collection)
                 models = [
                     IndexModel([*spec.key], name=spec.name, **spec.options)
                     for spec in catalog[name].indexes
                 ]
                 await collection.create_indexes(models)
+                await retire_indexes(collection, catalog[name])
+
+    def _note_loop(self) -> None:
+        """Serve sync calls on the loop the async API runs on, when none serves them yet."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop and (self._loop is None or not self._loop.is_running()):
+            self._loop = loop
+
+    # --- whose threads ------------------------------------------------------------------------
+
+    def _scope(self, config: RunnableConfig | None) -> dict[str, Any]:
+        """The tenant fields every query of ``config`` carries (``None`` for both when it
+        names no tenant and the checkpointer is not strict)."""
+        return self._scope_of(None if config is None else tenant_in(config))
+
+    def _scope_of(self, named: Any) -> dict[str, Any]:
+        if named is not None:
+            named = check_tenant(named)
+            if self.tenant is not None and named != self.tenant:
+                raise InvalidInputError(
+                    "the config names another agent or user than this checkpointer's tenant"
+                )
+            return named.filter()
+        if self.tenant is not None:
+            return self.tenant.filter()
+        if self.strict:
+            raise InvalidInputError(_NO_TENANT)
+        return dict(_ANONYMOUS)
 
     # --- reading ------------------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's newest in its namespace."""
+        self._note_loop()
         thread_id, namespace, checkpoint_id = target_of(config)
         query: dict[str, Any] = {
+            **self._scope(config),
             "thread_id": thread_id,
             "checkpoint_ns": namespace,
-            **attribution_of(config),
         }
         if checkpoint_id is not None:
             query["checkpoint_id"] = checkpoint_id
@@ -201,13 +268,15 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
-        names them; every thread when ``config`` is ``None``), whose metadata equals every
-        item of ``filter``, older than ``before``'s checkpoint, at most ``limit``."""
-        query: dict[str, Any] = {}
-        if config is not None:
+        names them; every thread of its tenant when it names no ``thread_id`` or is
+        ``None``), whose metadata equals every item of ``filter``, older than ``before``'s
+        checkpoint, at most ``limit``. Only the caller's threads are listed: those of the
+        tenant ``config`` (or ``tenant=``) names, else the anonymous ones."""
+        self._note_loop()
+        query: dict[str, Any] = self._scope(config)
+        if config is not None and "thread_id" in configurable_of(config):
             thread_id, namespace, checkpoint_id = target_of(config)
             query["thread_id"] = thread_id
-            query.update(attribution_of(config))
             if "checkpoint_ns" in configurable_of(config):
                 query["checkpoint_ns"] = namespace
             if checkpoint_id is not None:
@@ -261,17 +330,15 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
     async def _writes_of(
         self, documents: list[dict[str, Any]]
     ) -> dict[tuple[str, str, str], list[tuple[str, str, Any]]]:
-        """The pending writes of ``documents``, per checkpoint, in ``writes_sort_key`` order."""
+        """The pending writes of ``documents`` (checkpoints of one scope), per checkpoint,
+        in ``writes_sort_key`` order."""
+        first = documents[0]
+        scope = {"agent_id": first.get("agent_id"), "user_id": first.get("user_id")}
         threads = sorted({d["thread_id"] for d in documents})
         ids = sorted({d["checkpoint_id"] for d in documents})
-        query = {"thread_id": {"$in": threads}, "checkpoint_id": {"$in": ids}}
-        owners = {(d["thread_id"], d.get("agent_id"), d.get("user_id")) for d in documents}
+        query = {**scope, "thread_id": {"$in": threads}, "checkpoint_id": {"$in": ids}}
         rows: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         async for row in self._writes.find(query):
-            if row.get("agent_id") is not None and (
-                (row["thread_id"], row.get("agent_id"), row.get("user_id")) not in owners
-            ):
-                continue  # another user's write to a thread id both used
             rows.setdefault(
                 (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"]), []
             ).append(row)
@@ -293,10 +360,10 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         checkpoint_id, parent = document["checkpoint_id"], document.get("parent_checkpoint_id")
         serialized, metadata = document["checkpoint"], document["metadata_serialized"]
         return CheckpointTuple(
-            config=config_of(thread_id, namespace, checkpoint_id),
+            config=config_of(thread_id, namespace, checkpoint_id, document),
             checkpoint=self.serde.loads_typed((serialized["type"], serialized["data"])),
             metadata=self.serde.loads_typed((metadata["type"], metadata["data"])),
-            parent_config=config_of(thread_id, namespace, parent) if parent else None,
+            parent_config=config_of(thread_id, namespace, parent, document) if parent else None,
             pending_writes=writes.get((thread_id, namespace, checkpoint_id), []),
         )
 
@@ -310,16 +377,21 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store ``checkpoint`` (replacing one with the same id) and return its config."""
+        self._note_loop()
         thread_id, namespace, parent_id = target_of(config)
-        attribution = attribution_of(config)
+        scope = self._scope(config)
         checkpoint_id = check_id(checkpoint["id"], "checkpoint id")
         metadata = get_serializable_checkpoint_metadata(config, metadata)
         checkpoint_type, checkpoint_data = dumps(self.serde, checkpoint, "the checkpoint")
         metadata_type, metadata_data = dumps(self.serde, metadata, "the checkpoint's metadata")
-        key = {"thread_id": thread_id, "checkpoint_ns": namespace, "checkpoint_id": checkpoint_id}
+        key = {
+            **scope,
+            "thread_id": thread_id,
+            "checkpoint_ns": namespace,
+            "checkpoint_id": checkpoint_id,
+        }
         document = {
             **key,
-            **attribution,
             "parent_checkpoint_id": parent_id,
             "checkpoint": {"type": checkpoint_type, "data": Binary(checkpoint_data)},
             "metadata_serialized": {"type": metadata_type, "data": Binary(metadata_data)},
@@ -328,13 +400,12 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         }
         check_document_size(document, "the LangGraph checkpoint")
         with translate_errors("storing a LangGraph checkpoint"):
-            await self._check_owner(thread_id, attribution)
             try:
                 await self._checkpoints.replace_one(key, document, upsert=True)
             except pm.DuplicateKeyError:
                 # Two upserts of the same new checkpoint raced; the second now replaces.
                 await self._checkpoints.replace_one(key, document, upsert=True)
-        return config_of(thread_id, namespace, checkpoint_id)
+        return config_of(thread_id, namespace, checkpoint_id, scope)
 
     async def aput_writes(
         self,
@@ -350,15 +421,17 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         scheduled) have fixed negative indexes from ``WRITES_IDX_MAP`` and are replaced, so the
         latest one wins - the rule of LangGraph's own savers.
         """
+        self._note_loop()
         thread_id, namespace, checkpoint_id = target_of(config)
         if checkpoint_id is None:
             raise InvalidInputError('writes need a config with configurable["checkpoint_id"]')
         task_id = check_id(task_id, "task_id")
-        attribution = attribution_of(config)
+        scope = self._scope(config)
         operations: list[Any] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
             key = {
+                **scope,
                 "thread_id": thread_id,
                 "checkpoint_ns": namespace,
                 "checkpoint_id": checkpoint_id,
@@ -368,7 +441,6 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             value_type, value_data = dumps(self.serde, value, f"the write to {channel!r}")
             document = {
                 **key,
-                **attribution,
                 "channel": channel,
                 "type": value_type,
                 "value": Binary(value_data),
@@ -382,8 +454,6 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 operations.append(UpdateOne(key, {"$setOnInsert": document}, upsert=True))
         if not operations:
             return
-        with translate_errors("storing LangGraph writes"):
-            await self._check_owner(thread_id, attribution)
         try:
             await self._writes.bulk_write(operations, ordered=False)
         except pm.BulkWriteError as exc:
@@ -394,82 +464,56 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         except pm.PyMongoError as exc:
             raise map_error(exc, "storing LangGraph writes") from exc
 
-    async def _check_owner(self, thread_id: str, attribution: dict[str, str]) -> None:
-        """Refuse a write of ``attribution``'s run to a thread holding another user's
-        checkpoints. Checked once per thread and tenant by this saver (a thread's owner does
-        not change while it has checkpoints)."""
-        if not attribution:
-            return
-        key = (thread_id, attribution["agent_id"], attribution["user_id"])
-        if key in self._owners:
-            self._owners.move_to_end(key)
-            return
-        other = await self._checkpoints.find_one(
-            {
-                "thread_id": thread_id,
-                "agent_id": {"$exists": True},
-                "$or": [
-                    {"agent_id": {"$ne": attribution["agent_id"]}},
-                    {"user_id": {"$ne": attribution["user_id"]}},
-                ],
-            },
-            {"_id": 1},
-        )
-        if other is not None:
-            logger.warning("langgraph_thread_owned", thread_id=thread_id)
-            raise ThreadOwnedError(
-                f"the thread {thread_id!r} belongs to another agent or user; use another thread_id"
-            )
-        self._owners[key] = None
-        if len(self._owners) > _KNOWN_OWNERS:
-            self._owners.popitem(last=False)
-
     # --- deleting -----------------------------------------------------------------------------
 
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint and write of ``thread_id``, in every namespace."""
+    async def adelete_thread(self, thread_id: str, *, tenant: Tenant | None = None) -> None:
+        """Delete every checkpoint and write of the thread ``thread_id`` of ``tenant`` (or of
+        this checkpointer's ``tenant=``; the anonymous one when neither and not strict), in
+        every namespace. Another tenant's thread of that id is left."""
         thread_id = id_text(thread_id, "thread_id")
+        scope = self._scope_of(tenant)
         with translate_errors("deleting a LangGraph thread"):
-            await self._checkpoints.delete_many({"thread_id": thread_id})
-            await self._writes.delete_many({"thread_id": thread_id})
+            await self._checkpoints.delete_many({**scope, "thread_id": thread_id})
+            await self._writes.delete_many({**scope, "thread_id": thread_id})
 
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints the runs ``run_ids`` wrote (their metadata's ``run_id``),
-        in every thread and namespace, with their writes. Unknown ids delete nothing."""
+    async def adelete_for_runs(
+        self, run_ids: Sequence[str], *, tenant: Tenant | None = None
+    ) -> None:
+        """Delete the checkpoints the runs ``run_ids`` wrote (their metadata's ``run_id``)
+        in every thread and namespace of the tenant (as :meth:`adelete_thread` finds it),
+        with their writes. Unknown ids delete nothing."""
         ids = _id_list(run_ids, "run_ids")
+        scope = self._scope_of(tenant)
         if not ids:
             return
         with translate_errors("deleting LangGraph runs"):
             for start in range(0, len(ids), _BATCH):
-                query = {"metadata.run_id": {"$in": ids[start : start + _BATCH]}}
+                query = {**scope, "metadata.run_id": {"$in": ids[start : start + _BATCH]}}
                 await self._delete_with_writes(query)
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of ``source_thread_id`` (all namespaces, the whole
-        parent chain) to ``target_thread_id``, keeping ids, metadata and the owner. A target
-        holding another user's checkpoints is refused (:class:`ThreadOwnedError`); copying a
-        thread that does not exist copies nothing."""
+    async def acopy_thread(
+        self, source_thread_id: str, target_thread_id: str, *, tenant: Tenant | None = None
+    ) -> None:
+        """Copy every checkpoint and write of the tenant's thread ``source_thread_id`` (all
+        namespaces, the whole parent chain) to its thread ``target_thread_id``, keeping ids
+        and metadata; the tenant as :meth:`adelete_thread` finds it. Copying a thread that
+        does not exist copies nothing; another tenant's threads are neither read nor
+        written."""
         source = id_text(source_thread_id, "source_thread_id")
         target = id_text(target_thread_id, "target_thread_id")
+        scope = self._scope_of(tenant)
         if source == target:
             return
         with translate_errors("copying a LangGraph thread"):
-            owners = {
-                (row.get("agent_id"), row.get("user_id"))
-                async for row in self._checkpoints.find(
-                    {"thread_id": source, "agent_id": {"$exists": True}},
-                    {"agent_id": 1, "user_id": 1, "_id": 0},
-                )
-            }
-            for agent_id, user_id in owners:
-                await self._check_owner(target, {"agent_id": agent_id, "user_id": user_id})
             for collection, key in (
                 (self._checkpoints, _CHECKPOINT_KEY),
                 (self._writes, _WRITE_KEY),
             ):
                 batch: list[Any] = []
-                async for row in collection.find({"thread_id": source}).sort("_id", 1):
+                rows = collection.find({**scope, "thread_id": source}).sort("_id", 1)
+                async for row in rows:
                     row.pop("_id")
+                    row.update(scope)  # the same nulls for a thread stored without the keys
                     row["thread_id"] = target
                     row["created_at"] = utcnow()
                     batch.append(ReplaceOne({k: row[k] for k in key}, row, upsert=True))
@@ -479,28 +523,39 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 if batch:
                     await collection.bulk_write(batch, ordered=True)
 
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Prune the threads ``thread_ids``: ``"keep_latest"`` keeps the newest checkpoint of
-        each namespace (with its writes) and deletes the rest; ``"delete"`` deletes them all."""
+    async def aprune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        tenant: Tenant | None = None,
+    ) -> None:
+        """Prune the tenant's threads ``thread_ids`` (the tenant as :meth:`adelete_thread`
+        finds it): ``"keep_latest"`` keeps the newest checkpoint of each namespace (with its
+        writes) and deletes the rest; ``"delete"`` deletes them all."""
         if strategy not in ("keep_latest", "delete"):
             raise InvalidInputError(
                 f"strategy must be 'keep_latest' or 'delete', got {shown(strategy)}"
             )
         threads = _id_list(thread_ids, "thread_ids")
+        scope = self._scope_of(tenant)
         with translate_errors("pruning LangGraph threads"):
             for thread in threads:
                 if strategy == "delete":
-                    await self.adelete_thread(thread)
+                    await self._checkpoints.delete_many({**scope, "thread_id": thread})
+                    await self._writes.delete_many({**scope, "thread_id": thread})
                     continue
                 newest: dict[str, str] = {}
                 async for row in self._checkpoints.find(
-                    {"thread_id": thread}, {"checkpoint_ns": 1, "checkpoint_id": 1, "_id": 0}
+                    {**scope, "thread_id": thread},
+                    {"checkpoint_ns": 1, "checkpoint_id": 1, "_id": 0},
                 ):
                     namespace = row["checkpoint_ns"]
                     newest[namespace] = max(newest.get(namespace, ""), row["checkpoint_id"])
                 for namespace, keep in newest.items():
                     await self._delete_with_writes(
                         {
+                            **scope,
                             "thread_id": thread,
                             "checkpoint_ns": namespace,
                             "checkpoint_id": {"$ne": keep},
@@ -510,28 +565,24 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
     async def _delete_with_writes(self, query: dict[str, Any]) -> None:
         """Delete the checkpoints ``query`` finds and the writes made against them: the
         writes first, so a failure half-way leaves no write without its checkpoint."""
-        cursor = self._checkpoints.find(
-            query, {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "_id": 0}
-        )
-        keys = [{k: row[k] for k in _CHECKPOINT_KEY} async for row in cursor]
+        cursor = self._checkpoints.find(query, {**dict.fromkeys(_CHECKPOINT_KEY, 1), "_id": 0})
+        keys = [{k: row.get(k) for k in _CHECKPOINT_KEY} async for row in cursor]
         for start in range(0, len(keys), _BATCH):
             await self._writes.delete_many({"$or": keys[start : start + _BATCH]})
         for start in range(0, len(keys), _BATCH):
             await self._checkpoints.delete_many({"$or": keys[start : start + _BATCH]})
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
-        """Erase the threads whose runs carried ``tenant``'s ``agent_id`` and ``user_id`` in
-        ``config["configurable"]``; returns the count per collection.
+        """Erase every thread of ``tenant`` (runs whose ``configurable`` named its
+        ``agent_id`` and ``user_id``, or run by a checkpointer bound to it); returns the
+        count per collection.
 
-        Erased: everything attributed to the tenant, and the unattributed checkpoints and
-        writes of those threads (for example from ``update_state`` without the keys). State
-        attributed to another tenant is left. Threads never run with both keys cannot be
-        attributed and are not found; delete them with :meth:`adelete_thread`. Stop the
-        user's runs first: a checkpoint written meanwhile survives. Register with
-        ``MemorySystem.register_forgetter(saver.forget_user)``.
+        Also erased: state an earlier version stored without the keys in one of the
+        tenant's threads, if :meth:`setup` has not attributed it yet. Other tenants' threads
+        and anonymous ones are left. Stop the user's runs first: a checkpoint written
+        meanwhile survives. Register with ``MemorySystem.register_forgetter(saver.forget_user)``.
         """
-        if not isinstance(tenant, Tenant):
-            raise InvalidInputError(f"tenant must be a Tenant, got {type(tenant).__name__}")
+        tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's LangGraph threads"):
             threads: set[str] = set()
             for collection in (self._checkpoints, self._writes):
@@ -545,22 +596,92 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             }
             checkpoints = await self._checkpoints.delete_many(query)
             writes = await self._writes.delete_many(query)
-        for key in [k for k in self._owners if k[1:] == (tenant.agent_id, tenant.user_id)]:
-            del self._owners[key]
         counts = {CHECKPOINTS: checkpoints.deleted_count, WRITES: writes.deleted_count}
         logger.info(
             "langgraph_threads_forgotten", agent_id=tenant.agent_id, threads=len(threads), **counts
         )
         return counts
 
-    # --- the synchronous API is not offered ---------------------------------------------------
-    # The framework is async-only; a sync call would block the event loop on the network.
+    # --- the sync API ---------------------------------------------------------------------------
+    # Each sync method runs its async form on the loop that serves the connection (the app's,
+    # or sync_connection's private one) and waits: from any thread but that loop's own.
 
-    get_tuple = _async_only("aget_tuple")
-    list = _async_only("alist")
-    put = _async_only("aput")
-    put_writes = _async_only("aput_writes")
-    delete_thread = _async_only("adelete_thread")
-    delete_for_runs = _async_only("adelete_for_runs")
-    copy_thread = _async_only("acopy_thread")
-    prune = _async_only("aprune")
+    def _sync(self, coroutine: Coroutine[Any, Any, Any], name: str) -> Any:
+        return call_sync(self._loop, coroutine, f"MongoCheckpointer.{name}")
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """:meth:`aget_tuple`, from sync code (see :mod:`agent_memory.langgraph.sync`)."""
+        return self._sync(self.aget_tuple(config), "get_tuple")
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """:meth:`alist`, from sync code: the checkpoints are read a batch at a time."""
+        listed = self.alist(config, filter=filter, before=before, limit=limit)
+        done = object()
+
+        async def step() -> Any:
+            try:
+                return await anext(listed)
+            except StopAsyncIteration:
+                return done
+
+        started = False
+        try:
+            while (found := self._sync(step(), "list")) is not done:
+                started = True
+                yield found
+        finally:
+            if started:
+                with contextlib.suppress(Exception):
+                    self._sync(listed.aclose(), "list")
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """:meth:`aput`, from sync code."""
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions), "put")
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """:meth:`aput_writes`, from sync code."""
+        self._sync(self.aput_writes(config, writes, task_id, task_path), "put_writes")
+
+    def delete_thread(self, thread_id: str, *, tenant: Tenant | None = None) -> None:
+        """:meth:`adelete_thread`, from sync code."""
+        self._sync(self.adelete_thread(thread_id, tenant=tenant), "delete_thread")
+
+    def delete_for_runs(self, run_ids: Sequence[str], *, tenant: Tenant | None = None) -> None:
+        """:meth:`adelete_for_runs`, from sync code."""
+        self._sync(self.adelete_for_runs(run_ids, tenant=tenant), "delete_for_runs")
+
+    def copy_thread(
+        self, source_thread_id: str, target_thread_id: str, *, tenant: Tenant | None = None
+    ) -> None:
+        """:meth:`acopy_thread`, from sync code."""
+        coroutine = self.acopy_thread(source_thread_id, target_thread_id, tenant=tenant)
+        self._sync(coroutine, "copy_thread")
+
+    def prune(
+        self,
+        thread_ids: Sequence[str],
+        *,
+        strategy: str = "keep_latest",
+        tenant: Tenant | None = None,
+    ) -> None:
+        """:meth:`aprune`, from sync code."""
+        self._sync(self.aprune(thread_ids, strategy=strategy, tenant=tenant), "prune")

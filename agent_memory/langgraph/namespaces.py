@@ -9,8 +9,15 @@ namespaces are free-form tuples; a :class:`NamespaceMap` says which label holds 
 'user-456'
 >>> users.user_of(("docs", "faq")) is None                 # app-wide: every user's agent sees it
 True
->>> NamespaceMap(user_roots=None, user_segment=0).user_of(("user-456", "memories"))
+>>> NamespaceMap(user_roots=None, user_segment=0).user_of(("user-456", "notes"))
 'user-456'
+>>> NamespaceMap(user_segment=0).user_of(("user-456", "memories"))    # user, then the root
+'user-456'
+
+A namespace shaped for another map (``("user-456", "memories")`` under the default one, where
+the root comes first) names no user under this one: it is refused rather than stored
+app-wide, where every user would read it and no user's erasure would reach it
+(:meth:`NamespaceMap.check`).
 
 The pitfall: the store trusts the namespace it is given. A node that builds a namespace from
 text a user typed can name another user's. Build namespaces from the run's configuration
@@ -85,12 +92,14 @@ def check_namespace(
 class NamespaceMap:
     """How :class:`~agent_memory.langgraph.MemoryStore` maps a namespace to a user.
 
-    - ``user_roots``: the first labels of per-user namespaces; in those, the label at
-      ``user_segment`` is the user id (``("memories", user_id, ...)`` by default).
+    - ``user_roots``: the labels that mark per-user namespaces, first in them; the label at
+      ``user_segment`` is the user id (``("memories", user_id, ...)`` by default). With
+      ``user_segment=0`` the root comes second, after the user: ``(user_id, "memories", ...)``.
       ``None``: every namespace with a label at ``user_segment`` is a user's
-      (``user_roots=None, user_segment=0`` for ``(user_id, ...)``).
+      (``user_roots=None, user_segment=0`` for ``(user_id, ...)``, whatever follows).
     - Every other namespace is app-wide: stored once for the agent, read by all its users'
-      graphs, erased by no user's erasure.
+      graphs. A root label elsewhere in an app-wide namespace (``("u1", "memories")`` under
+      the default map) is refused: that is a user's namespace written for another map.
     - ``span_users``: whether a read whose prefix names no user (a search from ``()`` or
       ``("memories",)``, ``list_namespaces()`` without a prefix) covers every user of the
       agent, as LangGraph's own stores do. ``False`` refuses such reads: a graph that forgot
@@ -114,33 +123,79 @@ class NamespaceMap:
             if not roots:
                 raise InvalidInputError("user_roots must name at least one label (or be None)")
             object.__setattr__(self, "user_roots", roots)
-        minimum = 0 if self.user_roots is None else 1
-        check_int(self.user_segment, "user_segment", minimum=minimum, maximum=MAX_DEPTH - 1)
+        check_int(self.user_segment, "user_segment", minimum=0, maximum=MAX_DEPTH - 2)
         if not isinstance(self.span_users, bool):
             raise InvalidInputError("span_users must be a bool")
         if self.learned is not None:
             check_label(self.learned)
 
+    @property
+    def _root_at(self) -> int:
+        """Where the root label is: first, or after the user when the user comes first."""
+        return 1 if self.user_segment == 0 else 0
+
+    @property
+    def schema_at(self) -> int:
+        """Where the label after a user's home is (the item's schema: ``"notes"`` in
+        ``("memories", user_id, "notes")``)."""
+        at = -1 if self.user_roots is None else self._root_at
+        return max(self.user_segment, at) + 1
+
     def user_of(self, namespace: Sequence[str]) -> str | None:
         """The user id ``namespace`` belongs to, or ``None`` for an app-wide namespace."""
         if len(namespace) <= self.user_segment:
             return None
-        if self.user_roots is not None and namespace[0] not in self.user_roots:
-            return None
+        if self.user_roots is not None:
+            at = self._root_at
+            if len(namespace) <= at or namespace[at] not in self.user_roots:
+                return None
         return namespace[self.user_segment]
 
-    def reach(self, prefix: Sequence[str]) -> tuple[Literal["user", "span", "app"], str | None]:
+    def check(self, namespace: Sequence[str], what: str = "namespace") -> None:
+        """Refuse a namespace (or a read's prefix) that names no user under this map but
+        holds a root label where this map does not read one: a user's namespace written for
+        another map (``("u1", "memories")`` under the default map). Stored app-wide, its
+        items would be read by every user and erased by none."""
+        if self.user_roots is None or self.user_of(namespace) is not None:
+            return
+        misplaced = [
+            at
+            for at, label in enumerate(namespace)
+            if label in self.user_roots and at != self._root_at
+        ]
+        if misplaced:
+            root = namespace[misplaced[0]]
+            if self.user_segment == 0:
+                shape = f"(user_id, {root!r}, ...)"
+            else:
+                shape = (
+                    f"({root!r}, {', '.join(['...'] * (self.user_segment - 1) + ['user_id'])}, ...)"
+                )
+            raise NamespaceError(
+                f"{what} {_short(tuple(namespace))} names no user, but {root!r} is a user root "
+                f"in another place than this store's layout {shape}: use that layout, or a "
+                "NamespaceMap for yours (NamespaceMap(user_segment=0) for "
+                f"(user_id, {root!r}, ...)); stored app-wide, every user would read it"
+            )
+
+    def reach(
+        self, prefix: Sequence[str]
+    ) -> tuple[Literal["user", "both", "span", "app"], str | None]:
         """Whose items namespaces starting with ``prefix`` can be (``"*"`` labels match any
-        label): one ``"user"`` (and which), or ``"app"``-wide ones only, or ``"span"``: app-wide
-        ones and every user's."""
-        if len(prefix) > self.user_segment:
-            root_fixed = self.user_roots is None or prefix[0] != "*"
-            if root_fixed and prefix[self.user_segment] != "*":
-                user = self.user_of(prefix)
-                return ("app", None) if user is None else ("user", user)
-        if self.user_roots is not None and prefix and prefix[0] != "*":
-            if prefix[0] not in self.user_roots:
-                return "app", None
+        label): one ``"user"`` (and which), or ``"app"``-wide ones only, ``"both"`` (one user
+        and app-wide ones: ``(user_id,)`` when the root follows the user), or ``"span"``:
+        app-wide ones and every user's."""
+        segment, roots = self.user_segment, self.user_roots
+        at = None if roots is None else self._root_at
+        user = prefix[segment] if len(prefix) > segment and prefix[segment] != "*" else None
+        root = prefix[at] if at is not None and len(prefix) > at and prefix[at] != "*" else None
+        if roots is not None and root is not None and root not in roots:
+            return "app", None  # the root's place holds another label: app-wide ones only
+        if user is not None:
+            if at is None or root is not None:
+                return "user", user
+            if at > segment:
+                return "both", user  # (user_id,) or (user_id, "*"): the user's and app-wide
         return "span", None
 
     def home(self, user_id: str) -> tuple[str, ...] | None:
@@ -152,6 +207,8 @@ class NamespaceMap:
             return (user_id,)
         if self.user_roots is not None and self.user_segment == 1:
             return (self.user_roots[0], user_id)
+        if self.user_roots is not None and self.user_segment == 0:
+            return (user_id, self.user_roots[0])
         return None
 
 

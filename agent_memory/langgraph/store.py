@@ -8,7 +8,8 @@
 Mapping (one memory document per item version, in the ``memories`` collection):
 
 - namespace -> tenant by the store's :class:`NamespaceMap`: ``("memories", user_id, ...)`` is
-  that user's, any other namespace is app-wide (user id ``"*"``). The whole namespace is kept
+  that user's, any other namespace is app-wide (user id ``"*"``), except one with a root label
+  out of place (``(user_id, "memories")``), which is refused (:meth:`NamespaceMap.check`). The whole namespace is kept
   in ``source.namespace`` and as one tag per prefix of it (``lg/ns:[]``,
   ``lg/ns:["memories"]``, ...), which prefix searches filter on.
 - item key -> memory ``key`` ``lg/key:["memories","user-456","notes","diet"]`` (namespace and
@@ -34,6 +35,7 @@ import contextlib
 import copy
 import heapq
 import json
+import warnings
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -65,12 +67,16 @@ from agent_memory.langgraph._filters import (
     matches_filter,
     namespace_matches,
 )
+from agent_memory.langgraph.erasure import forget_named_items
 from agent_memory.langgraph.namespaces import (
     APP_WIDE,
     NamespaceError,
     NamespaceMap,
     check_namespace,
 )
+from agent_memory.langgraph.sync import call_sync, loop_of
+from agent_memory.memory.long_term.fields import MAX_FIELD_TEXTS
+from agent_memory.memory.long_term.memory import COLLECTION as MEMORIES
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.long_term.records import MEMORY_TYPES, Memory, NewMemory
@@ -79,7 +85,7 @@ from agent_memory.providers.embedders.base import Embedder
 from agent_memory.providers.embedders.langchain import LangChainEmbedder
 from agent_memory.providers.registry import make_embedder
 from agent_memory.stamps import utcnow
-from agent_memory.tenancy import Tenant
+from agent_memory.tenancy import Tenant, check_tenant
 
 __all__ = ["MemoryStore", "NamespaceMap"]
 
@@ -192,8 +198,9 @@ class MemoryStore(AsyncBatchedBaseStore):
     and returns that score. Concurrent calls are served together: puts made in the same tick
     are embedded in one call per user.
 
-    The async API is the real one; the sync one works from a worker thread while the event
-    loop that owns the connection runs (LangGraph runs sync nodes that way). ``ttl``
+    The async API is the real one; the sync one runs on the loop that serves the connection
+    (:mod:`agent_memory.langgraph.sync`): the app's, from a worker thread (LangGraph runs sync
+    nodes that way), or ``sync_connection()``'s in a sync app. ``ttl``
     (LangGraph's ``TTLConfig``) sets a default time to live, whether reads refresh it
     (``refresh_on_read``, default true) and the interval of :meth:`start_ttl_sweeper`.
 
@@ -216,6 +223,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         ttl: TTLConfig | None = None,
         memory_type: str = "fact",
         profiles: ProfileMemory | None = None,
+        root: str | None = None,
     ) -> None:
         # No running loop is needed to build the store: the loop is bound at first use.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -228,6 +236,8 @@ class MemoryStore(AsyncBatchedBaseStore):
             raise InvalidInputError(f"memory_type must be one of {', '.join(MEMORY_TYPES)}")
         if namespaces is not None and not isinstance(namespaces, NamespaceMap):
             raise InvalidInputError("namespaces must be a NamespaceMap")
+        if root is not None:
+            namespaces = _from_root(root, namespaces)
         if profiles is not None and not isinstance(profiles, ProfileMemory):
             raise InvalidInputError("profiles must be a ProfileMemory")
         if scores not in ("similarity", "ranked"):
@@ -242,6 +252,8 @@ class MemoryStore(AsyncBatchedBaseStore):
         self.ttl_config = _check_ttl_config(ttl)
         with contextlib.suppress(RuntimeError):
             self._bind(asyncio.get_running_loop())
+        if self._loop is None and (served := loop_of(long_term.connection)) is not None:
+            self._bind(served)  # sync_connection's loop: sync calls run there
 
     @classmethod
     def from_connection(
@@ -431,21 +443,16 @@ class MemoryStore(AsyncBatchedBaseStore):
         )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """The sync API, for sync LangGraph nodes: they run in worker threads while the loop
-        that owns the MongoDB client runs, so the work is handed to that loop."""
-        loop = self._loop
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if loop is None or loop.is_closed() or running is loop or not loop.is_running():
-            # The exception LangGraph's own async stores raise for a sync call on their loop.
-            raise asyncio.InvalidStateError(
-                "MemoryStore is async: use aget/aput/asearch/adelete/alist_namespaces (or "
-                "ainvoke the graph); sync calls work only from a worker thread while the "
-                "event loop that created the store runs"
-            )
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
+        """The sync API: the ops run on the loop that serves the connection and are waited
+        for (:mod:`agent_memory.langgraph.sync`): the app's loop, from a worker thread (how
+        LangGraph runs sync nodes), or the private loop of ``sync_connection()`` in a sync
+        app. On that loop's own thread it raises ``asyncio.InvalidStateError``, as
+        LangGraph's async stores do."""
+        return call_sync(self._loop, self.abatch(ops), "MemoryStore")
+
+    def close(self) -> None:
+        """:meth:`aclose`, from sync code."""
+        call_sync(self._loop, self.aclose(), "MemoryStore.close")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order. All are validated before any runs (one invalid op fails the
@@ -496,6 +503,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         """Validate one operation; what it needs to run (a put's memory is built here)."""
         if isinstance(op, GetOp | PutOp):
             namespace = check_namespace(op.namespace)
+            self.namespaces.check(namespace)
             user = self.namespaces.user_of(namespace)
             if user == APP_WIDE:
                 raise NamespaceError(
@@ -524,6 +532,7 @@ class MemoryStore(AsyncBatchedBaseStore):
             return namespace, tenant
         if isinstance(op, SearchOp):
             prefix = check_namespace(op.namespace_prefix, "namespace_prefix", empty=True)
+            self.namespaces.check(prefix, "namespace_prefix")
             check_filter(op.filter)
             check_window(op.limit, op.offset)
             if op.query is not None and not isinstance(op.query, str):
@@ -550,7 +559,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             for condition in op.match_conditions or ():
                 if condition.match_type not in ("prefix", "suffix"):
                     raise InvalidInputError(f"unknown match type {condition.match_type!r}")
-                check_namespace(condition.path, condition.match_type, empty=True)
+                path = check_namespace(condition.path, condition.match_type, empty=True)
+                if condition.match_type == "prefix":
+                    self.namespaces.check(path, "prefix")
             return None
         raise InvalidInputError(f"unknown store operation {type(op).__name__}")
 
@@ -573,14 +584,15 @@ class MemoryStore(AsyncBatchedBaseStore):
             "ttl": None if op.ttl is None else float(op.ttl),
         }
         context = value.get("context")
-        after_user = self.namespaces.user_segment + 1
+        after_user = self.namespaces.schema_at
         schema = (
             namespace[after_user]
             if tenant.user_id != APP_WIDE and len(namespace) > after_user
             else None
         )
+        text, field_texts = self._texts(value, op.index)
         memory = NewMemory(
-            self._text(value, op.index),
+            text,
             memory_type=self.memory_type,
             tags=[_tag(namespace[:depth]) for depth in range(len(namespace) + 1)],
             key=_key(namespace, op.key),
@@ -589,21 +601,30 @@ class MemoryStore(AsyncBatchedBaseStore):
             context=context if isinstance(context, str) and context.strip() else None,
             schema=schema,
             indexed=op.index is not False,
+            # Unindexed: no field vectors either (those of an earlier put are removed).
+            field_texts=field_texts if op.index is not False or field_texts is None else (),
         )
         return _Put(tenant, memory.checked(self.long_term.config), source)
 
-    def _text(self, value: Mapping[str, Any], index: Any) -> str:
+    def _texts(self, value: Mapping[str, Any], index: Any) -> tuple[str, tuple[str, ...] | None]:
+        """The item's text (what the framework's own search and keywords read) and, when
+        index fields are named, the text of each field (``None`` when none are): embedded
+        one by one, the item scores by its best field, as in LangGraph's stores."""
+        limit = self.long_term.config.max_content_chars
         fields = list(index) if isinstance(index, list) else self.fields
+        field_texts: tuple[str, ...] | None = None
         if fields:
             texts = [text for field in fields for text in get_text_at_path(value, field)]
-            text = "\n".join(t for t in texts if t and t.strip())
+            kept = [t[:limit] for t in texts if isinstance(t, str) and t.strip()]
+            field_texts = tuple(kept[:MAX_FIELD_TEXTS]) if len(kept) > 1 else ()
+            text = "\n".join(kept)
         else:
             content = value.get("content")
             text = content if isinstance(content, str) else ""
         if not text.strip():
             text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
         # The full value lives in source; the text only has to be good enough to find it.
-        return text[: self.long_term.config.max_content_chars]
+        return text[:limit], field_texts
 
     # --- running operations -------------------------------------------------------------------
 
@@ -947,6 +968,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             assert user is not None
             return [self._where(self._tenant(user), prefix)]
         wheres = [_Where(self._tenant(None), prefix, items=True, learned=False)]
+        if reach == "both" and user != APP_WIDE:
+            assert user is not None
+            wheres.append(self._where(self._tenant(user), prefix))
         if reach == "span":
             if not self.namespaces.span_users:
                 raise NamespaceError(
@@ -1025,7 +1049,12 @@ class MemoryStore(AsyncBatchedBaseStore):
         else:
             if where.items:
                 pairs += await self.long_term.similar(
-                    where.tenant, op.query, k=k, tag=_tag(where.prefix), query_vector=vector
+                    where.tenant,
+                    op.query,
+                    k=k,
+                    tag=_tag(where.prefix),
+                    query_vector=vector,
+                    fields=True,  # an item with several index fields scores by its best
                 )
             if where.learned:
                 pairs += await self.long_term.similar(
@@ -1249,13 +1278,43 @@ class MemoryStore(AsyncBatchedBaseStore):
 
     # --- beyond BaseStore ---------------------------------------------------------------------
 
+    async def forget_user(self, tenant: Tenant) -> dict[str, int]:
+        """Erase the agent's app-wide items whose namespace names ``tenant``'s user (see
+        :mod:`agent_memory.langgraph.erasure`); the user's own items are their memories,
+        erased with them. Register with ``MemorySystem.register_forgetter(store.forget_user)``
+        (``agent-memory forget`` does this erasure itself)."""
+        tenant = check_tenant(tenant)
+        if tenant.agent_id != self.agent_id or tenant.user_id == APP_WIDE:
+            return {}
+        count = await forget_named_items(self.long_term, tenant)
+        return {self.long_term.connection.collection_name(MEMORIES): count}
+
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
         """Every version ever put under ``key``, the current one first (consolidation keeps
         superseded versions queryable)."""
         namespace = check_namespace(namespace)
+        self.namespaces.check(namespace)
         tenant = self._tenant(self.namespaces.user_of(namespace))
         versions = await self.long_term.history(tenant, key=_key(namespace, key))
         return [self._item(memory) for memory in versions if _ours(memory.source)]
+
+
+def _from_root(root: Any, namespaces: NamespaceMap | None) -> NamespaceMap:
+    """The map the deprecated ``root=`` stands for: ``(root, user_id, ...)`` is a user's, and
+    a read must name the user, as the store that took ``root`` required."""
+    if namespaces is not None:
+        raise InvalidInputError(
+            "pass namespaces= or the deprecated root=, not both (root=x is "
+            "namespaces=NamespaceMap(user_roots=(x,), span_users=False))"
+        )
+    users = NamespaceMap(user_roots=(root,), span_users=False)
+    warnings.warn(
+        f"MemoryStore(root={root!r}) is deprecated and will be removed: use "
+        f"MemoryStore(namespaces=NamespaceMap(user_roots=({root!r},), span_users=False))",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return users
 
 
 def _check_ttl_config(ttl: Any) -> TTLConfig | None:

@@ -23,6 +23,7 @@ __all__ = [
     "CollectionSpec",
     "IndexCatalog",
     "IndexSpec",
+    "RetiredIndex",
     "SearchIndexSpec",
     "definitions_dir",
     "user_collections",
@@ -55,6 +56,22 @@ class IndexSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class RetiredIndex:
+    """An index an earlier version created and a newer one replaced (``replaced_by``).
+    ``indexes setup`` drops it once its replacement exists; ``indexes status`` reports it as
+    drift until then. Only an index with this name *and* this key is the framework's."""
+
+    name: str
+    key: tuple[tuple[str, Any], ...]
+    replaced_by: str
+
+    def matches(self, existing: dict[str, Any] | None) -> bool:
+        return existing is not None and list(dict(existing.get("key", {})).items()) == list(
+            self.key
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class SearchIndexSpec:
     name: str
     type: str  # "vectorSearch" or "search"
@@ -74,6 +91,7 @@ class CollectionSpec:
     name: str
     indexes: tuple[IndexSpec, ...]
     search_indexes: tuple[SearchIndexSpec, ...]
+    retired: tuple[RetiredIndex, ...] = ()
 
     @property
     def holds_user_data(self) -> bool:
@@ -190,6 +208,10 @@ def _parse(raw: dict[str, Any], *, dimensions: int, similarity: str, source: str
                         field["numDimensions"] = dimensions
                         field["similarity"] = similarity
             search_indexes.append(SearchIndexSpec(entry["name"], entry["type"], definition))
-        return CollectionSpec(raw["collection"], indexes, tuple(search_indexes))
+        retired = tuple(
+            RetiredIndex(entry["name"], tuple(entry["key"].items()), entry["replaced_by"])
+            for entry in raw.get("retired_indexes", [])
+        )
+        return CollectionSpec(raw["collection"], indexes, tuple(search_indexes), retired)
     except (KeyError, TypeError, AttributeError) as exc:
         raise ConfigurationError(f"index definitions {source} are malformed: {exc!r}") from exc

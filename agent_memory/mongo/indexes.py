@@ -1,9 +1,12 @@
 """Index lifecycle: set up, inspect, validate and drop every index agent_memory uses.
 
 Regular indexes are created on every tier; Atlas Search and Vector Search indexes only on
-the Atlas tier, where setup waits until their current definition serves queries. Nothing is
-ever dropped or rebuilt unless asked: a definition that differs from the stored one is
-reported as drift with what to do about it. The embedder the data was built with is
+the Atlas tier, where setup waits until their current definition serves queries. Nothing in
+use is ever dropped or rebuilt unless asked: a definition that differs from the stored one is
+reported as drift with what to do about it. Setup drops only an index an earlier version
+created and a newer one replaced (``retired_indexes`` in the catalog), after creating its
+replacement; data in an earlier form is migrated first (:mod:`agent_memory.mongo.migrations`).
+The embedder the data was built with is
 recorded, so a changed model or dimension is caught before mixed vectors make search
 meaningless.
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -30,6 +33,7 @@ from agent_memory.mongo._errors import classify_refusal, first_line, translate_e
 from agent_memory.mongo.catalog import CollectionSpec, IndexCatalog, IndexSpec, SearchIndexSpec
 from agent_memory.mongo.connection import META_COLLECTION, Connection, ensure_collection
 from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, embedding_drift
+from agent_memory.mongo.migrations import MIGRATIONS, retire_indexes, retired_present
 from agent_memory.mongo.search.index_watch import note_search_indexes_serving
 from agent_memory.mongo.search.layout import Layout, choose_layout, record_layout
 from agent_memory.providers.embedders.base import EmbeddingSignature
@@ -309,6 +313,9 @@ class IndexManager:
                     )
                 else:
                     states.append(IndexState(name, index.name, kind, "ok"))
+        for retired in retired_present(spec, existing):
+            detail = f"replaced by {retired.replaced_by}; `agent-memory indexes setup` drops it"
+            states.append(IndexState(name, retired.name, "regular", "drift", detail))
         return states
 
     async def _search_states(
@@ -455,7 +462,7 @@ class IndexManager:
                 await ensure_collection(
                     self.connection.db, self.connection.collection_name(spec.name)
                 )
-                migrate = _MIGRATIONS.get(spec.name)
+                migrate = MIGRATIONS.get(spec.name)
                 if migrate is not None:
                     await migrate(self.connection.collection(spec.name))
                 for state in await self._setup_regular(spec):
@@ -502,7 +509,10 @@ class IndexManager:
 
     async def _setup_regular(self, spec: CollectionSpec) -> list[IndexState]:
         states = []
+        retired = {index.name for index in spec.retired}
         for state in await self._regular_states(spec):
+            if state.name in retired:
+                continue  # dropped below, once its replacement exists
             if state.state != "missing":
                 states.append(state)
                 continue
@@ -520,6 +530,11 @@ class IndexManager:
                     continue
                 raise
             states.append(IndexState(state.collection, index.name, state.kind, "created"))
+        collection = self.connection.collection(spec.name)
+        for old in await retire_indexes(collection, spec):
+            name = self.connection.collection_name(spec.name)
+            detail = f"replaced by {old.replaced_by}"
+            states.append(IndexState(name, old.name, "regular", "dropped", detail))
         return states
 
     async def _setup_text_indexes(
@@ -783,19 +798,3 @@ class IndexManager:
                 )
         logger.info("indexes_dropped", count=len(results))
         return results
-
-
-async def _session_ids_per_tenant(sessions: Any) -> None:
-    """Sessions stored when a session id was global kept it in ``_id`` only: copy it to
-    ``session_id``, which every query and the unique ``tenant_session`` index use."""
-    result = await sessions.update_many(
-        {"session_id": {"$exists": False}}, [{"$set": {"session_id": "$_id"}}]
-    )
-    if result.modified_count:
-        logger.info("sessions_migrated", field="session_id", count=result.modified_count)
-
-
-#: Data changes a collection needs before its indexes can be created, by collection name.
-_MIGRATIONS: dict[str, Callable[[Any], Awaitable[None]]] = {
-    "sessions": _session_ids_per_tenant,
-}

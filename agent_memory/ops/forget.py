@@ -2,11 +2,12 @@
 
 :meth:`MemorySystem.forget_user <agent_memory.memory.system.MemorySystem.forget_user>` erases
 the four memories and the knowledge base, plus whatever was registered with it (the
-``RAGAgent`` registers its formation queue). Two holders of user data live beside the
-memories and are easy to miss: queued memory-formation jobs and the threads of the LangGraph
+``RAGAgent`` registers its formation queue). Three holders of user data live beside the
+memories and are easy to miss: queued memory-formation jobs, the threads of the LangGraph
 checkpointer (:class:`~agent_memory.langgraph.checkpointer.MongoCheckpointer`, when the app
-runs its graphs with ``agent_id`` and ``user_id`` in the configurable). :func:`forget_user`
-erases those too, so an erasure request is one call.
+runs its graphs with ``agent_id`` and ``user_id`` in the configurable) and the LangGraph
+store's app-wide items whose namespace names the user (:mod:`agent_memory.langgraph.erasure`).
+:func:`forget_user` erases those too, so an erasure request is one call.
 
 Order matters while the app runs. Formation jobs are erased first: a worker that takes over a
 job with a recorded plan (its extracted facts and profile) would otherwise write the memories
@@ -33,6 +34,7 @@ from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 from agent_memory.formation.queue import FormationQueue
 from agent_memory.memory.knowledge.base import SHARED_USER
+from agent_memory.memory.long_term.fields import NOT_FIELD
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.catalog import user_collections
@@ -122,6 +124,12 @@ async def agents_of(memories: MemorySystem, user_id: str) -> list[str]:
                 probe = {"agent_id": {"$eq": agent}, "user_id": {"$eq": user_id}}
                 if await collection.find_one(probe, {"_id": 1}) is not None:
                     found.add(agent)
+        # App-wide LangGraph store items whose namespace names the user are the user's too.
+        from agent_memory.langgraph.erasure import agents_naming
+
+        agents = await memories.connection.collection("memories").distinct("agent_id")
+        others = sorted(a for a in agents if isinstance(a, str) and a not in found)
+        found.update(await agents_naming(memories.long_term, user_id, others))
     return sorted(found)
 
 
@@ -160,9 +168,14 @@ async def held(memories: MemorySystem, user_id: str, agent_id: str | None = None
     counts: dict[str, int] = {}
     with translate_errors("counting a user's data"):
         for name in USER_COLLECTIONS:
+            # A memory's field documents (its vectors per index field) go with it, uncounted.
+            only = {"status": NOT_FIELD} if name == "memories" else {}
             counts[name] = await memories.connection.collection(name).count_documents(
-                {"agent_id": {"$in": agents}, "user_id": {"$eq": user_id}}
+                {"agent_id": {"$in": agents}, "user_id": {"$eq": user_id}, **only}
             )
+    from agent_memory.langgraph.erasure import count_named_items
+
+    counts["memories"] += await count_named_items(memories.long_term, agents, user_id)
     total = sum(counts.values())
     holding = agents if agent_id is None else agents if total else []
     return Held(holding, counts, total)
@@ -176,6 +189,7 @@ async def forget_user(memories: MemorySystem, tenant: Tenant) -> dict[str, int]:
     check_user(tenant.user_id)  # before anything is erased
     # Imported here: the checkpointer pulls in LangGraph, which only this path needs.
     from agent_memory.langgraph.checkpointer import MongoCheckpointer
+    from agent_memory.langgraph.erasure import forget_named_items
 
     connection = memories.connection
     queue = FormationQueue(connection)
@@ -185,7 +199,8 @@ async def forget_user(memories: MemorySystem, tenant: Tenant) -> dict[str, int]:
     erased = dict(await memories.forget_user(tenant))
     after = await queue.forget_user(tenant)
     threads = await MongoCheckpointer(connection).forget_user(tenant)  # names do not
-    more = [*before.items(), *after.items()]
+    named = await forget_named_items(memories.long_term, tenant)
+    more = [*before.items(), *after.items(), (connection.collection_name("memories"), named)]
     more += [(connection.collection_name(k), v) for k, v in threads.items()]
     for collection, count in more:
         erased[collection] = erased.get(collection, 0) + count

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from agent_memory._log import get_logger
 from agent_memory.checks import check_id
 from agent_memory.memory.knowledge.base import SHARED_USER
+from agent_memory.memory.long_term.fields import NOT_FIELD
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
@@ -47,12 +50,15 @@ class Kind:
     field: str | None = None
     distinct: bool = False
     per_user: bool = True
+    #: The condition the collection's documents of this kind meet (every one when empty).
+    only: Mapping[str, Any] = MappingProxyType({})
 
 
 KINDS = (
     Kind("sessions", "sessions", "status"),
     Kind("messages", "messages"),
-    Kind("memories", "memories", "memory_type"),
+    # A memory's field documents (its vectors per index field) are part of it, not memories.
+    Kind("memories", "memories", "memory_type", only=MappingProxyType({"status": NOT_FIELD})),
     Kind("profiles", "profiles"),
     Kind("tasks", "tasks", "status"),
     Kind("task checkpoints", "checkpoints"),
@@ -142,7 +148,8 @@ async def collect_stats(connection: Connection, *, agent_id: str | None = None) 
                 group["u"] = "$user_id"
             if kind.field:
                 group["k"] = f"${kind.field}"
-            pipeline = [{"$match": where}, {"$group": {"_id": group, "n": {"$sum": 1}}}]
+            match = {**where, **kind.only}
+            pipeline = [{"$match": match}, {"$group": {"_id": group, "n": {"$sum": 1}}}]
             rows = await _driver.aggregate(connection.collection(kind.collection), pipeline)
             per_tenant: dict[tuple[Any, Any], int] = defaultdict(int)
             distinct: set[tuple[Any, Any, Any]] = set()

@@ -1,8 +1,10 @@
 """The LangGraph checkpointer on the embedded server: LangGraph's conformance suite, a real
-graph, hostile metadata filters, forgetting a user and who closes which connection."""
+graph, threads per tenant, hostile metadata filters, forgetting a user, the upgrade from
+thread-wide ids and who closes which connection."""
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import uuid
 from collections.abc import AsyncIterator
@@ -15,19 +17,33 @@ from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from langgraph.checkpoint.serde.types import ERROR
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
 
 from agent_memory.config import Settings
 from agent_memory.errors import InvalidInputError, StorageError
 from agent_memory.langgraph import MongoCheckpointer
-from agent_memory.langgraph.checkpointer import CHECKPOINTS, WRITES, ThreadOwnedError
+from agent_memory.langgraph.checkpointer import CHECKPOINTS, WRITES
 from agent_memory.mongo import _driver
 from agent_memory.mongo.connection import Connection, connect
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.embedders import FakeEmbedder
 from agent_memory.tenancy import Tenant
+
+ALICE = {"agent_id": "agent", "user_id": "alice"}
+BOB = {"agent_id": "agent", "user_id": "bob"}
 
 
 @pytest.fixture
 async def saver(connection: Connection) -> MongoCheckpointer:
     checkpointer = MongoCheckpointer(connection)
+    await checkpointer.setup()
+    return checkpointer
+
+
+@pytest.fixture
+async def shared(connection: Connection) -> MongoCheckpointer:
+    """A checkpointer that accepts configs naming no tenant (anonymous threads)."""
+    checkpointer = MongoCheckpointer(connection, strict=False)
     await checkpointer.setup()
     return checkpointer
 
@@ -44,12 +60,24 @@ def _checkpoint() -> Checkpoint:
 # --- conformance ------------------------------------------------------------------------------
 
 
-async def test_conformance_suite_passes_every_capability(settings: Settings) -> None:
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param({"tenant": Tenant("agent", "conformance")}, id="bound-to-a-tenant"),
+        pytest.param({"strict": False}, id="anonymous-threads"),
+    ],
+)
+async def test_conformance_suite_passes_every_capability(
+    settings: Settings, how: dict[str, Any]
+) -> None:
+    # The suite's configs carry only thread_id, checkpoint_ns and checkpoint_id: it runs on a
+    # checkpointer bound to one tenant (every config is that tenant's), and on one that
+    # shares threads among configs naming none.
     @checkpointer_test(name="MongoCheckpointer")
     async def fresh_checkpointer() -> AsyncIterator[MongoCheckpointer]:
         # Each capability suite gets a database of its own, so suites cannot see each other.
         own = settings.model_copy(update={"database": f"t_{uuid.uuid4().hex[:12]}"})
-        async with MongoCheckpointer.from_settings(own) as fresh:
+        async with MongoCheckpointer.from_settings(own, **how) as fresh:
             await fresh.setup()
             try:
                 yield fresh
@@ -90,13 +118,15 @@ def _graph(saver: MongoCheckpointer) -> Any:
 
 async def test_graph_keeps_state_per_thread(saver: MongoCheckpointer) -> None:
     graph = _graph(saver)
-    first = {"configurable": {"thread_id": "thread-a"}}
+    first = {"configurable": {"thread_id": "thread-a", **ALICE}}
     await graph.ainvoke({"said": ["hello"]}, first)
     result = await graph.ainvoke({"said": ["again"]}, first)
     assert result["said"] == ["hello", "reply 1", "again", "reply 2"]
     assert result["turns"] == 2
 
-    other = await graph.ainvoke({"said": ["new"]}, {"configurable": {"thread_id": "thread-b"}})
+    other = await graph.ainvoke(
+        {"said": ["new"]}, {"configurable": {"thread_id": "thread-b", **ALICE}}
+    )
     assert other == {"said": ["new", "reply 1"], "turns": 1}
 
     state = await graph.aget_state(first)
@@ -105,12 +135,21 @@ async def test_graph_keeps_state_per_thread(saver: MongoCheckpointer) -> None:
     ids = [snapshot.config["configurable"]["checkpoint_id"] for snapshot in history]
     assert ids == sorted(ids, reverse=True) and len(ids) >= 4  # newest first
 
+    # The configs LangGraph hands back name the tenant, so time travel from one works.
+    after_first = next(s for s in history if s.values.get("turns") == 1 and not s.next)
+    assert after_first.config["configurable"]["user_id"] == "alice"
+    replayed = await graph.ainvoke({"said": ["fork"]}, after_first.config)
+    assert replayed["said"] == ["hello", "reply 1", "fork", "reply 2"]
 
-async def test_sync_api_points_to_the_async_one(saver: MongoCheckpointer) -> None:
-    with pytest.raises(NotImplementedError, match="aget_tuple"):
-        saver.get_tuple(_config("t"))
-    with pytest.raises(NotImplementedError, match="ainvoke"):
-        _graph(saver).invoke({"said": []}, {"configurable": {"thread_id": "t"}})
+
+async def test_a_sync_call_on_the_loops_own_thread_points_to_the_async_api(
+    saver: MongoCheckpointer,
+) -> None:
+    # It would wait for itself: refused at once (sync use: tests/integration/test_langgraph_sync.py).
+    with pytest.raises(asyncio.InvalidStateError, match="aget_state"):
+        saver.get_tuple(_config("t", **ALICE))
+    with pytest.raises(asyncio.InvalidStateError, match="ainvoke"):
+        _graph(saver).invoke({"said": []}, {"configurable": {"thread_id": "t", **ALICE}})
 
 
 # --- storage details --------------------------------------------------------------------------
@@ -121,8 +160,8 @@ async def test_setup_is_idempotent_and_creates_the_catalog_indexes(
 ) -> None:
     await saver.setup()
     for name, expected in (
-        (CHECKPOINTS, {"thread_ns_checkpoint", "tenant_thread"}),
-        (WRITES, {"thread_ns_checkpoint_task_idx", "tenant_thread"}),
+        (CHECKPOINTS, {"tenant_thread_ns_checkpoint"}),
+        (WRITES, {"tenant_thread_ns_checkpoint_task_idx"}),
     ):
         indexes = await _driver.list_indexes(connection.collection(name))
         assert expected <= {index["name"] for index in indexes}
@@ -131,7 +170,9 @@ async def test_setup_is_idempotent_and_creates_the_catalog_indexes(
 async def test_regular_writes_insert_once_special_writes_are_replaced(
     saver: MongoCheckpointer,
 ) -> None:
-    stored = await saver.aput(_config("t"), _checkpoint(), {"source": "input", "step": -1}, {})
+    stored = await saver.aput(
+        _config("t", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {}
+    )
     await saver.aput_writes(stored, [("ch", "first"), (ERROR, "boom 1")], "task")
     await saver.aput_writes(stored, [("ch", "second"), (ERROR, "boom 2")], "task")
     await saver.aput_writes(stored, [("ch", "early path")], "other", task_path="a")
@@ -157,10 +198,11 @@ async def test_filter_values_are_matched_literally_never_as_operators(
         {"source": "loop", "step": 0, "tag": hostile, "$where": "1", "a.b": 1},
         {"source": "loop", "step": 1},
     ):
-        await saver.aput(_config("t"), _checkpoint(), metadata, {})
+        await saver.aput(_config("t", **ALICE), _checkpoint(), metadata, {})
 
     async def listed(filter: dict[str, Any]) -> list[int]:
-        return [t.metadata["step"] async for t in saver.alist(_config("t"), filter=filter)]
+        config = _config("t", **ALICE)
+        return [t.metadata["step"] async for t in saver.alist(config, filter=filter)]
 
     assert await listed({"tag": hostile}) == [0]  # the literal value, not "tag is not null"
     assert await listed({"step": {"$gt": -5}}) == []
@@ -172,19 +214,23 @@ async def test_filter_values_are_matched_literally_never_as_operators(
 
     raw = await connection.collection(CHECKPOINTS).find_one({"metadata.step": 0})
     # The queryable copy keeps only safe keys and values; the serialised metadata has all.
-    assert raw is not None and set(raw["metadata"]) == {"source", "step"}
+    # (LangGraph copies the config's configurable values, the tenant's here, into metadata.)
+    assert raw is not None and set(raw["metadata"]) == {"source", "step", "agent_id", "user_id"}
 
     with pytest.raises(InvalidInputError):
-        await saver.aget_tuple({"configurable": {"thread_id": hostile}})
+        await saver.aget_tuple({"configurable": {"thread_id": hostile, **ALICE}})
     with pytest.raises(InvalidInputError):
-        [t async for t in saver.alist(None, before={"configurable": {"checkpoint_id": hostile}})]
+        await saver.aget_tuple({"configurable": {"thread_id": "t", **ALICE, "user_id": hostile}})
+    before = {"configurable": {"checkpoint_id": hostile}}
+    with pytest.raises(InvalidInputError):
+        [t async for t in saver.alist({"configurable": ALICE}, before=before)]
 
 
 # --- forgetting a user ------------------------------------------------------------------------
 
 
-async def test_forget_user_erases_only_that_users_threads(saver: MongoCheckpointer) -> None:
-    graph = _graph(saver)
+async def test_forget_user_erases_only_that_users_threads(shared: MongoCheckpointer) -> None:
+    graph = _graph(shared)
     alice, bob = Tenant("agent", "alice"), Tenant("agent", "bob")
     runs = {
         "alice-1": alice.filter(),
@@ -194,114 +240,200 @@ async def test_forget_user_erases_only_that_users_threads(saver: MongoCheckpoint
     }
     for thread_id, tenant in runs.items():
         await graph.ainvoke({"said": ["hi"]}, {"configurable": {"thread_id": thread_id, **tenant}})
-    # State written without the keys into alice's thread belongs to that thread.
-    await graph.aupdate_state({"configurable": {"thread_id": "alice-1"}}, {"said": ["edit"]})
+    await graph.aupdate_state(
+        {"configurable": {"thread_id": "alice-1", **alice.filter()}}, {"said": ["edit"]}
+    )
+    # A config without the keys names an anonymous thread of that id, not alice's.
+    await graph.aupdate_state({"configurable": {"thread_id": "alice-1"}}, {"said": ["anon"]})
 
-    erased = await saver.forget_user(alice)
+    erased = await shared.forget_user(alice)
     assert erased[CHECKPOINTS] >= 4 and erased[WRITES] > 0
 
     for thread_id in ("alice-1", "alice-2"):
-        assert await saver.aget_tuple(_config(thread_id)) is None
-    for thread_id in ("bob-1", "anonymous"):
-        assert (await graph.aget_state({"configurable": {"thread_id": thread_id}})).values
-    assert await saver.forget_user(alice) == {CHECKPOINTS: 0, WRITES: 0}
+        assert await shared.aget_tuple(_config(thread_id, **alice.filter())) is None
+    for thread_id, tenant in (("bob-1", bob.filter()), ("anonymous", {}), ("alice-1", {})):
+        config = {"configurable": {"thread_id": thread_id, **tenant}}
+        assert (await graph.aget_state(config)).values
+    assert await shared.forget_user(alice) == {CHECKPOINTS: 0, WRITES: 0}
 
 
 # --- tenant scope -----------------------------------------------------------------------------
 
 
-async def test_another_user_neither_reads_nor_continues_a_thread(saver: MongoCheckpointer) -> None:
-    graph = _graph(saver)
-    alice = {"thread_id": "shared-id", "agent_id": "agent", "user_id": "alice"}
-    bob = {"thread_id": "shared-id", "agent_id": "agent", "user_id": "bob"}
-    await graph.ainvoke({"said": ["alice's secret"]}, {"configurable": alice})
-
-    # Bob, naming the same thread id with his own keys, finds nothing of alice's...
-    assert await saver.aget_tuple(_config("shared-id", agent_id="agent", user_id="bob")) is None
-    assert [c async for c in saver.alist({"configurable": bob})] == []
-    assert not (await graph.aget_state({"configurable": bob})).values
-    # ...and cannot write to it, through the graph or the saver.
-    with pytest.raises(ThreadOwnedError, match="belongs to another agent or user"):
-        await graph.ainvoke({"said": ["bob's turn"]}, {"configurable": bob})
-    newest = await saver.aget_tuple(_config("shared-id", agent_id="agent", user_id="alice"))
-    assert newest is not None
-    with pytest.raises(ThreadOwnedError):
-        await saver.aput_writes(
-            {
-                "configurable": {
-                    **bob,
-                    "checkpoint_ns": "",
-                    **{"checkpoint_id": newest.checkpoint["id"]},
-                }
-            },
-            [("said", ["planted"])],
-            "task-1",
-        )
-    with pytest.raises(ThreadOwnedError):
-        await saver.aput(
-            _config("shared-id", agent_id="agent", user_id="bob"), _checkpoint(), {}, {}
-        )
-
-    # Alice's thread is intact and goes on.
-    state = await graph.aget_state({"configurable": alice})
-    assert state.values["said"] == ["alice's secret", "reply 1"]
-    after = await graph.ainvoke({"said": ["again"]}, {"configurable": alice})
-    assert "bob's turn" not in after["said"] and "planted" not in after["said"]
-    # Once alice is forgotten, the id is free for bob.
-    await saver.forget_user(Tenant("agent", "alice"))
-    await graph.ainvoke({"said": ["bob's turn"]}, {"configurable": bob})
-    assert (await graph.aget_state({"configurable": bob})).values["said"][0] == "bob's turn"
-
-
-async def test_a_copy_keeps_its_owner_and_never_lands_in_another_users_thread(
-    saver: MongoCheckpointer,
+async def test_a_config_naming_no_tenant_is_refused_by_default(
+    saver: MongoCheckpointer, connection: Connection
 ) -> None:
     graph = _graph(saver)
-    alice = {"agent_id": "agent", "user_id": "alice"}
-    bob = {"agent_id": "agent", "user_id": "bob"}
-    await graph.ainvoke({"said": ["alice's plan"]}, {"configurable": {"thread_id": "a", **alice}})
-    await graph.ainvoke({"said": ["bob's plan"]}, {"configurable": {"thread_id": "b", **bob}})
+    await graph.ainvoke({"said": ["alice's secret"]}, {"configurable": {"thread_id": "t", **ALICE}})
+    before = await connection.collection(CHECKPOINTS).count_documents({})
+    bare = {"configurable": {"thread_id": "t"}}
+    calls = (
+        lambda: graph.aget_state(bare),
+        lambda: graph.ainvoke({"said": ["hi"]}, bare),
+        lambda: graph.aupdate_state(bare, {"said": ["edit"]}),
+        lambda: saver.aget_tuple(bare),
+        lambda: anext(saver.alist(None)),
+        lambda: anext(saver.alist(bare)),
+        lambda: saver.aput(bare, _checkpoint(), {}, {}),
+        lambda: saver.adelete_thread("t"),
+        lambda: saver.acopy_thread("t", "u"),
+        lambda: saver.aprune(["t"]),
+        lambda: saver.adelete_for_runs(["run"]),
+    )
+    for call in calls:
+        with pytest.raises(InvalidInputError, match=r'put "agent_id" and "user_id" in config'):
+            await call()
+    # Half a tenant is no tenant: refused in either mode, never read as anonymous.
+    for checkpointer in (saver, MongoCheckpointer(connection, strict=False)):
+        with pytest.raises(InvalidInputError, match="user_id without agent_id"):
+            await checkpointer.aget_tuple(_config("t", user_id="alice"))
+    assert await connection.collection(CHECKPOINTS).count_documents({}) == before
+    assert (await graph.aget_state({"configurable": {"thread_id": "t", **ALICE}})).values
 
-    # Into bob's thread: refused, and nothing of alice's is written there.
-    with pytest.raises(ThreadOwnedError):
-        await saver.acopy_thread("a", "b")
-    state = await graph.aget_state({"configurable": {"thread_id": "b", **bob}})
+
+async def test_a_config_without_the_owner_never_sees_a_tenants_thread(
+    shared: MongoCheckpointer,
+) -> None:
+    graph = _graph(shared)
+    alice = {"configurable": {"thread_id": "main", **ALICE}}
+    bare = {"configurable": {"thread_id": "main"}}
+    await graph.ainvoke({"said": ["alice's secret"]}, alice)
+
+    # Not strict: a config naming no tenant has threads of its own, never alice's.
+    assert await shared.aget_tuple(bare) is None
+    assert not (await graph.aget_state(bare)).values
+    assert [c async for c in shared.alist(None)] == []
+    assert [c async for c in shared.alist(bare)] == []
+    await graph.ainvoke({"said": ["anonymous"]}, bare)
+    assert (await graph.aget_state(bare)).values["said"] == ["anonymous", "reply 1"]
+    anonymous = [c async for c in shared.alist(None)]
+    assert anonymous and all("user_id" not in c.config["configurable"] for c in anonymous)
+    await shared.adelete_thread("main")
+    assert (await graph.aget_state(alice)).values["said"] == ["alice's secret", "reply 1"]
+    # A checkpointer bound to alice lists hers, and only hers, with no config at all.
+    mine = MongoCheckpointer(shared.connection, tenant=Tenant("agent", "alice"))
+    listed = [c async for c in mine.alist(None)]
+    assert listed and {c.config["configurable"]["user_id"] for c in listed} == {"alice"}
+    with pytest.raises(InvalidInputError, match="another agent or user"):
+        await mine.aget_tuple(_config("main", **BOB))
+
+
+async def test_two_users_threads_of_one_id_never_meet(saver: MongoCheckpointer) -> None:
+    graph = _graph(saver)
+    bob = {"configurable": {"thread_id": "main", **BOB}}
+    alice = {"configurable": {"thread_id": "main", **ALICE}}
+    # Bob takes "main" first; alice's "main" is hers all the same (no ThreadOwnedError, and
+    # nothing tells her bob has one).
+    await graph.ainvoke({"said": ["bob's plan"]}, bob)
+    await graph.ainvoke({"said": ["alice's secret"]}, alice)
+    assert (await graph.aget_state(alice)).values["said"] == ["alice's secret", "reply 1"]
+    assert (await graph.aget_state(bob)).values["said"] == ["bob's plan", "reply 1"]
+    assert {c.config["configurable"]["user_id"] async for c in saver.alist(alice)} == {"alice"}
+
+    # Bob's writes through the saver land in bob's thread, whatever checkpoint id he names.
+    newest = await saver.aget_tuple(_config("main", **ALICE))
+    assert newest is not None
+    planted = {"configurable": {**bob["configurable"], "checkpoint_ns": ""}}
+    planted["configurable"]["checkpoint_id"] = newest.checkpoint["id"]
+    await saver.aput_writes(planted, [("said", ["planted"])], "task-1")
+    await saver.aput(_config("main", **BOB), _checkpoint(), {}, {})
+    after = await graph.ainvoke({"said": ["again"]}, alice)
+    assert after["said"] == ["alice's secret", "reply 1", "again", "reply 2"]
+
+    # Copies, prunes and deletes by thread id act on the tenant's own thread.
+    alice_tenant, bob_tenant = Tenant("agent", "alice"), Tenant("agent", "bob")
+    await saver.acopy_thread("main", "copy", tenant=bob_tenant)
+    assert await saver.aget_tuple(_config("copy", **ALICE)) is None
+    assert await saver.aget_tuple(_config("copy", **BOB)) is not None
+    await saver.aprune(["main"], strategy="delete", tenant=bob_tenant)
+    await saver.adelete_thread("copy", tenant=bob_tenant)
+    assert await saver.aget_tuple(_config("main", **BOB)) is None
+    assert (await graph.aget_state(alice)).values["turns"] == 2
+    # Bob's erasure leaves alice's "main".
+    await graph.ainvoke({"said": ["bob again"]}, bob)
+    await saver.forget_user(bob_tenant)
+    assert (await graph.aget_state(alice)).values["turns"] == 2
+    await saver.aprune(["main"], tenant=alice_tenant)
+    assert len([c async for c in saver.alist(alice)]) == 1
+
+
+async def test_a_subgraphs_state_is_read_through_a_checkpointer_bound_to_the_tenant(
+    saver: MongoCheckpointer,
+) -> None:
+    def ask(state: _State) -> dict[str, Any]:
+        return {"said": [interrupt("which?")], "turns": 1}
+
+    inner = StateGraph(_State)
+    inner.add_node("ask", ask)
+    inner.add_edge(START, "ask")
+    inner.add_edge("ask", END)
+    outer = StateGraph(_State)
+    outer.add_node("inner", inner.compile())
+    outer.add_edge(START, "inner")
+    outer.add_edge("inner", END)
+    graph = outer.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t", **ALICE}}
+    await graph.ainvoke({"said": ["hi"]}, config)
+    assert (await graph.aget_state(config)).next == ("inner",)
+    # LangGraph reads a subgraph's state with the thread id alone: refused, not guessed...
+    with pytest.raises(InvalidInputError, match="names no tenant"):
+        await graph.aget_state(config, subgraphs=True)
+    # ...and read through a copy of the graph bound to the tenant.
+    alice = MongoCheckpointer(saver.connection, tenant=Tenant("agent", "alice"))
+    bound = graph.copy(update={"checkpointer": alice})
+    state = await bound.aget_state(config, subgraphs=True)
+    assert state.tasks[0].state.values["said"] == ["hi"]
+    resumed = await graph.ainvoke(Command(resume="this one"), config)
+    assert resumed["said"][-1] == "this one"  # the subgraph resumed with the answer
+
+
+async def test_a_copy_stays_with_its_tenant(saver: MongoCheckpointer) -> None:
+    graph = _graph(saver)
+    await graph.ainvoke({"said": ["alice's plan"]}, {"configurable": {"thread_id": "a", **ALICE}})
+    await graph.ainvoke({"said": ["bob's plan"]}, {"configurable": {"thread_id": "b", **BOB}})
+    alice = Tenant("agent", "alice")
+
+    # Into "b": alice's "b", bob's "b" untouched.
+    await saver.acopy_thread("a", "b", tenant=alice)
+    state = await graph.aget_state({"configurable": {"thread_id": "b", **BOB}})
     assert state.values["said"] == ["bob's plan", "reply 1"]
+    mine = await graph.aget_state({"configurable": {"thread_id": "b", **ALICE}})
+    assert mine.values["said"] == ["alice's plan", "reply 1"]
 
-    # Into a new thread: still alice's, continued by her, invisible to bob, forgotten with her.
-    await saver.acopy_thread("a", "a-copy")
-    copy = {"configurable": {"thread_id": "a-copy", **alice}}
-    assert (await graph.aget_state(copy)).values["said"] == ["alice's plan", "reply 1"]
-    assert await saver.aget_tuple(_config("a-copy", **bob)) is None
-    with pytest.raises(ThreadOwnedError):
-        await graph.ainvoke(
-            {"said": ["bob's turn"]}, {"configurable": {"thread_id": "a-copy", **bob}}
-        )
+    # Bob copying "a" copies his own "a", of which there is none.
+    await saver.acopy_thread("a", "a-copy", tenant=Tenant("agent", "bob"))
+    assert await saver.aget_tuple(_config("a-copy", **BOB)) is None
+    await saver.acopy_thread("a", "a-copy", tenant=alice)
+    copy = {"configurable": {"thread_id": "a-copy", **ALICE}}
     await graph.ainvoke({"said": ["more"]}, copy)
-    await saver.forget_user(Tenant("agent", "alice"))
-    assert await saver.aget_tuple(_config("a-copy")) is None
-    assert await saver.aget_tuple(_config("b")) is not None
+    await saver.forget_user(alice)
+    assert await saver.aget_tuple(_config("a-copy", **ALICE)) is None
+    assert await saver.aget_tuple(_config("b", **BOB)) is not None
 
 
 async def test_prune_and_delete_for_runs_refuse_bad_input_before_deleting(
     saver: MongoCheckpointer,
 ) -> None:
     graph = _graph(saver)
-    await graph.ainvoke({"said": ["hi"]}, {"configurable": {"thread_id": "t"}})
-    before = [c.config async for c in saver.alist(_config("t"))]
+    await graph.ainvoke({"said": ["hi"]}, {"configurable": {"thread_id": "t", **ALICE}})
+    before = [c.config async for c in saver.alist(_config("t", **ALICE))]
+    alice = Tenant("agent", "alice")
     for call in (
-        lambda: saver.adelete_for_runs("run-id"),  # a str is not a list of ids
-        lambda: saver.adelete_for_runs([{"$ne": None}]),
-        lambda: saver.aprune("t"),
-        lambda: saver.aprune(["t"], strategy="everything"),
-        lambda: saver.acopy_thread("t", {"$gt": ""}),
+        lambda: saver.adelete_for_runs("run-id", tenant=alice),  # a str is not a list of ids
+        lambda: saver.adelete_for_runs([{"$ne": None}], tenant=alice),
+        lambda: saver.aprune("t", tenant=alice),
+        lambda: saver.aprune(["t"], strategy="everything", tenant=alice),
+        lambda: saver.acopy_thread("t", {"$gt": ""}, tenant=alice),
+        lambda: saver.adelete_thread("t", tenant=ALICE),  # a dict is not a Tenant
     ):
         with pytest.raises(InvalidInputError):
             await call()
-    assert [c.config async for c in saver.alist(_config("t"))] == before
-    for name in ("delete_for_runs", "copy_thread", "prune"):
-        with pytest.raises(NotImplementedError, match=f"a{name}"):
-            getattr(saver, name)(["t"])
+    assert [c.config async for c in saver.alist(_config("t", **ALICE))] == before
+    for name, arguments in (("delete_for_runs", (["r"],)), ("copy_thread", ("t", "u"))):
+        with pytest.raises(asyncio.InvalidStateError, match=name):
+            getattr(saver, name)(*arguments, tenant=alice)
+    with pytest.raises(asyncio.InvalidStateError, match="prune"):
+        saver.prune(["t"], tenant=alice)
 
 
 async def test_unattributable_tenant_values_are_refused(saver: MongoCheckpointer) -> None:
@@ -309,12 +441,73 @@ async def test_unattributable_tenant_values_are_refused(saver: MongoCheckpointer
         await saver.aput(_config("t", agent_id="agent", user_id=42), _checkpoint(), {}, {})
 
 
+# --- upgrading from thread-wide ids -----------------------------------------------------------
+
+
+async def test_setup_moves_threads_stored_by_the_previous_version_to_their_tenant(
+    shared: MongoCheckpointer, connection: Connection, embedder: FakeEmbedder
+) -> None:
+    graph = _graph(shared)
+    await graph.ainvoke({"said": ["alice's"]}, {"configurable": {"thread_id": "owned", **ALICE}})
+    await graph.ainvoke({"said": ["nobody's"]}, {"configurable": {"thread_id": "free"}})
+    # What the previous version stored: the anonymous keys absent, not null; state written
+    # without the keys into alice's thread (then part of it); its thread-wide unique indexes.
+    checkpoints, writes = connection.collection(CHECKPOINTS), connection.collection(WRITES)
+    for collection in (checkpoints, writes):
+        await collection.update_many({"agent_id": None}, {"$unset": {"agent_id": 1, "user_id": 1}})
+    newest = await checkpoints.find_one({"thread_id": "owned"}, sort=[("checkpoint_id", -1)])
+    assert newest is not None
+    newest.pop("_id")
+    newest.pop("agent_id"), newest.pop("user_id")
+    newest["checkpoint_id"] += "-edit"
+    await checkpoints.insert_one(newest)
+    for collection, name in ((checkpoints, "thread_ns_checkpoint"), (writes, "tenant_thread")):
+        key = [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", -1)]
+        if name == "tenant_thread":
+            key = [("agent_id", 1), ("user_id", 1), ("thread_id", 1)]
+        await collection.create_index(key, name=name)
+    manager = IndexManager(connection, embedder.signature)
+    drift = {s.name: s for s in await manager.validate() if s.collection.endswith(CHECKPOINTS)}
+    assert "replaced by tenant_thread_ns_checkpoint" in drift["thread_ns_checkpoint"].detail
+    assert drift["thread_ns_checkpoint"].state == "drift"
+
+    results = await manager.setup()
+    dropped = {(s.collection, s.name) for s in results if s.state == "dropped"}
+    assert {(CHECKPOINTS, "thread_ns_checkpoint"), (WRITES, "tenant_thread")} <= dropped
+    assert not [s for s in await manager.validate() if "lg_" in s.collection]
+    assert await checkpoints.count_documents({"agent_id": {"$exists": False}}) == 0
+    # The edit is alice's now; the free thread stays anonymous.
+    owned = await shared.aget_tuple(_config("owned", **ALICE))
+    assert owned is not None
+    assert owned.config["configurable"]["checkpoint_id"] == newest["checkpoint_id"]
+    assert await shared.aget_tuple(_config("owned")) is None
+    assert (await graph.aget_state({"configurable": {"thread_id": "free"}})).values
+    await shared.setup()  # idempotent, and the saver's own setup does the same
+    assert await shared.forget_user(Tenant("agent", "alice")) != {CHECKPOINTS: 0, WRITES: 0}
+    assert await checkpoints.count_documents({"thread_id": "owned"}) == 0
+
+
+async def test_forget_user_erases_the_previous_versions_state_before_setup(
+    saver: MongoCheckpointer, connection: Connection
+) -> None:
+    await _graph(saver).ainvoke({"said": ["hi"]}, {"configurable": {"thread_id": "t", **ALICE}})
+    checkpoints = connection.collection(CHECKPOINTS)
+    edit = await checkpoints.find_one({"thread_id": "t"})
+    assert edit is not None
+    for key in ("_id", "agent_id", "user_id"):
+        edit.pop(key)
+    edit["checkpoint_id"] += "-edit"
+    await checkpoints.insert_one(edit)
+    await saver.forget_user(Tenant("agent", "alice"))
+    assert await checkpoints.count_documents({}) == 0
+
+
 # --- who closes what --------------------------------------------------------------------------
 
 
 async def test_a_connection_passed_in_stays_open(connection: Connection) -> None:
     saver = MongoCheckpointer(connection)
-    await saver.aput(_config("t"), _checkpoint(), {"source": "input", "step": -1}, {})
+    await saver.aput(_config("t", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {})
     del saver
     assert (await connection.client.admin.command("ping"))["ok"] == 1
     assert await connection.collection(CHECKPOINTS).count_documents({}) == 1
@@ -330,8 +523,8 @@ async def test_from_settings_and_from_uri_close_what_they_opened(
         opened = MongoCheckpointer.from_uri(settings.uri() or "", settings=settings)
     async with opened as saver:
         await saver.setup()
-        assert await saver.aget_tuple(_config("t")) is None
+        assert await saver.aget_tuple(_config("t", **ALICE)) is None
     with pytest.raises(StorageError):
-        await saver.aget_tuple(_config("t"))
+        await saver.aget_tuple(_config("t", **ALICE))
     async with await connect(settings) as cleanup:
         await cleanup.client.drop_database(settings.database)

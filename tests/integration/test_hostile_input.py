@@ -586,11 +586,19 @@ async def test_knowledge_and_profiles_under_hostile_values(world, value, pick):
 def _langgraph_calls(world, v: Any) -> dict[str, Callable[[], Awaitable[Any]]]:
     store = MemoryStore(world.memories.long_term, agent_id="agent")
     user = _not_bob(v)
-    saver = MongoCheckpointer(world.connection)
+    # Not strict, so a hostile value reaches the checks past the tenant's (alice's, or none).
+    saver = MongoCheckpointer(world.connection, strict=False)
     mine = ("memories", "alice")
 
     def config(**configurable: Any) -> dict[str, Any]:
-        return {"configurable": {"thread_id": ALICE_THREAD, "checkpoint_ns": "", **configurable}}
+        return {
+            "configurable": {
+                "thread_id": ALICE_THREAD,
+                "checkpoint_ns": "",
+                **ALICE.filter(),
+                **configurable,
+            }
+        }
 
     async def listed(**kwargs: Any) -> list[Any]:
         return [item async for item in saver.alist(**kwargs)]
@@ -1013,14 +1021,14 @@ def test_inputs_tried_per_api():
     ],
 )
 async def test_the_checkpointer_refuses_malformed_configs_and_values(connection, call):
-    saver = MongoCheckpointer(connection)
+    saver = MongoCheckpointer(connection, strict=False)  # refused for the value, not the tenant
     with pytest.raises(InvalidInputError):
         await call(saver)
     assert await connection.db[saver._checkpoints.name].count_documents({}) == 0
 
 
 async def test_the_checkpointer_matches_unencodable_filters_and_huge_limits_in_python(connection):
-    saver = MongoCheckpointer(connection)
+    saver = MongoCheckpointer(connection, strict=False)
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     await saver.aput(config, empty_checkpoint(), {"source": "input", "step": -1}, {})
     assert [t async for t in saver.alist(config, filter={"source": "\ud800"})] == []

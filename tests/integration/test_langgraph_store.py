@@ -357,3 +357,22 @@ async def test_a_langgraph_agent_remembers_across_threads_per_user(long_term):
     store = MemoryStore(long_term, agent_id="agent")
     assert len(await store.asearch(("memories", "alice", "Note"))) == 2
     assert len(await store.asearch(("memories", "bob", "Note"))) == 1
+
+
+async def test_root_is_deprecated_and_still_maps_the_user(long_term):
+    # MemoryStore(root=...) of the first version: one release more, with a warning.
+    replacement = r"namespaces=NamespaceMap\(user_roots=\('notes',\), span_users=False\)"
+    with pytest.warns(DeprecationWarning, match=replacement):
+        store = MemoryStore(long_term, agent_id="agent", root="notes")
+    try:
+        assert store.namespaces == NamespaceMap(user_roots=("notes",), span_users=False)
+        await store.aput(("notes", "alice", "diet"), "k", {"content": "Alice is vegetarian"})
+        assert {d["user_id"] async for d in long_term.collection.find({})} == {"alice"}
+        hits = await store.asearch(("notes", "alice"), query="what does Alice eat?")
+        assert [h.key for h in hits] == ["k"]
+        with pytest.raises(InvalidNamespaceError, match="names no user"):
+            await store.asearch(())  # reads name the user, as the store with root= required
+    finally:
+        await store.aclose()
+    with pytest.raises(InvalidInputError, match="not both"):
+        MemoryStore(long_term, agent_id="agent", root="notes", namespaces=NamespaceMap())

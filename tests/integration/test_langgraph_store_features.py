@@ -20,7 +20,8 @@ from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.profile import ProfileMemory
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo.indexes import IndexManager
-from agent_memory.ops.forget import forget_user
+from agent_memory.ops.forget import agents_of, forget_user, held
+from agent_memory.ops.stats import collect_stats
 from agent_memory.providers.chat.fake import FakeChatModel
 from agent_memory.stamps import utcnow
 from agent_memory.tenancy import Tenant
@@ -239,6 +240,135 @@ async def test_erasing_a_user_erases_their_items_and_keeps_app_wide_ones(
     assert await store.aget(NOTE, "k") is None
     assert (await store.aget((*BOB, "Note"), "k")).value == {"content": "Bob's note"}
     assert (await store.aget(("docs", "faq"), "hours")).value == {"content": "open 9 to 5"}
+
+
+async def test_a_users_namespace_in_another_layout_is_refused_not_stored_app_wide(store, long_term):
+    # ("alice", "memories") under the default map, ("memories", user_id, ...), names no user:
+    # it used to be stored app-wide, read by every user's graph and erased by nobody.
+    calls = (
+        lambda: store.aput(("alice", "memories"), "k", {"content": "Alice's secret"}),
+        lambda: store.aget(("alice", "memories"), "k"),
+        lambda: store.asearch(("alice", "memories"), query="secret"),
+        lambda: store.alist_namespaces(prefix=("alice", "memories")),
+        lambda: store.adelete(("alice", "memories", "notes"), "k"),
+    )
+    for call in calls:
+        with pytest.raises(InvalidNamespaceError, match=r"NamespaceMap\(user_segment=0\)"):
+            await call()
+    assert await long_term.collection.count_documents({}) == 0
+    # The root first, or an app-wide namespace without the root label, are stored as before.
+    await store.aput(("memories", "alice"), "k", {"content": "Alice's"})
+    await store.aput(("docs", "faq"), "hours", {"content": "open 9 to 5"})
+    assert await long_term.collection.count_documents({"user_id": "*"}) == 1
+
+
+async def test_the_user_first_layout_keeps_each_users_items_theirs(long_term, connection, embedder):
+    store = MemoryStore(long_term, agent_id="agent", namespaces=NamespaceMap(user_segment=0))
+    strict = MemoryStore(
+        long_term,
+        agent_id="agent",
+        namespaces=NamespaceMap(user_segment=0, span_users=False),
+    )
+    try:
+        await store.aput(("alice", "memories"), "k", {"content": "Alice likes figs"})
+        await store.aput(("bob", "memories", "notes"), "k", {"content": "Bob likes figs"})
+        await store.aput(("faq",), "hours", {"content": "figs are sold 9 to 5"})
+        raw = {d["user_id"] async for d in long_term.collection.find({}, {"user_id": 1})}
+        assert raw == {"alice", "bob", "*"}
+        # Bob's graph reads his items and the app-wide ones, never alice's.
+        for reader in (store, strict):
+            hits = await reader.asearch(("bob",), query="figs")
+            assert {h.namespace for h in hits} == {("bob", "memories", "notes")}
+            listed = await reader.alist_namespaces(prefix=("bob",))
+            assert listed == [("bob", "memories", "notes")]
+        with pytest.raises(InvalidNamespaceError, match="names no user"):
+            await strict.asearch((), query="figs")
+        with pytest.raises(InvalidNamespaceError, match="NamespaceMap"):
+            await store.aput(("memories", "alice"), "k", {"content": "root first"})
+        await forget_user(MemorySystem(connection, embedder), Tenant("agent", "alice"))
+        assert await store.aget(("alice", "memories"), "k") is None
+        assert (await store.aget(("bob", "memories", "notes"), "k")) is not None
+    finally:
+        await store.aclose()
+        await strict.aclose()
+
+
+async def test_erasure_takes_app_wide_items_whose_namespace_names_the_user(
+    long_term, connection, embedder
+):
+    # Whatever the map: here one whose root is "people", so ("alice", "memories") and
+    # ("docs", "alice") are app-wide, as ("alice", "memories") was under the default map.
+    other = MemoryStore(
+        long_term, agent_id="agent", namespaces=NamespaceMap(user_roots=("people",))
+    )
+    try:
+        await other.aput(("alice", "memories"), "k", {"content": "Alice's secret"})
+        await other.aput(("alice", "memories"), "k", {"content": "Alice's newer secret"})
+        await other.aput(("docs", "alice"), "bio", {"content": "Alice, born 1990"})
+        await other.aput(("docs", "faq"), "hours", {"content": "open 9 to 5"})
+        await other.aput(("people", "bob"), "k", {"content": "Bob's note"})
+        memories = MemorySystem(connection, embedder)
+        before = await held(memories, "alice")
+        assert before.agents == ["agent"] and before.counts["memories"] == 3
+        assert await agents_of(memories, "alice") == ["agent"]
+        counts = await forget_user(memories, Tenant("agent", "alice"))
+        assert counts[connection.collection_name("memories")] == 3  # both versions, and the bio
+        assert await other.aget(("alice", "memories"), "k") is None
+        assert await other.aget(("docs", "alice"), "bio") is None
+        assert (await other.aget(("docs", "faq"), "hours")) is not None
+        assert (await other.aget(("people", "bob"), "k")) is not None
+        assert (await held(memories, "alice")).total == 0
+        # An app erasing through MemorySystem registers the store's forgetter.
+        await other.aput(("alice", "memories"), "k", {"content": "again"})
+        memories.register_forgetter(other.forget_user)
+        await memories.forget_user(Tenant("agent", "alice"))
+        assert await other.aget(("alice", "memories"), "k") is None
+    finally:
+        await other.aclose()
+
+
+async def test_an_items_field_vectors_follow_it(long_term, embedder, connection):
+    # Each text of an item with several index fields is a field document beside its memory
+    # (memory/long_term/fields.py): replaced when the item is put again, moved with its
+    # expiry, gone with the item or the user, and never seen by the framework's own reads.
+    store = MemoryStore(long_term, agent_id="agent", index={"fields": ["title", "body"]})
+    alice = Tenant("agent", "alice")
+    fields = {"status": "field"}
+    try:
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": "tax forms"}, ttl=5)
+        assert await long_term.collection.count_documents(fields) == 2
+        assert [h.score for h in await store.asearch(NOTE, query="tax forms")] == [
+            pytest.approx(1.0, abs=1e-4)
+        ]
+        # The framework's reads see one memory, its text the fields joined.
+        listed = await long_term.list_memories(alice, include_inactive=True)
+        assert [m.content for m in listed] == ["bike repair\ntax forms"]
+        assert len(await long_term.retrieve(alice, "tax forms")) == 1
+        assert (await held(MemorySystem(connection, embedder), "alice")).counts["memories"] == 1
+        assert (await collect_stats(connection)).totals["memories"].count == 1
+        # Put again with one field: no field vectors are left to find it by "tax forms".
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": ""})
+        assert await long_term.collection.count_documents(fields) == 0
+        (hit,) = await store.asearch(NOTE, query="tax forms")
+        vectors = await embedder.embed_documents(["tax forms", "bike repair"])
+        assert hit.score == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-4)
+        await store.aput(NOTE, "k", {"title": "apple pie", "body": "jazz records"}, ttl=5)
+        soon = utcnow() + timedelta(minutes=1)
+        await long_term.collection.update_many({}, {"$set": {"expires_at": soon}})
+        await long_term.announce(alice)
+        await store.aget(NOTE, "k")  # refreshes the expiry of the item and of its fields
+        item = await long_term.collection.find_one({"status": "active"})
+        companions = await long_term.collection.find(fields).to_list(None)
+        assert item is not None and item["expires_at"] > soon
+        assert len(companions) == 2
+        assert all(d["expires_at"] == item["expires_at"] for d in companions)
+        await store.adelete(NOTE, "k")
+        assert await long_term.collection.count_documents({}) == 0
+        await store.aput(NOTE, "k", {"title": "apple pie", "body": "jazz records"})
+        await long_term.forget_user(alice)
+        assert await long_term.collection.count_documents({}) == 0
+    finally:
+        await store.aclose()
 
 
 # --- scores, unindexed items, concurrent calls -----------------------------------------------

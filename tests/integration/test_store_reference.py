@@ -39,11 +39,6 @@ from agent_memory.providers.embedders.fake import FakeEmbedder
 
 #: Deliberate differences between the stores; a test touching one branches on it by name.
 DIFFERENCES = {
-    "several_index_fields": (
-        "with several index fields the reference embeds each field on its own and scores an "
-        "item by its best field, ours embeds the named fields joined into one text; "
-        "documented in docs/langgraph.md#index-fields"
-    ),
     "no_index_fields": (
         "without index fields the reference embeds the whole value as JSON, ours embeds "
         "value['content'] when it is a non-empty string, else the JSON; "
@@ -644,16 +639,32 @@ async def test_index_config_names_dims_and_fields(store, embedder):
     assert store.index_config["fields"] == ["text"]
 
 
-async def test_several_index_fields(make_store, kind, embedder):
+async def test_several_index_fields(make_store, embedder):
+    # Each field embedded alone, the best one scores (not the fields joined into one text).
     store = make_store(fields=["title", "body"])
     value = {"title": "tomato soup", "body": "bike repair manual"}
     await store.aput(DOCS, "doc", value)
-    (hit,) = await store.asearch(DOCS, query="tomato soup")
-    if differs(kind, "several_index_fields"):  # the fields joined into one text
-        expected = cosine(embedder, "tomato soup", "tomato soup\nbike repair manual")
-    else:  # each field embedded alone, the best one scores
-        expected = max(cosine(embedder, "tomato soup", text) for text in value.values())
-    assert hit.score == pytest.approx(expected, abs=TOLERANCE)
+    for query in ("tomato soup", "bike repair manual"):
+        (hit,) = await store.asearch(DOCS, query=query)
+        expected = max(cosine(embedder, query, text) for text in value.values())
+        assert hit.score == pytest.approx(expected, abs=TOLERANCE)
+        assert hit.score == pytest.approx(1.0, abs=TOLERANCE)  # the field itself
+
+
+async def test_index_paths_embed_each_text_alone(make_store, embedder):
+    # LangGraph's test_embed_with_path: a path into a list embeds each element, and
+    # put(index=[...]) names other fields for one item.
+    store = make_store(fields=["key0", "key1[*].text"])
+    sections = {"key0": "apple pie", "key1": [{"text": "bike repair"}, {"text": "tax forms"}]}
+    await store.aput(DOCS, "multi", sections)
+    await store.aput(DOCS, "other", {"key0": "jazz records", "extra": "tax forms"}, index=["extra"])
+    ranked = await store.asearch(DOCS, query="tax forms")
+    assert {hit.key for hit in ranked} == {"multi", "other"}
+    assert all(hit.score == pytest.approx(1.0, abs=TOLERANCE) for hit in ranked)
+    for query, text in (("bike repair", "bike repair"), ("apple", "apple pie")):
+        (best, _) = await store.asearch(DOCS, query=query)
+        assert best.key == "multi"
+        assert best.score == pytest.approx(cosine(embedder, query, text), abs=TOLERANCE)
 
 
 async def test_no_index_fields_with_content(make_store, kind, embedder):

@@ -69,6 +69,7 @@ import numpy as np
 import pytest
 
 from agent_memory.errors import InvalidInputError
+from agent_memory.memory.long_term.fields import FIELD, FIELDS_TAG, by_fields
 from agent_memory.mongo.catalog import IndexCatalog, SearchIndexSpec, definitions_dir
 from agent_memory.mongo.search.atlas import (
     STALE_MARGIN,
@@ -379,6 +380,33 @@ def test_vector_stage_is_first_with_tenant_and_filters_inside(case: Case) -> Non
     inside its ``filter``, and filters only on declared paths with documented operators."""
     for query in queries(case):
         assert_vector_stage(case, query, vector_search_pipeline(case.target, query))
+
+
+@pytest.mark.parametrize(("dimensions", "similarity"), EMBEDDER_SHAPES)
+@pytest.mark.parametrize(
+    ("filters", "exclude"),
+    [
+        ({"status": "active", "tags": "lg/ns:[]"}, {}),
+        ({"status": "active", "tags": "lg/ns:[]", "memory_type": "fact"}, {"tags": "lg/x"}),
+    ],
+)
+def test_a_search_by_fields_is_a_documented_vector_filter(
+    dimensions: int, similarity: str, filters: dict[str, Any], exclude: dict[str, Any]
+) -> None:
+    """LongTermMemory.similar(fields=True) (a LangGraph item scored by its best field): the
+    field documents share the memories' one vector path, and the search widens ``status`` to
+    them with ``$in`` and leaves out their memories by tag with ``$nin``, on declared paths."""
+    case = make_case("memories", dimensions, similarity)
+    wide, narrowed = by_fields(filters, exclude)
+    assert wide["status"] == ["active", FIELD] and FIELDS_TAG in narrowed["tags"]
+    query = SearchQuery(
+        tenant=dict(TENANT), vector=case.query_vector(), filters=wide, exclude=narrowed, limit=20
+    )
+    pipeline = vector_search_pipeline(case.target, query)
+    assert_vector_stage(case, query, pipeline)
+    clauses = pipeline[0]["$vectorSearch"]["filter"]["$and"]
+    assert {"status": {"$in": ["active", FIELD]}} in clauses
+    assert any(c.get("tags", {}).get("$nin", [None])[-1] == FIELDS_TAG for c in clauses)
 
 
 @pytest.mark.parametrize("limit", [1, 10, 50, 500, MAX_CANDIDATES])

@@ -7,7 +7,7 @@ import pytest
 from langgraph.store.base import InvalidNamespaceError
 
 from agent_memory.errors import InvalidInputError
-from agent_memory.langgraph.namespaces import NamespaceMap, check_namespace
+from agent_memory.langgraph.namespaces import NamespaceError, NamespaceMap, check_namespace
 
 
 def test_the_default_map_reads_the_user_after_the_memories_root():
@@ -44,6 +44,50 @@ def test_a_map_with_the_user_first():
     assert users.home("u1") == ("u1",)
 
 
+def test_the_root_after_the_user():
+    users = NamespaceMap(user_segment=0)
+    assert users.user_of(("u1", "memories", "notes")) == "u1"
+    assert users.user_of(("u1", "docs")) is None
+    assert users.user_of(("u1",)) is None
+    assert users.home("u1") == ("u1", "memories")
+    assert users.schema_at == 2
+    assert users.reach(("u1",)) == ("both", "u1")
+    assert users.reach(("u1", "*")) == ("both", "u1")
+    assert users.reach(("u1", "memories")) == ("user", "u1")
+    assert users.reach(("u1", "docs")) == ("app", None)
+    assert users.reach(("*", "memories")) == ("span", None)
+    assert users.reach(()) == ("span", None)
+
+
+@pytest.mark.parametrize(
+    ("users", "namespace"),
+    [
+        (NamespaceMap(), ("u1", "memories")),
+        (NamespaceMap(), ("org", "u1", "memories", "notes")),
+        (NamespaceMap(user_segment=0), ("memories", "u1")),
+        (NamespaceMap(user_roots=("memories", "profiles"), user_segment=2), ("eu", "profiles")),
+    ],
+)
+def test_a_root_out_of_place_in_an_app_wide_namespace_is_refused(users, namespace):
+    with pytest.raises(NamespaceError, match="names no user") as caught:
+        users.check(namespace)
+    assert isinstance(caught.value, InvalidNamespaceError)
+
+
+@pytest.mark.parametrize(
+    ("users", "namespace"),
+    [
+        (NamespaceMap(), ("memories",)),
+        (NamespaceMap(), ("memories", "u1", "memories")),  # the user's own: any labels after
+        (NamespaceMap(), ("docs", "faq")),
+        (NamespaceMap(user_roots=None, user_segment=0), ("memories", "u1")),
+        (NamespaceMap(user_segment=0), ("u1", "memories")),
+    ],
+)
+def test_namespaces_of_the_maps_layout_pass_the_check(users, namespace):
+    users.check(namespace)
+
+
 def test_several_roots_and_a_deeper_user_segment():
     users = NamespaceMap(user_roots=("memories", "profiles"), user_segment=2)
     assert users.user_of(("profiles", "eu", "u1")) == "u1"
@@ -59,7 +103,6 @@ def test_several_roots_and_a_deeper_user_segment():
         {"user_roots": ()},
         {"user_roots": "memories"},
         {"user_roots": ("a.b",)},
-        {"user_segment": 0},
         {"user_segment": -1},
         {"user_segment": True},
         {"user_roots": None, "user_segment": 20},

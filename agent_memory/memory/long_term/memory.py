@@ -74,6 +74,15 @@ from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundErr
 from agent_memory.memory.background import BackgroundWrites
 from agent_memory.memory.long_term.access import AccessRecorder
 from agent_memory.memory.long_term.consolidation import Candidate, Decision, decide
+from agent_memory.memory.long_term.fields import (
+    FIELD,
+    FIELDS_TAG,
+    NOT_FIELD,
+    best_per_memory,
+    by_fields,
+    replace_fields,
+    stale_fields,
+)
 from agent_memory.memory.long_term.ranking import relevances, score_memory
 from agent_memory.memory.long_term.records import (
     MEMORY_TYPES,
@@ -124,7 +133,13 @@ _CANDIDATES = 3
 #: by the framework itself, besides ``$vectorSearch``'s candidates.
 _RECENT_LIMIT = 200
 #: What consolidation reads of the active memories of a key.
-_KEYED_FIELDS = {"content": 1, "source.messages_through": 1, "last_said": 1, "indexed": 1}
+_KEYED_FIELDS = {
+    "content": 1,
+    "source.messages_through": 1,
+    "last_said": 1,
+    "indexed": 1,
+    "tags": 1,
+}
 #: The most memories :meth:`LongTermMemory.similar` returns.
 _MAX_SIMILAR = 1_000
 #: The fields :meth:`LongTermMemory.grouped` groups by.
@@ -160,9 +175,12 @@ def _last_said(document: dict[str, Any]) -> str | None:
 
 def _comparable(document: Mapping[str, Any], item: NewMemory) -> str:
     """The text ``item`` is compared with to find a repeat: the document's content, or none
-    when it is indexed differently (a put that changes how a memory is found replaces it)."""
+    when it is indexed differently (a put that changes how a memory is found, with or without
+    a vector, by its own vector or its fields', replaces it)."""
     indexed = document.get("indexed", True) is not False
-    return document["content"] if indexed == item.indexed else ""
+    by_fields = FIELDS_TAG in (document.get("tags") or ())
+    same = indexed == item.indexed and by_fields == (FIELDS_TAG in item.tags)
+    return document["content"] if same else ""
 
 
 def _with_pending(
@@ -563,9 +581,10 @@ class LongTermMemory:
         if not checked:
             raise InvalidInputError("items must be a non-empty list of NewMemory")
         with translate_errors("storing memories"):
-            vectors = await self._vectors(checked)
+            vectors, field_vectors = await self._embed(checked)
             try:
                 results = await self._write(tenant, checked, vectors, consolidate)
+                await self._store_fields(tenant, checked, results, field_vectors)
             except BaseException:
                 # A failure half-way: what did land must still be found by searches.
                 with contextlib.suppress(Exception):
@@ -584,12 +603,36 @@ class LongTermMemory:
 
     async def _vectors(self, items: Sequence[NewMemory]) -> list[np.ndarray | None]:
         """One embedding call for the indexed items; ``None`` for the others."""
+        return (await self._embed(items))[0]
+
+    async def _embed(
+        self, items: Sequence[NewMemory]
+    ) -> tuple[list[np.ndarray | None], list[list[np.ndarray]]]:
+        """The vector of each indexed item (``None`` for the others) and the vectors of each
+        item's field texts (:mod:`.fields`, when two or more), in one embedding call."""
+        fielded = [
+            list(item.field_texts or ()) if len(item.field_texts or ()) > 1 else []
+            for item in items
+        ]
         texts = [item.vector_text(self.config) for item in items if item.indexed]
+        texts += [text for field_texts in fielded for text in field_texts]
         if not texts:
-            return [None] * len(items)
+            return [None] * len(items), [[] for _ in items]
         await self._embedder_guard.check()
         embedded = iter(await self.embedder.embed_documents(texts))
-        return [next(embedded) if item.indexed else None for item in items]
+        vectors = [next(embedded) if item.indexed else None for item in items]
+        return vectors, [[next(embedded) for _ in field_texts] for field_texts in fielded]
+
+    async def _store_fields(
+        self,
+        tenant: Tenant,
+        items: Sequence[NewMemory],
+        results: Sequence[StoreResult],
+        field_vectors: Sequence[Sequence[np.ndarray]],
+    ) -> None:
+        change = await replace_fields(self.collection, tenant, items, results, field_vectors)
+        if change is not None:
+            await self._announce(tenant, change)
 
     async def _write(
         self,
@@ -740,7 +783,8 @@ class LongTermMemory:
                 text=query,
                 vector=vector,
                 filters=filters,
-                exclude={} if include_history else {"status": "superseded"},
+                # Field documents (:mod:`.fields`) are never a result of their own.
+                exclude={"status": FIELD if include_history else ["superseded", FIELD]},
                 limit=min(max(k * self.config.overfetch, self.config.min_candidates), 10_000),
                 weights=self.config.rank_fusion_weights
                 if self.connection.tier == "atlas"
@@ -824,7 +868,7 @@ class LongTermMemory:
         check_id(memory_id, "memory_id")
         with translate_errors("reading a memory"):
             doc = await self.collection.find_one(
-                {"_id": memory_id, **tenant.filter()}, {"embedding": 0}
+                {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}, {"embedding": 0}
             )
         if doc is None:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
@@ -864,8 +908,7 @@ class LongTermMemory:
             if not set(types) <= set(MEMORY_TYPES):
                 raise InvalidInputError(f"memory_types must be among {', '.join(MEMORY_TYPES)}")
             query["memory_type"] = {"$in": list(types)}
-        if not include_inactive:
-            query["status"] = "active"
+        query["status"] = NOT_FIELD if include_inactive else "active"
         with translate_errors("listing memories"):
             docs = (
                 await self.collection.find(query, {"embedding": 0})
@@ -1009,11 +1052,14 @@ class LongTermMemory:
         without_tag: str | None = None,
         memory_type: str | None = None,
         query_vector: np.ndarray | None = None,
+        fields: bool = False,
     ) -> list[tuple[Memory, float]]:
         """The ``k`` active memories whose vectors are nearest ``query``, each with its
         cosine similarity, best first: the vector search alone, without the ranking
         :meth:`retrieve` adds (recency, importance, feedback, keywords) and without counting
-        as an access. Unindexed and expired memories are never returned."""
+        as an access. Unindexed and expired memories are never returned. ``fields``: a
+        memory stored with field texts scores by its best field (:mod:`.fields`), not by
+        its own vector."""
         tenant = check_tenant(tenant)
         query = check_text(query, "query", max_chars=MAX_QUERY_CHARS)
         k = check_count(k, "k", maximum=_MAX_SIMILAR)
@@ -1027,6 +1073,8 @@ class LongTermMemory:
             if memory_type not in MEMORY_TYPES:
                 raise InvalidInputError(f"memory_type must be among {', '.join(MEMORY_TYPES)}")
             filters["memory_type"] = memory_type
+        if fields:
+            filters, exclude = by_fields(filters, exclude)
         if query_vector is not None:
             query_vector = check_vector(
                 query_vector, "query_vector", dimensions=self.embedder.dimensions
@@ -1048,18 +1096,40 @@ class LongTermMemory:
                         limit=limit,
                     ),
                 )
-                found = []
-                for hit in hits:
-                    doc = hit.document
-                    if "vector" not in hit.sources or not _findable(doc, now):
-                        continue
-                    found.append((Memory.from_document(doc), float(hit.sources["vector"].score)))
+                found = await self._found(tenant, hits, now, fields=fields)
                 # Expired memories took places in the page: ask for more, up to the cap.
                 if len(found) >= k or len(hits) < limit or limit >= _MAX_SIMILAR:
                     break
                 limit = min(limit * 4, _MAX_SIMILAR)
         found.sort(key=lambda pair: -pair[1])
         return found[:k]
+
+    async def _found(
+        self, tenant: Tenant, hits: Sequence[SearchHit], now: datetime, *, fields: bool
+    ) -> list[tuple[Memory, float]]:
+        """The memories of vector ``hits``, with their scores; a field document's hit stands
+        for its memory (read here, when active), each memory scored by its best hit."""
+        scored = [
+            (hit.document, float(hit.sources["vector"].score))
+            for hit in hits
+            if "vector" in hit.sources and _findable(hit.document, now)
+        ]
+        if not fields:
+            return [(Memory.from_document(doc), score) for doc, score in scored]
+        documents = {doc["_id"]: doc for doc, _ in scored if doc.get("status") != FIELD}
+        owners = sorted(
+            {doc["of"] for doc, _ in scored if doc.get("status") == FIELD} - set(documents)
+        )
+        if owners:
+            query = {"_id": {"$in": owners}, **tenant.filter(), "status": "active"}
+            async for doc in self.collection.find(query, {"embedding": 0, TRAIL_FIELD: 0}):
+                if _findable(doc, now):
+                    documents[doc["_id"]] = doc
+        return [
+            (Memory.from_document(documents[memory_id]), score)
+            for memory_id, score in best_per_memory(scored)
+            if memory_id in documents
+        ]
 
     async def set_source(
         self,
@@ -1164,10 +1234,21 @@ class LongTermMemory:
                 {"_id": {"$in": ids}, **tenant.filter(), "status": "active", **_live(utcnow())},
                 {"$set": {"expires_at": expires_at}},
             )
+            # The field documents (:mod:`.fields`) expire with their memory.
+            fields = await self.collection.distinct(
+                "_id", {**tenant.filter(), "status": FIELD, "of": {"$in": ids}}
+            )
+            if fields:
+                await self.collection.update_many(
+                    {**tenant.filter(), "_id": {"$in": fields}},
+                    {"$set": {"expires_at": expires_at}},
+                )
             # The kept corpora follow the change only when every memory took it (one expired
             # or superseded meanwhile must not look live there); otherwise they read again.
             change = (
-                Change(fields={memory_id: {"expires_at": expires_at} for memory_id in ids})
+                Change(
+                    fields={memory_id: {"expires_at": expires_at} for memory_id in [*ids, *fields]}
+                )
                 if result.matched_count == len(ids)
                 else None
             )
@@ -1201,10 +1282,12 @@ class LongTermMemory:
             raise InvalidInputError("nothing to edit: give content, importance or tags")
         with translate_errors("editing a memory"):
             stored = await self.collection.find_one(
-                {"_id": memory_id, **tenant.filter()}, {"embedding": 0}
+                {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}, {"embedding": 0}
             )
             if stored is None:
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
+            if "tags" in fields and FIELDS_TAG in (stored.get("tags") or ()):
+                fields["tags"].append(FIELDS_TAG)  # how it is searched is not a tag to edit
             if "content" in fields and stored.get("indexed", True):
                 # Embedded before anything is written: a provider failure changes nothing.
                 item = NewMemory(fields["content"], context=stored.get("context"))
@@ -1241,8 +1324,15 @@ class LongTermMemory:
         tenant = check_tenant(tenant)
         check_id(memory_id, "memory_id")
         with translate_errors("forgetting a memory"):
-            result = await self.collection.delete_one({"_id": memory_id, **tenant.filter()})
-            await self._announce(tenant, Change(removed=[memory_id]))
+            result = await self.collection.delete_one(
+                {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}
+            )
+            fields = await self.collection.distinct(
+                "_id", {**tenant.filter(), "status": FIELD, "of": memory_id}
+            )
+            if fields:
+                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+            await self._announce(tenant, Change(removed=[memory_id, *fields]))
         if result.deleted_count == 0:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         logger.info("memory_forgotten", agent_id=tenant.agent_id)
@@ -1257,10 +1347,13 @@ class LongTermMemory:
         query = {**tenant.filter(), "key": {"$in": wanted}}
         with translate_errors("forgetting memories"):
             ids = await self.collection.distinct("_id", query)
-            if not ids:
+            fields = await self.collection.distinct("_id", stale_fields(tenant, wanted))
+            if not ids and not fields:
                 return 0
             result = await self.collection.delete_many({**tenant.filter(), "_id": {"$in": ids}})
-            await self._announce(tenant, Change(removed=ids))
+            if fields:  # the keys' field documents (:mod:`.fields`)
+                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+            await self._announce(tenant, Change(removed=[*ids, *fields]))
         return result.deleted_count
 
     async def forget_expired(self, tenant: Tenant) -> int:
@@ -1281,7 +1374,8 @@ class LongTermMemory:
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's memories"):
-            result = await self.collection.delete_many(tenant.filter())
+            result = await self.collection.delete_many({**tenant.filter(), "status": NOT_FIELD})
+            await self.collection.delete_many(tenant.filter())  # and their field documents
             await erase_tenant(self._snapshots, self._generations, self.target, tenant.filter())
         return {self.connection.collection_name(COLLECTION): result.deleted_count}
 

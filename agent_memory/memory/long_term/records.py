@@ -19,6 +19,7 @@ from agent_memory.checks import (
     shown,
 )
 from agent_memory.errors import InvalidInputError
+from agent_memory.memory.long_term.fields import FIELDS_TAG, MAX_FIELD_TEXTS
 from agent_memory.memory.long_term.ranking import RankingWeights, ScoreBreakdown
 from agent_memory.memory.long_term.trail import TRAIL_FIELD, TrailPoint, parse_trail
 from agent_memory.mongo.search import SourceScore
@@ -154,6 +155,10 @@ class NewMemory:
     #: False: stored without a vector, so no search finds it; it is read by key or id (a
     #: LangGraph item put with ``index=False``).
     indexed: bool = True
+    #: Texts embedded one vector each, for a search by the memory's best field
+    #: (:mod:`.fields`; a LangGraph item with several index fields); needs a ``key``. Two or
+    #: more replace the field vectors of the key; ``()`` removes them; ``None`` leaves them.
+    field_texts: Sequence[str] | None = None
 
     @property
     def index_text(self) -> str:
@@ -190,6 +195,9 @@ class NewMemory:
         schema = None if self.schema is None else check_id(self.schema, "schema")
         if not isinstance(self.indexed, bool):
             raise InvalidInputError(f"indexed must be a bool, got {type(self.indexed).__name__}")
+        field_texts = self._checked_fields(config, key)
+        if field_texts and len(field_texts) >= 2:
+            tags = (*(tag for tag in tags if tag != FIELDS_TAG), FIELDS_TAG)
         return NewMemory(
             content,
             self.memory_type,
@@ -201,7 +209,25 @@ class NewMemory:
             context,
             schema,
             self.indexed,
+            field_texts,
         )
+
+    def _checked_fields(self, config: LongTermConfig, key: str | None) -> tuple[str, ...] | None:
+        if self.field_texts is None:
+            return None
+        if isinstance(self.field_texts, str | bytes) or not isinstance(self.field_texts, Sequence):
+            raise InvalidInputError("field_texts must be a list of texts or None")
+        if len(self.field_texts) > MAX_FIELD_TEXTS:
+            raise InvalidInputError(f"at most {MAX_FIELD_TEXTS} field texts per memory")
+        if key is None:
+            raise InvalidInputError("field_texts need a key (the field vectors are the key's)")
+        texts = tuple(
+            check_text(text, "field text", max_chars=config.max_content_chars)
+            for text in self.field_texts
+        )
+        if texts and not self.indexed:
+            raise InvalidInputError("a memory stored without a vector has no field vectors")
+        return texts
 
 
 @dataclass(frozen=True, slots=True)

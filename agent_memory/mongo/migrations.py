@@ -1,0 +1,124 @@
+"""Stored data an earlier version wrote in a form a newer one keys differently, and indexes
+a newer version replaced.
+
+Run by ``agent-memory indexes setup`` (:class:`~agent_memory.mongo.indexes.IndexManager`)
+and by ``MongoCheckpointer.setup``: a collection's migration before its indexes are created,
+its retired indexes dropped after their replacements exist (so a unique key is never left
+unenforced). Each step is idempotent and touches only what is still in the old form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent_memory._log import get_logger
+from agent_memory.mongo import _driver
+from agent_memory.mongo.catalog import CollectionSpec
+
+__all__ = [
+    "MIGRATIONS",
+    "THREAD_COLLECTIONS",
+    "retire_indexes",
+    "retired_present",
+    "session_ids_per_tenant",
+    "threads_per_tenant",
+]
+
+logger = get_logger(__name__)
+
+#: The LangGraph checkpointer's collections (unprefixed): checkpoints, then their writes.
+THREAD_COLLECTIONS = ("lg_checkpoints", "lg_checkpoint_writes")
+_BATCH = 100
+
+
+def _sibling(collection: Any, name: str) -> Any:
+    """The collection ``name`` beside ``collection``, with the same prefix."""
+    for own in THREAD_COLLECTIONS:
+        if collection.name.endswith(own):
+            return collection.database[collection.name[: -len(own)] + name]
+    raise ValueError(f"{collection.name} is not a LangGraph collection")  # pragma: no cover
+
+
+async def threads_per_tenant(collection: Any) -> int:
+    """LangGraph state stored before thread ids were per tenant.
+
+    The earlier checkpointer stored ``agent_id`` and ``user_id`` only for runs that named
+    them, and let a run naming neither write into a thread a user owned (for example
+    ``update_state`` with only ``thread_id``); that state was part of the owner's thread (its
+    ``forget_user`` erased it). Such documents, in a thread that holds one user's
+    checkpoints, are given that user's ``agent_id`` and ``user_id``; documents of threads
+    nobody owns get both as ``null``, the form of a thread run without a tenant now. A
+    thread with checkpoints of two users (a race the earlier check could lose) keeps its
+    unattributed documents as they were and is logged. Returns the documents changed.
+    """
+    checkpoints = _sibling(collection, THREAD_COLLECTIONS[0])
+    legacy = {"agent_id": {"$exists": False}}
+    rows = await _driver.aggregate(
+        collection, [{"$match": legacy}, {"$group": {"_id": "$thread_id"}}]
+    )
+    threads = sorted(row["_id"] for row in rows if isinstance(row["_id"], str))
+    changed = 0
+    for start in range(0, len(threads), _BATCH):
+        batch = threads[start : start + _BATCH]
+        owners: dict[str, set[tuple[str, str]]] = {}
+        async for row in checkpoints.find(
+            {"thread_id": {"$in": batch}, "agent_id": {"$ne": None}},
+            {"thread_id": 1, "agent_id": 1, "user_id": 1, "_id": 0},
+        ):
+            owners.setdefault(row["thread_id"], set()).add((row["agent_id"], row["user_id"]))
+        for thread in batch:
+            found = owners.get(thread, set())
+            if len(found) > 1:
+                logger.warning(
+                    "langgraph_thread_not_migrated",
+                    collection=collection.name,
+                    reason="the thread holds checkpoints of more than one user",
+                    remedy="delete it with adelete_thread for each user, or leave it",
+                )
+                continue
+            agent_id, user_id = next(iter(found)) if found else (None, None)
+            result = await collection.update_many(
+                {"thread_id": thread, **legacy},
+                {"$set": {"agent_id": agent_id, "user_id": user_id}},
+            )
+            changed += result.modified_count
+    if changed:
+        logger.info("langgraph_threads_migrated", collection=collection.name, count=changed)
+    return changed
+
+
+async def session_ids_per_tenant(sessions: Any) -> int:
+    """Sessions stored when a session id was global kept it in ``_id`` only: copy it to
+    ``session_id``, which every query and the unique ``tenant_session`` index use."""
+    result = await sessions.update_many(
+        {"session_id": {"$exists": False}}, [{"$set": {"session_id": "$_id"}}]
+    )
+    if result.modified_count:
+        logger.info("sessions_migrated", field="session_id", count=result.modified_count)
+    return result.modified_count
+
+
+#: Data changes a collection needs before its indexes can be created, by collection name.
+MIGRATIONS: dict[str, Callable[[Any], Awaitable[int]]] = {
+    "sessions": session_ids_per_tenant,
+    **dict.fromkeys(THREAD_COLLECTIONS, threads_per_tenant),
+}
+
+
+def retired_present(spec: CollectionSpec, existing: dict[str, dict[str, Any]]) -> list[Any]:
+    """The retired indexes of ``spec`` among ``existing`` (by name, with the old key)."""
+    return [old for old in spec.retired if old.matches(existing.get(old.name))]
+
+
+async def retire_indexes(collection: Any, spec: CollectionSpec) -> list[Any]:
+    """Drop the retired indexes of ``spec`` whose replacement exists; returns those dropped."""
+    existing = {index["name"]: index for index in await _driver.list_indexes(collection)}
+    dropped = []
+    for old in retired_present(spec, existing):
+        if old.replaced_by not in existing:
+            continue
+        await collection.drop_index(old.name)
+        logger.info("index_retired", collection=collection.name, index=old.name, by=old.replaced_by)
+        dropped.append(old)
+    return dropped
