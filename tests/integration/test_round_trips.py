@@ -54,7 +54,7 @@ async def test_long_term_round_trips(counted, embedder):
     await measure("profile patch", profiles.patch(T, {"home": "Oslo"}), 3)
     await measure("profile get (changed)", profiles.get(T), 2)
     await measure("profile get (kept)", profiles.get(T), 1)
-    await measure("forget_user", memory.forget_user(T), 2)
+    await measure("forget_user", memory.forget_user(T), 3)  # memories, field vectors, token
     await memory.aclose()
 
     over = [(name, count, limit, sent) for name, count, limit, sent in expected if count > limit]

@@ -38,7 +38,8 @@ retrieve (Atlas tier)               1 aggregate ($rankFusion) or 2        1
                                     updates, not awaited
 get, history                        1                                     1
 forget                              delete, update token                  2
-forget_user                         delete, delete token                  2
+forget_user                         delete, delete field vectors, delete  3
+                                    token
 ==================================  ====================================  ==========  =========
 
 Every write announces itself (the tenant's token in ``search_generations``, see
