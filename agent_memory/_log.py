@@ -13,9 +13,10 @@ Every event is a structlog-style event: a name and key-value pairs
   ``NullHandler``, so even warnings do not reach the last-resort handler.
   ``logging.basicConfig(level=logging.INFO)`` shows them.
 
-Either way, no credential reaches a handler: string fields pass through
-:func:`agent_memory._redact.redact` first (a URI's password, a key, a token, and any secret the
-settings registered), whatever shape the text around them has.
+Either way, no credential reaches a handler: string fields, strings inside mappings and lists,
+and the traceback of ``exc_info=True`` (formatted here, as the field ``exception``) pass
+through :func:`agent_memory._redact.redact` first (a URI's password, a key, a token, and any
+secret the settings registered), whatever shape the text around them has.
 
 The library never configures either.
 """
@@ -23,6 +24,7 @@ The library never configures either.
 from __future__ import annotations
 
 import logging
+import traceback
 from typing import Any
 
 import structlog
@@ -51,6 +53,11 @@ class Logger:
         self._standard = logging.getLogger(name)
 
     def _log(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        if fields.get("exc_info") is True:
+            # The traceback is formatted here, so that it is redacted like every field: a
+            # foreign exception's text may hold a credential.
+            fields = {k: v for k, v in fields.items() if k != "exc_info"}
+            fields["exception"] = traceback.format_exc()
         if structlog.is_configured():
             getattr(structlog.get_logger(self._name), level)(event, **_redacted(fields))
             return
@@ -76,9 +83,22 @@ class Logger:
 
 
 def _redacted(fields: dict[str, Any]) -> dict[str, Any]:
-    return {
-        key: redact(value) if isinstance(value, str) else value for key, value in fields.items()
-    }
+    return {key: _redacted_value(value) for key, value in fields.items()}
+
+
+def _redacted_value(value: Any, depth: int = 0) -> Any:
+    """``value`` with every string in it redacted, into mappings, lists and tuples a few
+    levels deep (deeper ones are shown by their type only)."""
+    if isinstance(value, str):
+        return redact(value)
+    if not isinstance(value, dict | list | tuple):
+        return value
+    if depth >= 4:
+        return f"<{type(value).__name__}>"
+    if isinstance(value, dict):
+        return {key: _redacted_value(item, depth + 1) for key, item in value.items()}
+    items = [_redacted_value(item, depth + 1) for item in value]
+    return items if isinstance(value, list) else tuple(items)
 
 
 def get_logger(name: str) -> Logger:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
-from agent_memory._redact import redact, register_secret
+from agent_memory._redact import redact_uri, register_secret
 from agent_memory.checks import check_id
 from agent_memory.errors import ConfigurationError, InvalidInputError
 
@@ -237,14 +237,12 @@ class Settings(BaseSettings):
         raw = value.get_secret_value().strip()
         if not raw:
             return None
+        # Its password is registered first (redact_uri), so that no message repeats it, even
+        # one about a mistyped scheme (mongodb//, mongodb:/) or a password with a quote.
+        shown = redact_uri(raw)
         scheme = raw.split("://", 1)[0] if "://" in raw else ""
         if scheme not in ("mongodb", "mongodb+srv"):
-            # A mistyped scheme (mongodb//, mongodb:/) still carries the password: masked by
-            # its shape, whatever the scheme.
-            raise ValueError(
-                f"must start with mongodb:// or mongodb+srv:// (got {redact_uri(raw)!r})"
-            )
-        _register_uri_secrets(raw)
+            raise ValueError(f"must start with mongodb:// or mongodb+srv:// (got {shown!r})")
         try:
             parts = urlsplit(raw)
             _ = parts.port  # raises on a non-numeric port
@@ -362,24 +360,6 @@ def _api_key_problem(raw: str) -> str | None:
     if len(raw) < 24:
         return "is shorter than 24 characters"
     return None
-
-
-def redact_uri(uri: str) -> str:
-    """``uri`` with any password, and the values of options that carry credentials
-    (``password=``, ``authMechanismProperties`` such as an AWS session token, a key file's
-    password), replaced by ``***``: safe for logs and error messages, whatever its shape (a
-    mistyped scheme such as ``mongodb//user:pw@host`` included)."""
-    return redact(uri)
-
-
-def _register_uri_secrets(uri: str) -> None:
-    """The password of ``uri`` (as written and decoded) and its credential options, masked in
-    every message from now on."""
-    credentials, at, _ = uri.partition("://")[2].split("?", 1)[0].rpartition("@")
-    if at and ":" in credentials:
-        password = credentials.split(":", 1)[1]
-        register_secret(password)
-        register_secret(unquote_plus(password))
 
 
 def load_settings(**overrides: object) -> Settings:
