@@ -5,12 +5,13 @@ feedback API; without keys, a token made at each start and printed signs in to
 every agent (a developer's own machine). A sign-in makes a session kept in this process: an
 ``HttpOnly``, ``SameSite=Strict`` cookie names it, and it holds a token every form posts back.
 
-Signing in is bounded so that nobody can sign another person out or guess at leisure: each key
-(or the local token) keeps at most :data:`SESSIONS_PER_KEY` sessions, a new one ending that
-key's own oldest, never another key's; sign-ins with one key are throttled
-(:data:`SIGN_INS_PER_KEY`), and so are failed sign-ins all together (:data:`FAILED_SIGN_INS`),
-with a 429 that says when to try again. While failures are throttled no secret is compared at
-all, so guessing gets no faster by sending more.
+Signing in is bounded so that nobody can sign another person out: each key (or the local
+token) keeps at most :data:`SESSIONS_PER_KEY` sessions, a new one ending that key's own oldest,
+never another key's; sign-ins with one key are throttled (:data:`SIGN_INS_PER_KEY`), and so
+are failed sign-ins all together (:data:`FAILED_SIGN_INS`), with a 429 that says when to try
+again. A right key or token signs in even while failures are throttled, so that nobody without
+one can lock out those who have one; guessing is held off by the keys' length (24 characters
+or more) and the token's 192 random bits.
 
 Requests that change anything are refused unless they come from the console's own pages (the
 browser's ``Origin`` and ``Sec-Fetch-Site`` say so) and carry the session's token.

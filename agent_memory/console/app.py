@@ -214,10 +214,6 @@ def create_console_app(
     @app.post("/login")
     async def login(request: Request, secret: str = Form("", max_length=1_000)) -> Response:
         posted_here(request, None, None)
-        # While failures come too fast, no secret is compared: more guesses find nothing more.
-        if waiting := failures.wait("failed"):
-            logger.warning("console_sign_in_throttled", why="failures")
-            raise too_many("too many failed sign-ins", waiting)
         agent = keys.agent(secret) if keys else None
         if agent is not None:
             session = Session(frozenset({agent}), key=key_id(secret))
@@ -226,7 +222,13 @@ def create_console_app(
         ):
             session = Session(None, key=LOCAL_TOKEN)
         else:
-            failures.take("failed")
+            # Failures that come too fast are answered 429. A right key still signs in: a
+            # throttle that refused it would let anyone without a key sign everyone out of
+            # signing in. Guessing is held off by the keys' length (24 characters or more)
+            # and the local token's 192 random bits, not by this.
+            if waiting := failures.take("failed"):
+                logger.warning("console_sign_in_throttled", why="failures")
+                raise too_many("too many failed sign-ins", waiting)
             logger.info("console_sign_in_refused")
             return page(request, "login.html", 401, with_keys=bool(keys), failed=True)
         if waiting := sign_ins.take(session.key):
