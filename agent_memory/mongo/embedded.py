@@ -403,21 +403,42 @@ class EmbeddedServer:
 
     def stop(self, *, timeout: float = 30.0) -> None:
         """Stop serving and release the data directory. Idempotent. A start under way in
-        another thread ends first, and what it started is stopped."""
+        another thread ends first, and what it started is stopped.
+
+        While the server's thread runs, its engine may still write the database: a thread
+        that has not ended within ``timeout`` keeps the directory (its lock and
+        ``server.json``; ``running`` stays true), with a warning, so that no other program
+        opens the database beside it. A later ``stop()`` finishes the job once the thread
+        has ended; the lock goes with this process in any case."""
         with self._lifecycle:
             self._stop(timeout)
 
     def _stop(self, timeout: float) -> None:
         loop, thread, server = self._loop, self._thread, self._server
         if loop is not None and thread is not None and thread.is_alive():
-            if server is not None:
-                future = asyncio.run_coroutine_threadsafe(server.close(), loop)
-                try:
-                    future.result(timeout)
-                except Exception as exc:  # still stop the loop and free the lock
-                    logger.warning("embedded_server_close_failed", error=str(exc))
-            loop.call_soon_threadsafe(loop.stop)
+            self._server = None  # asked to close once; a later stop() waits for the thread
+            try:
+                if server is not None:
+                    future = asyncio.run_coroutine_threadsafe(server.close(), loop)
+                    try:
+                        future.result(timeout)
+                    except Exception as exc:  # still stop the loop
+                        logger.warning(
+                            "embedded_server_close_failed", error=str(exc) or type(exc).__name__
+                        )
+                loop.call_soon_threadsafe(loop.stop)
+            except RuntimeError:
+                pass  # the loop closed meanwhile: the thread is ending
             thread.join(timeout)
+            if thread.is_alive():
+                logger.warning(
+                    "embedded_server_stop_timed_out",
+                    data_dir=str(self.data_dir),
+                    timeout=timeout,
+                    detail="the server thread still runs; the data directory stays locked "
+                    "until stop() finds it ended or this process exits",
+                )
+                return
         self._loop = self._thread = self._server = None
         if self._info is not None:
             logger.info("embedded_server_stopped", port=self._info.port)

@@ -337,3 +337,39 @@ async def test_a_cancelled_start_leaves_no_server_and_frees_the_directory(
         )
 
     await _until(released, "no server left, the lock free, no server.json", deadline=30.0)
+
+
+def test_a_server_that_does_not_stop_in_time_keeps_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the server's thread runs, its engine may still write the database: the lock and
+    server.json stay, so that no other program (a standby) opens the file beside it, until a
+    later stop() finds the thread ended."""
+    before = set(threading.enumerate())
+    data_dir = tmp_path / "data"
+    server = EmbeddedServer(data_dir)
+    server.start()
+    release = threading.Event()
+    close = server._server.close
+
+    async def hanging_close() -> None:
+        await close()
+        release.wait(60)  # then holds the server's loop, as an engine stuck in a write would
+
+    monkeypatch.setattr(server._server, "close", hanging_close)
+    try:
+        with capture_logs() as logs:
+            server.stop(timeout=0.2)
+        assert _our_threads(before) == ["agent-memory-embedded"]
+        assert not _lock_is_free(data_dir)
+        assert (data_dir / INFO_FILE).exists()
+        assert server.running
+        assert [e for e in logs if e["event"] == "embedded_server_stop_timed_out"]
+    finally:
+        release.set()
+    deadline = time.monotonic() + 30
+    while _our_threads(before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.stop()
+    assert _our_threads(before) == [] and not server.running
+    assert _lock_is_free(data_dir) and not (data_dir / INFO_FILE).exists()
