@@ -200,6 +200,9 @@ class EmbeddedServer:
         self._server: Any = None
         self._info: ServerInfo | None = None
         self._lock_handle: IO[bytes] | None = None
+        # start() and stop() one at a time: a stop() called while a start runs in another
+        # thread (a cancelled astart) waits for it and stops what it started.
+        self._lifecycle = threading.Lock()
 
     @property
     def info(self) -> ServerInfo:
@@ -279,6 +282,10 @@ class EmbeddedServer:
         ``lock``: the directory's ``server.lock``, open and locked already by the caller (a
         program taking the directory over); the server holds it from then on, and lets it go
         when it stops or fails to start."""
+        with self._lifecycle:
+            return self._start(timeout, lock)
+
+    def _start(self, timeout: float, lock: IO[bytes] | None) -> str:
         if self._info is not None:
             return self._info.uri
         if lock is not None and self._lock_handle is None:
@@ -395,17 +402,43 @@ class EmbeddedServer:
         raise EmbeddedServerError(f"the embedded server could not start: {error}") from error
 
     def stop(self, *, timeout: float = 30.0) -> None:
-        """Stop serving and release the data directory. Idempotent."""
+        """Stop serving and release the data directory. Idempotent. A start under way in
+        another thread ends first, and what it started is stopped.
+
+        While the server's thread runs, its engine may still write the database: a thread
+        that has not ended within ``timeout`` keeps the directory (its lock and
+        ``server.json``; ``running`` stays true), with a warning, so that no other program
+        opens the database beside it. A later ``stop()`` finishes the job once the thread
+        has ended; the lock goes with this process in any case."""
+        with self._lifecycle:
+            self._stop(timeout)
+
+    def _stop(self, timeout: float) -> None:
         loop, thread, server = self._loop, self._thread, self._server
         if loop is not None and thread is not None and thread.is_alive():
-            if server is not None:
-                future = asyncio.run_coroutine_threadsafe(server.close(), loop)
-                try:
-                    future.result(timeout)
-                except Exception as exc:  # still stop the loop and free the lock
-                    logger.warning("embedded_server_close_failed", error=str(exc))
-            loop.call_soon_threadsafe(loop.stop)
+            self._server = None  # asked to close once; a later stop() waits for the thread
+            try:
+                if server is not None:
+                    future = asyncio.run_coroutine_threadsafe(server.close(), loop)
+                    try:
+                        future.result(timeout)
+                    except Exception as exc:  # still stop the loop
+                        logger.warning(
+                            "embedded_server_close_failed", error=str(exc) or type(exc).__name__
+                        )
+                loop.call_soon_threadsafe(loop.stop)
+            except RuntimeError:
+                pass  # the loop closed meanwhile: the thread is ending
             thread.join(timeout)
+            if thread.is_alive():
+                logger.warning(
+                    "embedded_server_stop_timed_out",
+                    data_dir=str(self.data_dir),
+                    timeout=timeout,
+                    detail="the server thread still runs; the data directory stays locked "
+                    "until stop() finds it ended or this process exits",
+                )
+                return
         self._loop = self._thread = self._server = None
         if self._info is not None:
             logger.info("embedded_server_stopped", port=self._info.port)
@@ -413,8 +446,23 @@ class EmbeddedServer:
         self._release_lock(self.data_dir.expanduser())
 
     async def astart(self) -> str:
-        """:meth:`start` without blocking the calling event loop."""
-        return await asyncio.to_thread(self.start)
+        """:meth:`start` without blocking the calling event loop.
+
+        The start runs in a thread, which a cancellation cannot interrupt: cancelled, this
+        lets the start end and then stops what it started before the cancellation goes on,
+        so that no server is left running that nobody stops, its directory let go."""
+        starting = asyncio.ensure_future(asyncio.to_thread(self.start))
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._stop_after(starting))
+            raise
+
+    async def _stop_after(self, starting: asyncio.Future[str]) -> None:
+        await asyncio.wait([starting])
+        if not starting.cancelled():
+            starting.exception()  # a failed start let the directory go itself
+        await self.astop()
 
     async def astop(self) -> None:
         """:meth:`stop` without blocking the calling event loop."""

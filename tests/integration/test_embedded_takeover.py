@@ -295,3 +295,81 @@ def test_looking_for_the_server_of_an_owner_that_ends_finds_nobody(tmp_path: Pat
         assert looking.is_alive()  # locked, no server.json: it waits for the server
     looking.join(30)  # the owner ended without serving
     assert not looking.is_alive() and found == [None]
+
+
+async def test_a_cancelled_start_leaves_no_server_and_frees_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start runs in a thread, which a cancellation (Ctrl+C, a ``wait_for`` around
+    ``connect()``) cannot interrupt: the start under way ends, then what it started is stopped.
+    It used to be stopped first, finding nothing, and then to start a server nobody owned,
+    its lock let go, for the next program to open the same database beside it."""
+    before = set(threading.enumerate())
+    data_dir = tmp_path / "data"
+    preparing, started = threading.Event(), threading.Event()
+    prepare, start = embedded.prepare_database, EmbeddedServer.start
+
+    def slow_prepare(database: Path) -> None:
+        preparing.set()
+        time.sleep(0.5)
+        prepare(database)
+
+    def start_and_say(self: EmbeddedServer, **options: object) -> str:
+        try:
+            return start(self, **options)  # type: ignore[arg-type]
+        finally:
+            started.set()
+
+    monkeypatch.setattr(embedded, "prepare_database", slow_prepare)
+    monkeypatch.setattr(EmbeddedServer, "start", start_and_say)
+    connecting = asyncio.create_task(connect(load_settings(data_dir=data_dir)))
+    await _until(preparing.is_set, "the start prepares the database")
+    connecting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await connecting
+    await _until(started.is_set, "the start under way ends")
+
+    def released() -> bool:
+        return (
+            not _our_threads(before)
+            and _lock_is_free(data_dir)
+            and not (data_dir / INFO_FILE).exists()
+        )
+
+    await _until(released, "no server left, the lock free, no server.json", deadline=30.0)
+
+
+def test_a_server_that_does_not_stop_in_time_keeps_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the server's thread runs, its engine may still write the database: the lock and
+    server.json stay, so that no other program (a standby) opens the file beside it, until a
+    later stop() finds the thread ended."""
+    before = set(threading.enumerate())
+    data_dir = tmp_path / "data"
+    server = EmbeddedServer(data_dir)
+    server.start()
+    release = threading.Event()
+    close = server._server.close
+
+    async def hanging_close() -> None:
+        await close()
+        release.wait(60)  # then holds the server's loop, as an engine stuck in a write would
+
+    monkeypatch.setattr(server._server, "close", hanging_close)
+    try:
+        with capture_logs() as logs:
+            server.stop(timeout=0.2)
+        assert _our_threads(before) == ["agent-memory-embedded"]
+        assert not _lock_is_free(data_dir)
+        assert (data_dir / INFO_FILE).exists()
+        assert server.running
+        assert [e for e in logs if e["event"] == "embedded_server_stop_timed_out"]
+    finally:
+        release.set()
+    deadline = time.monotonic() + 30
+    while _our_threads(before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.stop()
+    assert _our_threads(before) == [] and not server.running
+    assert _lock_is_free(data_dir) and not (data_dir / INFO_FILE).exists()
