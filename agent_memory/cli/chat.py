@@ -10,7 +10,8 @@ Memories are formed from a session when it ends (``/new``, ``/quit``, Ctrl+C at 
 end of input), by the formation worker run in the foreground, so the next session, or the next
 ``agent-memory chat`` for the same user, remembers. A line that is not a command is one turn; a
 command that is wrong (unknown, a bad rating, nothing to rate yet) or an empty line gets one
-line saying what to do, and the conversation goes on.
+line saying what to do, and the conversation goes on; so does a command that fails (the
+database, or an unexpected error, named by its kind only: ``--debug`` shows its traceback).
 
 Ctrl+C while the agent answers cancels that turn: nothing of it is stored (no message, no
 action record; the memories it recalled count as used, as any search does). Once the agent has
@@ -41,6 +42,7 @@ from agent_memory.cli._app import (
     plural,
     run,
     sigint_ends,
+    unexpected,
 )
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.indexes import what_to_run
@@ -452,6 +454,12 @@ async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
                         f"({escape(str(exc))}); `agent-memory worker` forms them later[/]",
                         highlight=False,
                     )
+                except Exception as exc:  # a defect: one line, not a traceback at exit
+                    console.print(
+                        f"[yellow]memories of this session are not formed ({unexpected(exc)}); "
+                        "its messages are stored, `agent-memory worker` tries again[/]",
+                        highlight=False,
+                    )
         finally:
             await model.aclose()
 
@@ -480,6 +488,11 @@ async def _loop(session: ChatSession) -> None:
             except AgentMemoryError as exc:  # the chat goes on; the user may try again
                 console.print(
                     f"[red]{escape(text.split()[0])} failed:[/] {escape(str(exc))}",
+                    highlight=False,
+                )
+            except Exception as exc:  # a defect: one line, and the conversation goes on
+                console.print(
+                    f"[red]{escape(text.split()[0])} failed:[/] {unexpected(exc)}",
                     highlight=False,
                 )
             continue

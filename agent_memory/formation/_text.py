@@ -4,6 +4,11 @@ Text is split into sentences at end punctuation and into clauses at commas, semi
 dashes (Western and Chinese). A clause *asks* when it ends a sentence with a question mark, when it
 has a Chinese question word or ends with 吗, or when it opens with an English question word or
 an auxiliary before "I" ("do I", "am I", "can I"): nothing a clause asks is taken as a fact.
+
+Every capture is bounded: a word of a name, a place or an organisation has at most
+:data:`LONGEST_WORD` characters (a longer run of letters is no such word, so nothing is taken
+from it), and a capture has a few words at most, so a fact the rules make is a short sentence
+whatever the text (:data:`LONGEST_FACT`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from dataclasses import dataclass
 __all__ = [
     "CJK",
     "EN_QUESTION_WORDS",
+    "LATIN_NAME",
+    "LONGEST_FACT",
+    "LONGEST_WORD",
     "NOT_NAMES",
     "WORD",
     "ZH_ASKING",
@@ -26,7 +34,17 @@ __all__ = [
 ]
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff"
-WORD = r"[^\W\d_][\w'’-]*"
+#: Characters of the longest word a name, a place or an organisation is taken from (German
+#: compounds and the longest surnames stay under 40).
+LONGEST_WORD = 40
+#: Characters of the longest fact the rules make; one longer is not a fact (never reached
+#: with the bounded captures, kept as the rules' promise to :class:`Fact`, which takes 8,000).
+LONGEST_FACT = 400
+#: A word of a name or a place: letters, digits, apostrophes and hyphens after a letter, the
+#: whole word (not the first :data:`LONGEST_WORD` characters of a longer one).
+WORD = rf"[^\W\d_][\w'’-]{{0,{LONGEST_WORD - 1}}}(?![\w'’-])"
+#: A Latin name in Chinese text (我叫Tom), the whole word.
+LATIN_NAME = rf"[A-Za-z][A-Za-z'-]{{0,{LONGEST_WORD - 1}}}(?![A-Za-z'-])"
 _SENTENCE = re.compile(r"(?<=[。！？!?\n])|(?<=\.)(?=\s|$)")
 _CLAUSE = re.compile(r"[。！？；;!?\n，,]+|\.(?=\s|$)|\s[—–]\s|—|——")
 _ASKED = re.compile(r"[?？]\s*$")
@@ -102,7 +120,7 @@ def chinese_name(raw: str) -> str | None:
     """A Chinese (or Latin) name from the characters after 叫 or 是, cut at the first particle;
     ``None`` when what is left is too short or asks."""
     if re.fullmatch(r"[A-Za-z][A-Za-z'-]*", raw):
-        return raw
+        return raw if len(raw) <= LONGEST_WORD else None
     cut = _ZH_NAME_END.search(raw)
     name = raw[: cut.start()] if cut else raw
     if len(name) < 2 or name[0] in _ZH_NOT_NAME_START or ZH_ASKING.search(raw):

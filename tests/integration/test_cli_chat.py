@@ -260,6 +260,46 @@ def test_a_database_failing_in_a_command_or_a_turn_is_one_line_and_the_chat_goes
     assert "Traceback" not in out
 
 
+def test_one_very_long_word_is_remembered_as_nothing_not_a_crash(chat_env):
+    """Issue 35 review: "I work at " and a word as long as a message may be made the offline
+    rules raise pydantic's ValidationError, which /memories and the formation at exit showed
+    as a traceback."""
+    env, db = chat_env
+    long_word = "I work at " + "A" * 7_990  # 8,000 characters: the longest message taken
+    result = chat(env, [long_word, "/memories", "/quit"], "--user", "ann")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "failed" not in result.output
+    assert "(the offline rules caught nothing to remember" in result.output
+    assert "nothing new to remember from session" in result.output
+    assert db.memories.count_documents({"user_id": "ann"}) == 0
+
+
+def test_an_unexpected_error_in_a_command_or_at_exit_is_one_line(chat_env, monkeypatch):
+    """A defect (anything but the library's own errors) in a slash command or in the formation
+    at exit: one line naming its kind, never its text (it may quote what was said), no
+    traceback; the conversation goes on."""
+    from agent_memory.cli import chat as chat_command
+
+    env, _ = chat_env
+
+    def broken(messages):
+        raise RuntimeError("what Ann said: I am allergic to peanuts")
+
+    monkeypatch.setattr(chat_command, "extract_rules", broken)
+    result = chat(env, ["I am allergic to peanuts", "/memories", "Hello again", "/quit"])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "/memories failed: an unexpected error (RuntimeError; --debug shows its traceback)" in (
+        out
+    )
+    assert len(answers(result.output)) == 2  # the chat went on
+    assert (
+        "memories of this session are not formed (an unexpected error (RuntimeError; --debug "
+        "shows its traceback)); its messages are stored, `agent-memory worker` tries again"
+    ) in out
+    assert "Traceback" not in result.output and "what Ann said" not in result.output
+
+
 # --- Ctrl+C --------------------------------------------------------------------------------------
 
 
