@@ -5,6 +5,12 @@ dashes (Western and Chinese). A clause *asks* when it ends a sentence with a que
 has a Chinese question word or ends with 吗, or when it opens with an English question word or
 an auxiliary before "I" ("do I", "am I", "can I"): nothing a clause asks is taken as a fact.
 
+Only the user's own words state facts (:func:`own_words`): quoted text ("...", “...”, 'say
+"I live in Paris"', 「...」) and a request to produce or act out text (write, translate, say,
+quote, pretend, imagine... and their Chinese forms: 写, 翻译, 假装...) from the request to the
+end of its sentence, or of the whole message when a colon introduces the text ("Translate: I am
+allergic to peanuts."), are left out before any rule reads the text.
+
 Every capture is bounded: a word of a name, a place or an organisation has at most
 :data:`LONGEST_WORD` characters (a longer run of letters is no such word, so nothing is taken
 from it), and a capture has a few words at most, so a fact the rules make is a short sentence
@@ -29,6 +35,7 @@ __all__ = [
     "chinese_name",
     "clauses",
     "is_chinese",
+    "own_words",
     "sentence_clauses",
     "sentences",
 ]
@@ -110,6 +117,71 @@ def clauses(text: str) -> list[tuple[str, bool]]:
         for sentence in sentences(text)
         for clause in sentence_clauses(sentence)
     ]
+
+
+# --- the user's own words -------------------------------------------------------------------------
+
+#: Quoted passages, up to their closing quote (or the end of the line when none closes them).
+#: A straight quote opens only where no word or digit is just before it (5'10" is no quote) and
+#: a single one only before a letter (the '90s is none); a single closing quote is one no
+#: letter follows, so the apostrophes in "I'm" and "Mary's" neither open nor close.
+_QUOTED = re.compile(
+    r"(?<![\w])\"[^\"\n]*(?:\"|$)"
+    r"|“[^”\n]*(?:”|$)|„[^“”\n]*(?:[“”]|$)|«[^»\n]*(?:»|$)"
+    r"|‘[^\n]*?(?:’(?!\w)|$)|(?<![\w])'(?=[^\W\d_])[^\n]*?(?:'(?!\w)|$)"
+    r"|「[^」\n]*(?:」|$)|『[^』\n]*(?:』|$)|《[^》\n]*(?:》|$)",
+    re.M,
+)
+#: What a left-out passage becomes: no rule matches it, and it ends a list of items.
+_GAP = " … "
+#: A clause that asks for text to be written, translated, said or acted out: its verb first,
+#: after "please", "can you", "I want you to", "let's"... ("write down" and "note" are asks to
+#: remember, which state the fact).
+_EN_REQUEST = re.compile(
+    r"(?:(?:please|pls|ok|okay|so|now|then|and|hey|also|just)\b[\s,]*)*"
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:help\s+me\s+)?"
+    r"|I\s+(?:want|need|would\s+like|['’]d\s+like)\s+you\s+to\s+"
+    r"|help\s+me\s+(?:to\s+)?|let\s+us\s+|let['’]?s\s+|go\s+ahead\s+and\s+)?"
+    r"(?:write(?!\s+(?:it\s+|that\s+|this\s+)?down\b)|rewrite|draft|compose|translate|say|"
+    r"repeat|quote|recite|pretend|imagine|suppose|assume|role-?play|act\s+as\s+if|act\s+like|"
+    r"paraphrase|summari[sz]e|proofread|polish|generate|make\s+up|spell|echo|sing|"
+    r"(?:continue|complete|finish)\s+(?:the|this|my)\s+(?:story|sentence|text|poem|letter)|"
+    r"tell\s+(?:me\s+|us\s+)?(?:a|an|another)\s+(?:story|joke|tale)|"
+    r"(?:reply|respond|answer)\s+with)\b",
+    re.I,
+)
+_ZH_REQUEST = re.compile(
+    r"(?:请|麻烦你?|你?(?:能不能|可不可以|能|可以)|帮我|给我|我(?:想|要)你)*"
+    r"(?:写|翻译|译成|改写|重写|润色|假装|想象|假设|扮演|模仿|复述|说一句|造句|编一?个|讲一?个故事)"
+)
+_ENDING = " \t\n。！？!?."
+
+
+def own_words(text: str) -> str:
+    """``text`` with what the user does not state in their own words left out: quoted
+    passages, and requests to write, translate, say, quote or act out text (see the module),
+    each replaced by a gap no rule reads; what the user states around them is kept.
+    """
+    text = _QUOTED.sub(_GAP, text)
+    kept: list[str] = []
+    for sentence in _SENTENCE.split(text):  # every piece, so what is kept reads as it was
+        request = next(
+            (
+                clause
+                for clause in sentence_clauses(sentence)
+                if _EN_REQUEST.match(clause.text) or _ZH_REQUEST.match(clause.text)
+            ),
+            None,
+        )
+        if request is None:
+            kept.append(sentence)
+            continue
+        asked = sentence[request.start :]
+        ending = asked[len(asked.rstrip(_ENDING)) :]  # the sentence still ends as it did
+        kept.append(sentence[: request.start] + _GAP + ending)
+        if re.search("[:：]", asked):  # "Translate: ..." - the rest of the message is the text
+            break
+    return "".join(kept)
 
 
 def is_chinese(text: str) -> bool:

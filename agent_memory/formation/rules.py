@@ -5,7 +5,8 @@ regular expressions. Deterministic; no model, no network.
 
 It is what the offline chat model forms memories with (seed 003's ``extract_memory``, made
 stricter). Only the user's own messages are read: an assistant saying "I'm Claude" or tool
-output naming someone must not rename the user. Text is split into clauses at punctuation;
+output naming someone must not rename the user, nor text the user quotes or asks for ("Write a
+story where I work at Google": :func:`._text.own_words`). Text is split into clauses at punctuation;
 later statements win over earlier ones.
 
 Decisions (each a trade of recall for precision, since a wrong profile field is worse than a
@@ -52,6 +53,7 @@ from agent_memory.formation._text import (
     chinese_name,
     clauses,
     is_chinese,
+    own_words,
 )
 from agent_memory.formation.extraction import Extraction, Fact, user_texts
 from agent_memory.formation.rules_facts import JOBS, STUDENTS, lasting_facts, stated
@@ -339,7 +341,8 @@ def extract_rules(messages: Iterable[Any]) -> Extraction:
     preferences: dict[str, str] = {}
     origin: dict[str, bool] = {}  # field -> stated in Chinese (for the fact's language)
     lasting: dict[str, Fact] = {}  # by key: a later statement wins
-    for text in user_texts(messages):
+    for said in user_texts(messages):
+        text = own_words(said)  # no quotes, no text asked for ("Translate: I am ...")
         for fact in lasting_facts(text):
             lasting.pop(fact.key or fact.content, None)
             lasting[fact.key or fact.content] = fact
