@@ -46,6 +46,7 @@ __all__ = [
     "reflowed",
     "run",
     "subcommands",
+    "unexpected",
 ]
 
 T = TypeVar("T")
@@ -282,6 +283,15 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
             f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, soft_wrap=True
         )
         raise typer.Exit(_exit_code(exc)) from None
+
+
+def unexpected(exc: Exception) -> str:
+    """What to say of an error no handler expected (a defect), for a command that goes on
+    after it: its kind only, since its text may quote stored values; with ``--debug`` the
+    traceback too, on stderr."""
+    if state.debug:
+        sys.stderr.write(redact("".join(traceback.format_exception(exc))))
+    return f"an unexpected error ({type(exc).__name__}; --debug shows its traceback)"
 
 
 def checked_id(name: str) -> Any:

@@ -10,30 +10,38 @@ Memories are formed from a session when it ends (``/new``, ``/quit``, Ctrl+C at 
 end of input), by the formation worker run in the foreground, so the next session, or the next
 ``agent-memory chat`` for the same user, remembers. A line that is not a command is one turn; a
 command that is wrong (unknown, a bad rating, nothing to rate yet) or an empty line gets one
-line saying what to do, and the conversation goes on.
+line saying what to do, and the conversation goes on; so does a command that fails (the
+database, or an unexpected error, named by its kind only: ``--debug`` shows its traceback).
 
 Ctrl+C while the agent answers cancels that turn: nothing of it is stored (no message, no
 action record; the memories it recalled count as used, as any search does). Once the agent has
-started saving the turn, Ctrl+C lets the save finish and says what was saved, so a turn is
-never stored in part. Ctrl+C at the prompt leaves as ``/quit`` does.
+started saving the turn, Ctrl+C lets the save finish and says what was saved. A second Ctrl+C
+while that save still runs (a database that stopped answering holds it until the driver gives
+up) ends the chat at once, as a kill would, and says the save may be incomplete: the turn's
+messages are one write (both or neither stored) and its action record is written only after
+them (``docs/reliability.md``), so what is stored is never half a message pair, but the action
+record or the session's formation job may be missing. Ctrl+C at the prompt leaves as ``/quit``
+does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import sys
 import threading
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.markup import escape
 
 from agent_memory.agent.config import AgentConfig
 from agent_memory.cli._app import (
+    EXIT,
     checked_id,
     console,
     err_console,
@@ -41,6 +49,7 @@ from agent_memory.cli._app import (
     plural,
     run,
     sigint_ends,
+    unexpected,
 )
 from agent_memory.cli._runtime import Runtime, open_runtime
 from agent_memory.cli.indexes import what_to_run
@@ -125,6 +134,29 @@ async def read_line(prompt: str) -> str | None:
     return line
 
 
+def leave_now(session_id: str) -> NoReturn:
+    """End the chat at once, in the middle of a turn's save (a second Ctrl+C): say what may be
+    stored, then exit as a kill would, without waiting for the database (closing the
+    connection would wait for it too). What the commit guarantees for a cut anywhere is in
+    ``docs/reliability.md``; an embedded server this process serves is taken over by any
+    process sharing it, as after a kill."""
+    console.print()
+    console.print(
+        "(Ctrl+C again: leaving now, while this turn was still being saved, so its save may be "
+        "incomplete. Your message and the answer are stored both or neither, and its action "
+        "record only after them; a write already sent may still land. If they were stored, "
+        "`agent-memory worker` forms this session's memories when its formation job was "
+        "queued too, and continuing the session does otherwise: "
+        f"`agent-memory chat --session {session_id}`)",
+        highlight=False,
+        markup=False,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT["interrupted"])
+
+
 def interruptible(base: type[RAGAgent]) -> type[RAGAgent]:
     """``base`` with a point of no return for the chat's Ctrl+C: a turn cancelled before its
     commit writes nothing; once the commit has started the turn is not cancelled, so it is
@@ -166,8 +198,17 @@ class ChatSession:
 
         def interrupt() -> None:
             nonlocal late
+            if agent.saving and late:  # a second Ctrl+C while the save still runs
+                leave_now(self.session_id)
             if agent.saving:  # being saved: it finishes, whole, and says so
                 late = True
+                console.print()
+                console.print(
+                    "(Ctrl+C: this turn is being saved, so it is not cancelled; "
+                    "Ctrl+C again leaves at once)",
+                    highlight=False,
+                    markup=False,
+                )
             elif not turn.done():
                 agent.cancelled = True
                 turn.cancel()
@@ -452,6 +493,12 @@ async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:
                         f"({escape(str(exc))}); `agent-memory worker` forms them later[/]",
                         highlight=False,
                     )
+                except Exception as exc:  # a defect: one line, not a traceback at exit
+                    console.print(
+                        f"[yellow]memories of this session are not formed ({unexpected(exc)}); "
+                        "its messages are stored, `agent-memory worker` tries again[/]",
+                        highlight=False,
+                    )
         finally:
             await model.aclose()
 
@@ -480,6 +527,11 @@ async def _loop(session: ChatSession) -> None:
             except AgentMemoryError as exc:  # the chat goes on; the user may try again
                 console.print(
                     f"[red]{escape(text.split()[0])} failed:[/] {escape(str(exc))}",
+                    highlight=False,
+                )
+            except Exception as exc:  # a defect: one line, and the conversation goes on
+                console.print(
+                    f"[red]{escape(text.split()[0])} failed:[/] {unexpected(exc)}",
                     highlight=False,
                 )
             continue

@@ -5,7 +5,8 @@ regular expressions. Deterministic; no model, no network.
 
 It is what the offline chat model forms memories with (seed 003's ``extract_memory``, made
 stricter). Only the user's own messages are read: an assistant saying "I'm Claude" or tool
-output naming someone must not rename the user. Text is split into clauses at punctuation;
+output naming someone must not rename the user, nor text the user quotes or asks for ("Write a
+story where I work at Google": :func:`._text.own_words`). Text is split into clauses at punctuation;
 later statements win over earlier ones.
 
 Decisions (each a trade of recall for precision, since a wrong profile field is worse than a
@@ -44,11 +45,15 @@ from typing import Any
 from agent_memory.formation._text import (
     CJK,
     EN_QUESTION_WORDS,
+    LATIN_NAME,
+    LONGEST_FACT,
+    LONGEST_WORD,
     NOT_NAMES,
     WORD,
     chinese_name,
     clauses,
     is_chinese,
+    own_words,
 )
 from agent_memory.formation.extraction import Extraction, Fact, user_texts
 from agent_memory.formation.rules_facts import JOBS, STUDENTS, lasting_facts, stated
@@ -79,13 +84,15 @@ _EN_HOME = re.compile(
     r"\b(?i:I\s+(?:live|am living|'m living|’m living|am based|'m based|’m based)\s+in)\s+"
     rf"(?P<place>{WORD}(?:\s+{WORD}){{0,3}})"
 )
+#: A word of an occupation (the whole word, at most LONGEST_WORD characters).
+_JOB_WORD = rf"[^\W\d_][\w-]{{0,{LONGEST_WORD - 1}}}(?![\w-])"
 _EN_WORK_AS = re.compile(
-    r"\bI\s+work\s+as\s+(?:an?\s+|the\s+)?(?P<job>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.I
+    rf"\bI\s+work\s+as\s+(?>(?:an?\s+|the\s+)?)(?P<job>{_JOB_WORD}(?:\s+{_JOB_WORD}){{0,3}})", re.I
 )
 _JOB_STOP = frozenset("at in for with and but from since on who because so near".split())
 _EN_I_AM_A = re.compile(
     r"\b(?i:I\s+am|I['’]m)\s+(?:(?i:now|currently|also|still)\s+)?(?i:an?)\s+"
-    r"(?P<job>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})"
+    rf"(?P<job>{_JOB_WORD}(?:\s+{_JOB_WORD}){{0,3}})"
 )
 # "I'm a good cook" says how, not what for a living.
 _NOT_JOB_WORDS = frozenset(
@@ -116,9 +123,9 @@ _EN_OTHERS = re.compile(
 
 _ZH_NAME = re.compile(
     rf"(?P<intro>你可以叫我|可以叫我|请叫我|我的名字是|我的名字叫|我名叫|我叫|^叫我)"
-    rf"[（(]?(?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)"
+    rf"[（(]?(?P<name>[{CJK}]{{1,4}}|{LATIN_NAME})"
 )
-_ZH_I_AM_PAREN = re.compile(rf"我是[（(](?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)[）)]")
+_ZH_I_AM_PAREN = re.compile(rf"我是[（(](?P<name>[{CJK}]{{1,4}}|{LATIN_NAME})[）)]")
 _ZH_I_AM = re.compile(rf"我是(?:一名|一个|一位|个)?(?P<x>[{CJK}]{{2,8}})$")
 _ZH_OCCUPATION_END = ("生", "师", "员", "家", "者", "手", "工", "官", "警", "医", "程序员")
 _ZH_GROUP_END = ("人", "族", "迷", "控", "党", "粉", "友", "客", "户")
@@ -214,6 +221,9 @@ def _i_am_a(clause: str) -> str | None:
                 return " ".join(words[: end + 1])
     return None
 
+
+#: Characters of the longest profile value (a name or a place is a few words).
+_LONGEST_VALUE = LONGEST_FACT // 2
 
 _ZH_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")}
 
@@ -331,7 +341,8 @@ def extract_rules(messages: Iterable[Any]) -> Extraction:
     preferences: dict[str, str] = {}
     origin: dict[str, bool] = {}  # field -> stated in Chinese (for the fact's language)
     lasting: dict[str, Fact] = {}  # by key: a later statement wins
-    for text in user_texts(messages):
+    for said in user_texts(messages):
+        text = own_words(said)  # no quotes, no text asked for ("Translate: I am ...")
         for fact in lasting_facts(text):
             lasting.pop(fact.key or fact.content, None)
             lasting[fact.key or fact.content] = fact
@@ -342,7 +353,8 @@ def extract_rules(messages: Iterable[Any]) -> Extraction:
                 ("home", None if asked else _home(clause)),
                 ("age", None if asked else _age(clause)),
             ):
-                if value:
+                # Bounded captures keep a value short; one that is not is no fact.
+                if value and len(str(value)) <= _LONGEST_VALUE:
                     profile[field] = value
                     origin[field] = is_chinese(clause)
             preferences.update(_preferences(clause))

@@ -35,6 +35,9 @@ from dataclasses import dataclass
 
 from agent_memory.formation._text import (
     CJK,
+    LATIN_NAME,
+    LONGEST_FACT,
+    LONGEST_WORD,
     NOT_NAMES,
     Clause,
     chinese_name,
@@ -92,9 +95,17 @@ _END = (
     r"(?=\s*(?:$|[,.;:!?，。；！？)]|\s(?i:and|so|but|which|since|too|as\s+well|last|when|for|"
     r"after|now|already|myself)\b))"
 )
+#: What follows a word's first letter, at most up to :data:`LONGEST_WORD` characters in all
+#: (a longer run is no name: the patterns that end without a fixed word check its end).
+_MORE = f"{{0,{LONGEST_WORD - 1}}}"
+_ORG_WORD = rf"[A-Z][\w&.'’+-]{_MORE}(?![\w&.'’+-])"
 #: Capitalised names of organisations: "Farfetch", "the BBC", "Bank of America", "St Mary's".
-_ORG = r"(?P<org>(?:[Tt]he\s+)?[A-Z][\w&.'’+-]*(?:\s+(?:&\s+|of\s+)?[A-Z][\w&.'’+-]*){0,4})"
-_NAME = r"(?P<name>[A-Z][a-z]+(?:[-'’][A-Z]?[a-z]+)?)"
+_ORG = rf"(?P<org>(?:[Tt]he\s+)?{_ORG_WORD}(?:\s+(?:&\s+|of\s+)?{_ORG_WORD}){{0,4}})"
+_FIRST_NAME = rf"[A-Z][a-z]{{1,{LONGEST_WORD - 1}}}(?![a-z])"
+_NAME = rf"(?P<name>{_FIRST_NAME}(?:[-'’][A-Z]?[a-z]{{1,{LONGEST_WORD - 1}}}(?![a-z]))?)"
+_PLACE_WORD = rf"[A-Z][\w'’-]{_MORE}(?![\w'’-])"
+#: A word of a job, a subject or an allergen ("data", "engineer", "tree"), followed by a space.
+_WORD = rf"[A-Za-z][\w-]{_MORE}"
 _NOT_ORGS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april may "
     "june july august september october november december christmas easter home night weekends "
@@ -120,7 +131,11 @@ def _items(text: str, *, words: int = 3) -> list[str]:
         ended = False
         for raw in part.split():
             word = raw.strip("'\"()")
-            if word.casefold() in _ITEM_STOP or not re.fullmatch(r"[^\W\d_][\w'’-]*", word):
+            if (
+                word.casefold() in _ITEM_STOP
+                or len(word) > LONGEST_WORD
+                or not re.fullmatch(r"[^\W\d_][\w'’-]*", word)
+            ):
                 ended = True
                 break
             kept.append(word)
@@ -139,7 +154,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w]+", "_", text.casefold()).strip("_")[:40]
 
 
+class _NotAFact(Exception):
+    """A match whose fact would be longer than any fact the rules mean to make."""
+
+
 def _fact(content: str, key: str, importance: float = 0.7) -> Fact:
+    if len(content) > LONGEST_FACT or len(key) > 64:  # Fact's own limit for a key
+        raise _NotAFact
     return Fact(content=content, key=key, importance=importance)
 
 
@@ -441,7 +462,7 @@ _EN_RULES = [
     _Rule(
         re.compile(
             rf"{_I_HAVE}(?i:an?\s+)?(?i:(?:severe|bad|mild|serious|life-threatening)\s+)?"
-            rf"(?P<item>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)\s+(?i:allerg(?:y|ies)){_END}"
+            rf"(?P<item>{_WORD}(?:\s+{_WORD})?)\s+(?i:allerg(?:y|ies)){_END}"
         ),
         _allergy_of,
     ),
@@ -494,14 +515,15 @@ _EN_RULES = [
     ),
     _Rule(
         re.compile(
-            r"\bI\s+(?i:work\s+as)\s+(?:(?i:an?|the)\s+)?(?P<job>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}?)\s+"
+            r"\bI\s+(?i:work\s+as)\s+(?:(?i:an?|the)\s+)?"
+            rf"(?P<job>{_WORD}(?:\s+{_WORD}){{0,3}}?)\s+"
             rf"(?P<at>(?i:at|for|with))\s+{_ORG}"
         ),
         _employer,
     ),
     _Rule(
         re.compile(
-            rf"{_I_AM}(?:(?i:an?|the)\s+)?(?P<job>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,3}}?)\s+"
+            rf"{_I_AM}(?:(?i:an?|the)\s+)?(?P<job>{_WORD}(?:\s+{_WORD}){{0,3}}?)\s+"
             rf"(?P<at>(?i:at|for|with|of))\s+{_ORG}"
         ),
         _job_at,
@@ -511,7 +533,7 @@ _EN_RULES = [
     _Rule(
         re.compile(
             rf"{_I}(?i:study|am\s+studying|['’]m\s+studying|am\s+enrolled|['’]m\s+enrolled)\s+"
-            rf"(?:(?P<subject>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){{0,3}}?)\s+)?(?i:at)\s+{_ORG}"
+            rf"(?:(?P<subject>{_WORD}(?:\s+{_WORD}){{0,3}}?)\s+)?(?i:at)\s+{_ORG}"
         ),
         _studies,
     ),
@@ -543,7 +565,7 @@ _EN_RULES = [
     _Rule(
         re.compile(
             r"\bI\s+(?i:was\s+born)\s+(?i:in)\s+(?:(?P<year>(?:19|20)\d{2})\b|"
-            r"(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*){0,3}))"
+            rf"(?P<place>{_PLACE_WORD}(?:\s+{_PLACE_WORD}){{0,3}}))"
         ),
         _born_in,
     ),
@@ -552,7 +574,7 @@ _EN_RULES = [
             rf"{_I_HAVE}(?P<count>(?i:an?|one|two|three|four))\s+"
             r"(?:(?i:little|big|old|young|small|black|white|grey|gray|golden|rescue)\s+)?"
             rf"(?P<pet>(?i:{_PETS}))(?i:s)?"
-            rf"(?:(?:\s*,)?\s+(?i:named|called)\s+{_NAME}(?:\s+(?i:and)\s+(?P<name2>[A-Z][a-z]+))?|{_END})"
+            rf"(?:(?:\s*,)?\s+(?i:named|called)\s+{_NAME}(?:\s+(?i:and)\s+(?P<name2>{_FIRST_NAME}))?|{_END})"
         ),
         _pets,
     ),
@@ -726,7 +748,8 @@ _ZH_RULES = [
     ),
     _Rule(
         re.compile(
-            rf"我(?:现在)?在(?P<org>[A-Za-z][\w&.-]*(?:\s[A-Z][\w&.-]*)*|[{CJK}]{{1,12}}?(?:{_ZH_ORG_END}))"
+            rf"我(?:现在)?在(?P<org>[A-Za-z][\w&.-]{_MORE}(?:\s[A-Z][\w&.-]{_MORE}){{0,4}}"
+            rf"|[{CJK}]{{1,12}}?(?:{_ZH_ORG_END}))"
             r"(?:工作|上班|任职|当|做)"
         ),
         # 一家公司, 北京的公司: a kind of place, not the name of one
@@ -736,7 +759,9 @@ _ZH_RULES = [
         True,
     ),
     _Rule(
-        re.compile(rf"我(?:就职于|任职于|供职于|受雇于)(?P<org>[A-Za-z][\w&.-]*|[{CJK}]{{2,12}})"),
+        re.compile(
+            rf"我(?:就职于|任职于|供职于|受雇于)(?P<org>[A-Za-z][\w&.-]{_MORE}(?![\w&.-])|[{CJK}]{{2,12}})"
+        ),
         lambda m: [_fact(f"用户在{m['org']}工作。", "employer")],
         True,
     ),
@@ -785,7 +810,7 @@ _ZH_RULES = [
     _Rule(
         re.compile(
             rf"我(?:家)?(?:养了|养着|养|有)(?P<count>一只|一条|一匹|两只|两条|三只)?(?P<pet>{_ZH_PETS})"
-            rf"(?:[，,]?(?:它)?(?:叫|名叫|名字叫|的名字是)(?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)"
+            rf"(?:[，,]?(?:它)?(?:叫|名叫|名字叫|的名字是)(?P<name>[{CJK}]{{1,4}}|{LATIN_NAME})"
             r"|(?=$|[，,。！!？?；;和]))"
         ),
         _zh_pet,
@@ -794,7 +819,7 @@ _ZH_RULES = [
     _Rule(
         re.compile(
             rf"我(?:的|家的?)(?P<pet>{_ZH_PETS})(?:叫|名叫|的名字是|的名字叫)"
-            rf"(?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)"
+            rf"(?P<name>[{CJK}]{{1,4}}|{LATIN_NAME})"
         ),
         _zh_pet,
         True,
@@ -802,7 +827,7 @@ _ZH_RULES = [
     _Rule(
         re.compile(
             rf"我的?(?P<rel>{_ZH_RELATIONS})(?:叫|名叫|的名字是|的名字叫)"
-            rf"(?P<name>[{CJK}]{{1,4}}|[A-Za-z][A-Za-z'-]*)"
+            rf"(?P<name>[{CJK}]{{1,4}}|{LATIN_NAME})"
         ),
         _zh_family,
         True,
@@ -813,7 +838,7 @@ _ZH_RULES = [
 _ZH_RULES += [
     _Rule(
         re.compile(
-            rf"我(?:要|已经|就)?和(?P<name>[{CJK}]{{2,4}}?|[A-Za-z][A-Za-z'-]*)"
+            rf"我(?:要|已经|就)?和(?P<name>[{CJK}]{{2,4}}?|{LATIN_NAME})"
             r"(?:在一起(?=了|[一二三四五六七八九十两几\d]+年|很久|多年)|搬到一起住|同居|结婚了|订婚了)"
         ),
         lambda m: (
@@ -871,7 +896,11 @@ def _found(sentence: str) -> Iterator[tuple[int, Fact]]:
                 continue
             if not stated(sentence[clause.start : m.start()], rule.chinese):
                 continue
-            for fact in rule.facts(m):
+            try:
+                facts = rule.facts(m)
+            except _NotAFact:
+                continue
+            for fact in facts:
                 yield m.start(), fact
 
 

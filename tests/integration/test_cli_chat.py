@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 
 import pytest
@@ -260,6 +261,46 @@ def test_a_database_failing_in_a_command_or_a_turn_is_one_line_and_the_chat_goes
     assert "Traceback" not in out
 
 
+def test_one_very_long_word_is_remembered_as_nothing_not_a_crash(chat_env):
+    """Issue 35 review: "I work at " and a word as long as a message may be made the offline
+    rules raise pydantic's ValidationError, which /memories and the formation at exit showed
+    as a traceback."""
+    env, db = chat_env
+    long_word = "I work at " + "A" * 7_990  # 8,000 characters: the longest message taken
+    result = chat(env, [long_word, "/memories", "/quit"], "--user", "ann")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "failed" not in result.output
+    assert "(the offline rules caught nothing to remember" in result.output
+    assert "nothing new to remember from session" in result.output
+    assert db.memories.count_documents({"user_id": "ann"}) == 0
+
+
+def test_an_unexpected_error_in_a_command_or_at_exit_is_one_line(chat_env, monkeypatch):
+    """A defect (anything but the library's own errors) in a slash command or in the formation
+    at exit: one line naming its kind, never its text (it may quote what was said), no
+    traceback; the conversation goes on."""
+    from agent_memory.cli import chat as chat_command
+
+    env, _ = chat_env
+
+    def broken(messages):
+        raise RuntimeError("what Ann said: I am allergic to peanuts")
+
+    monkeypatch.setattr(chat_command, "extract_rules", broken)
+    result = chat(env, ["I am allergic to peanuts", "/memories", "Hello again", "/quit"])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "/memories failed: an unexpected error (RuntimeError; --debug shows its traceback)" in (
+        out
+    )
+    assert len(answers(result.output)) == 2  # the chat went on
+    assert (
+        "memories of this session are not formed (an unexpected error (RuntimeError; --debug "
+        "shows its traceback)); its messages are stored, `agent-memory worker` tries again"
+    ) in out
+    assert "Traceback" not in result.output and "what Ann said" not in result.output
+
+
 # --- Ctrl+C --------------------------------------------------------------------------------------
 
 
@@ -355,6 +396,78 @@ def test_ctrl_c_once_the_turn_is_being_saved_lets_it_finish_and_says_what_was_sa
     assert action["content"] == "My name is Ann" and action["outcome"] == "success"
     roles = [m["role"] for m in db.messages.find({"agent_id": AGENT}).sort("seq", 1)]
     assert roles == ["user", "assistant"]
+
+
+#: A chat whose turn's save never ends (a database that stopped answering), run as a user runs
+#: it: SIGINT at Python's default, even when the test run ignores it (a background job).
+HANGING_SAVE = """
+import asyncio, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from agent_memory.memory.conversation.memory import ConversationMemory
+
+async def hangs(self, *args, **kwargs):
+    print("saving", file=sys.stderr, flush=True)
+    await asyncio.Event().wait()
+
+ConversationMemory.append_turn = hangs
+from agent_memory.cli import app
+app(["chat", "--user", "ann", "--session", "s-1"], prog_name="agent-memory")
+"""
+
+
+def test_a_second_ctrl_c_during_a_save_that_hangs_ends_the_chat_at_once(chat_env, offline_env):
+    """Issue 35 review: a Ctrl+C during a save only marked the turn "late", so a save held by
+    an unreachable database could not be interrupted until the driver gave up. The second
+    one ends the chat at once (a process: it exits as a kill would) and says what may be
+    stored."""
+    env, _ = chat_env
+    out: list[str] = []
+    err: list[str] = []
+    with subprocess.Popen(
+        [sys.executable, "-c", HANGING_SAVE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**offline_env, **env},
+        text=True,
+    ) as chat_process:
+        readers = [
+            threading.Thread(target=lambda: out.extend(chat_process.stdout), daemon=True),
+            threading.Thread(target=lambda: err.extend(chat_process.stderr), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
+
+        def until(condition, what: str) -> None:
+            deadline = time.monotonic() + 120
+            while not condition():
+                assert chat_process.poll() is None, f"ended before {what}: {out + err}"
+                assert time.monotonic() < deadline, f"no {what}: {out + err}"
+                time.sleep(0.05)
+
+        try:
+            chat_process.stdin.write("My name is Ann\n")
+            chat_process.stdin.flush()
+            until(lambda: "saving\n" in err, "save")
+            chat_process.send_signal(signal.SIGINT)
+            until(lambda: "Ctrl+C again leaves at once" in "".join(out), "first Ctrl+C")
+            chat_process.send_signal(signal.SIGINT)
+            code = chat_process.wait(timeout=60)  # the save never ends: only leaving ends it
+        finally:
+            if chat_process.poll() is None:
+                chat_process.kill()
+            for reader in readers:
+                reader.join(30)
+    said = " ".join("".join(out).split())
+    assert code == 130, said
+    assert "(Ctrl+C: this turn is being saved, so it is not cancelled; Ctrl+C again leaves" in said
+    assert (
+        "(Ctrl+C again: leaving now, while this turn was still being saved, so its save may be "
+        "incomplete. Your message and the answer are stored both or neither, and its action "
+        "record only after them; a write already sent may still land." in said
+    )
+    assert "`agent-memory chat --session s-1`" in said
+    assert "Traceback" not in "".join(err)
 
 
 def test_ctrl_c_at_the_prompt_leaves_as_quit_does_and_forms_the_session(

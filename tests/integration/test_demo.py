@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +14,17 @@ from pymongo import MongoClient
 from typer.testing import CliRunner
 
 from agent_memory.cli import app
+from agent_memory.cli import demo as demo_command
 from agent_memory.cli.demo_feedback import FAVOURITE, STEAKHOUSE
 from agent_memory.cli.demo_long_term import QUESTIONS, shared_words
 from agent_memory.cli.demo_working import PLAN
+from agent_memory.config import load_settings
+from agent_memory.mongo.connection import connect
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.mongo.search import index_watch
+from agent_memory.mongo.search.index_watch import IndexWatch
+from agent_memory.providers.embedders.fake import FakeEmbedder
+from tests.integration.atlas_double import ATLAS_NOT_ALLOWED, AtlasDouble, ManualClock
 
 AGENT = "demo-agent"
 
@@ -80,7 +90,10 @@ def test_remove_drops_the_demos_database_only(embedded_server, demo_env):
     with MongoClient(embedded_server.uri) as client:
         try:
             client[application].memories.insert_one({"agent_id": "a", "user_id": "u"})
-            client[f"{application}_demo"].memories.insert_one({"agent_id": "a", "user_id": "u"})
+            # what the demo writes: its agent's documents (another agent's make it refuse)
+            client[f"{application}_demo"].memories.insert_one(
+                {"agent_id": "demo-agent", "user_id": "u"}
+            )
             removed = invoke_args(["demo", "--remove"], env)
             assert removed.exit_code == 0, removed.output
             assert f"removed the demo's database {application}_demo" in removed.output
@@ -91,6 +104,199 @@ def test_remove_drops_the_demos_database_only(embedded_server, demo_env):
         finally:
             client.drop_database(application)
             client.drop_database(f"{application}_demo")
+
+
+# --- the demo's database is never the application's ------------------------------------------------
+
+
+def test_the_demos_database_name_is_never_the_applications():
+    """Issue 35 review: a 63-character name ending in _demo was its own demo database (the
+    name was cut to fit), so `demo --remove` dropped the application's database."""
+    named = {}
+    for name in ["agent_memory", "a" * 58, "a" * 58 + "_demo", "b" * 63, "b" * 62 + "c"]:
+        named[name] = demo_command.demo_database(load_settings(database=name))
+    for length in range(1, 64):
+        name = "x" * length
+        named[name] = demo_command.demo_database(load_settings(database=name))
+    assert named["agent_memory"] == "agent_memory_demo"
+    assert named["a" * 58] == "a" * 58 + "_demo"
+    for name, demo in named.items():
+        assert demo != name and demo.endswith("_demo") and len(demo) <= 63, (name, demo)
+        load_settings(database=demo)  # a name the settings take
+    # long names that share their start get databases of their own
+    assert named["b" * 63] != named["b" * 62 + "c"]
+
+
+def test_remove_never_drops_the_applications_database(embedded_server, demo_env):
+    application = f"{uuid.uuid4().hex}{'a' * 26}_demo"  # 63 characters, ending in _demo
+    env = {**demo_env, "AGENT_MEMORY_DATABASE": application}
+    with MongoClient(embedded_server.uri) as client:
+        try:
+            client[application].memories.insert_one({"agent_id": "demo-agent", "user_id": "u"})
+            removed = invoke_args(["demo", "--remove"], env)
+            assert removed.exit_code == 0, removed.output
+            assert "no demo data in" in removed.output
+            assert client[application].memories.count_documents({}) == 1
+        finally:
+            client.drop_database(application)
+
+
+def test_remove_refuses_the_applications_database_whatever_the_name(
+    embedded_server, demo_env, monkeypatch
+):
+    """The guard behind the name: were the demo's name the application's, nothing is dropped."""
+    application = demo_env["AGENT_MEMORY_DATABASE"]
+    monkeypatch.setattr(demo_command, "demo_database", lambda settings: settings.database)
+    with MongoClient(embedded_server.uri) as client:
+        try:
+            client[application].memories.insert_one({"agent_id": "demo-agent", "user_id": "u"})
+            refused = invoke_args(["demo", "--remove"], demo_env)
+            assert refused.exit_code == 1
+            assert f"error: the demo's database {application} is the application's" in (
+                " ".join(refused.output.split())
+            )
+            assert client[application].memories.count_documents({}) == 1
+        finally:
+            client[application].memories.delete_many({})
+
+
+def test_a_database_holding_another_applications_data_is_not_the_demos(embedded_server, demo_env):
+    """Another deployment named like the demo's database (its name with _demo after it): the
+    demo neither writes into it nor drops it."""
+    application = f"other_{uuid.uuid4().hex[:8]}"
+    env = {**demo_env, "AGENT_MEMORY_DATABASE": application}
+    theirs = f"{application}_demo"
+    with MongoClient(embedded_server.uri) as client:
+        try:
+            client[theirs].memories.insert_one({"agent_id": "support", "user_id": "u-1"})
+            ran = invoke_args(["demo"], env)
+            assert ran.exit_code == 1
+            said = " ".join(ran.output.split())
+            assert f"error: the database {theirs} holds data the demo did not write (in " in said
+            assert "so the demo does not write into it" in said and "u-1" not in said
+            assert client[theirs].memories.count_documents({"agent_id": "demo-agent"}) == 0
+            removed = invoke_args(["demo", "--remove"], env)
+            assert removed.exit_code == 1
+            assert "so the demo does not drop it" in " ".join(removed.output.split())
+            assert client[theirs].memories.count_documents({"agent_id": "support"}) == 1
+        finally:
+            client.drop_database(theirs)
+            client.drop_database(application)
+
+
+# --- on Atlas: the demo's own search indexes ----------------------------------------------------
+
+VECTOR = {"memories_vector", "knowledge_vector", "action_logs_vector"}
+
+
+@pytest.fixture
+async def atlas(embedded_server, monkeypatch) -> AsyncIterator[tuple[AtlasDouble, dict[str, str]]]:
+    """The Atlas double (builds finish as polled) and the environment of an application on
+    it, whose database and the demo's are dropped afterwards."""
+    monkeypatch.setattr(index_watch, "_WATCH", IndexWatch(clock=ManualClock(), interval=600.0))
+    info = embedded_server.info
+    application = f"atlas_{uuid.uuid4().hex[:8]}"
+    async with AtlasDouble(info.host, info.port, info.secret, auto_advance=True) as double:
+        env = {
+            "MONGODB_URI": double.uri,
+            "AGENT_MEMORY_DATABASE": application,
+            "AGENT_MEMORY_EMBEDDER": "fake",
+            "AGENT_MEMORY_SEARCH_TIER": "atlas",
+        }
+        try:
+            yield double, env
+        finally:
+            with MongoClient(embedded_server.uri) as client:
+                client.drop_database(application)
+                client.drop_database(f"{application}_demo")
+
+
+def _demo_in_a_thread(args: list[str], env: dict[str, str]):
+    """The command in a thread: the double answers on this test's event loop."""
+    return asyncio.to_thread(invoke_args, args, env)
+
+
+def _search_indexes(double: AtlasDouble, database: str) -> set[str]:
+    return {
+        name
+        for namespace, indexes in double.indexes.items()
+        if namespace.startswith(f"{database}.")
+        for name in indexes
+    }
+
+
+async def test_on_atlas_the_demo_asks_before_it_takes_search_index_slots(atlas, embedded_server):
+    """Issue 35 review: on Atlas the demo's set-up made a second set of search indexes in its
+    own database, taking the application's slots on a free cluster until `demo --remove`."""
+    double, env = atlas
+    demo_db = f"{env['AGENT_MEMORY_DATABASE']}_demo"
+    result = await _demo_in_a_thread(["demo"], env)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert said.startswith(
+        f"error: on Atlas the demo creates search indexes of its own in {demo_db}"
+    )
+    assert (
+        "count toward the cluster's search-index limit (3 on a free M0 cluster, 10 on Flex)" in said
+    )
+    assert "until `agent-memory demo --remove` drops them" in said
+    assert "run `agent-memory demo --yes` to go ahead" in said
+    assert double.index_states == {}  # nothing created, nothing written
+    with MongoClient(embedded_server.uri) as client:
+        assert not any(
+            client[demo_db][name].count_documents({})
+            for name in client[demo_db].list_collection_names()
+            if name != "meta"
+        )
+
+
+async def test_where_its_indexes_do_not_fit_the_demo_drops_what_it_made(atlas):
+    """A free cluster with room for one more search index than the application's three: the
+    demo (asked with --yes) says first what it creates, is refused its second index, and drops
+    its database and the index it made, so the application keeps the cluster's slots."""
+    double, env = atlas
+    application = env["AGENT_MEMORY_DATABASE"]
+    double.max_search_indexes = 4
+    double.refuse(
+        "$listSearchIndexes", 8000, "AtlasError", ATLAS_NOT_ALLOWED.format("$listSearchIndexes")
+    )
+    settings = load_settings(
+        mongodb_uri=double.uri, database=application, embedder="fake", search_tier="atlas"
+    )
+    async with await connect(settings) as conn:
+        await IndexManager(conn, FakeEmbedder().signature).setup(timeout=10, poll_interval=0.001)
+    assert _search_indexes(double, application) == VECTOR
+
+    result = await _demo_in_a_thread(["demo", "--yes"], env)
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    notice = said.index("search indexes: on Atlas the demo creates search indexes of its own")
+    assert notice < said.index("error: ")
+    assert (
+        "error: the demo's search indexes could not be made (the cluster's search-index limit "
+        f"was reached (M0 free clusters allow 3, Flex clusters 10)); the demo dropped its "
+        f"database {application}_demo again, so it holds none of them, and nothing of "
+        f"{application} was touched"
+    ) in said
+    assert "indexes setup" not in said  # the application's command, not the demo's
+    assert _search_indexes(double, f"{application}_demo") == set()
+    assert _search_indexes(double, application) == VECTOR
+
+
+async def test_remove_on_atlas_drops_the_demos_search_indexes(atlas):
+    double, env = atlas
+    demo_db = f"{env['AGENT_MEMORY_DATABASE']}_demo"
+    settings = load_settings(
+        mongodb_uri=double.uri, database=demo_db, embedder="fake", search_tier="atlas"
+    )
+    async with await connect(settings) as conn:  # what a demo run leaves
+        await IndexManager(conn, FakeEmbedder().signature).setup(timeout=10, poll_interval=0.001)
+        await conn.collection("memories").insert_one({"agent_id": "demo-agent", "user_id": "alice"})
+    assert len(_search_indexes(double, demo_db)) == 6
+    removed = await _demo_in_a_thread(["demo", "--remove"], env)
+    assert removed.exit_code == 0, removed.output
+    assert f"removed the demo's database {demo_db} and its search indexes" in removed.output
+    assert _search_indexes(double, demo_db) == set()
 
 
 @pytest.mark.mongoeco

@@ -232,6 +232,19 @@ async def test_failures_back_off_then_go_dead_and_form_nothing(memories, queue):
     assert await queue.formed_through(ANA, "s1") is None
 
 
+async def test_a_very_long_word_is_formed_as_nothing_not_retried_until_dead(memories, queue):
+    """Issue 35 review: one word of 8,000 letters after "I work at" made the offline rules
+    raise, so the job failed on every attempt and went dead; it is no employer."""
+    await say(memories, ANA, "s1", "I work at " + "A" * 7_990)
+    await say(memories, ANA, "s1", "My name is Ana.")
+    job_id = await queue.schedule(ANA, "s1", now=T0)
+    assert await worker(memories, queue, "w").run_once(now=at(DEBOUNCE)) is True
+    job = await queue.get(job_id)
+    assert job is not None and (job.status, job.attempts, job.last_error) == ("done", 1, None)
+    stored = await memories.long_term.list_memories(ANA)
+    assert [m.content for m in stored] == ["The user's name is Ana."]
+
+
 async def test_a_job_taken_over_too_often_goes_dead(memories, queue):
     await queue.schedule(ANA, "s1", now=T0)
     now = at(DEBOUNCE)

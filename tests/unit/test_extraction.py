@@ -7,6 +7,8 @@ import re
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_memory.errors import BadResponseError
 from agent_memory.formation.extraction import (
@@ -177,6 +179,82 @@ def test_rules_are_deterministic_and_fit_the_default_schemas() -> None:
     checked = check_extraction(first, DEFAULT_SCHEMAS, provider="rules")
     assert checked.profile["occupation"] == "engineer"
     assert "The user works as an engineer." in [f.content for f in checked.facts]
+
+
+# --- rules: any text, however long ---------------------------------------------------------------
+
+#: Openings of the rules' statements, English and Chinese, each with what may close it.
+OPENINGS = [
+    ("I work at ", ""),
+    ("My dog is called ", "."),
+    ("I am allergic to ", ""),
+    ("I live in ", ""),
+    ("My name is ", ""),
+    ("I'm ", "."),
+    ("Call me ", ""),
+    ("I work as a ", " at Google"),
+    ("I'm a nurse at ", ""),
+    ("I study law at ", "."),
+    ("I was born in ", ""),
+    ("I have a ", " allergy"),
+    ("I have a dog named ", " and Rex"),
+    ("My wife is called ", ""),
+    ("I'm married to ", ""),
+    ("My employer is ", ""),
+    ("我叫", ""),
+    ("我的狗叫", ""),
+    ("我在", "工作"),
+    ("我就职于", ""),
+    ("我老婆叫", ""),
+    ("我和", "结婚了"),
+]
+#: One word as long as a chat message may be (8,000 characters).
+LONG_WORD = "A" + "a" * 7_999
+
+
+@pytest.mark.parametrize(("opening", "closing"), OPENINGS)
+def test_one_very_long_word_is_no_name_place_or_item(opening: str, closing: str) -> None:
+    """Issue 35 review: "I work at " and 8,000 letters raised pydantic's ValidationError (a
+    fact longer than Fact takes), so the formation job retried until dead and the chat's
+    /memories crashed. A word that long is no employer, name or allergen: nothing of it."""
+    result = rules(opening + LONG_WORD + closing)
+    said = [fact.content for fact in result.facts] + [str(v) for v in result.profile.values()]
+    assert not any("aaaaaaaaaa" in text.casefold() for text in said), said
+
+
+def test_long_real_words_are_still_names_and_employers() -> None:
+    """The bound is a sensible one: the longest German compounds and surnames are taken."""
+    facts = {
+        fact.key: fact.content
+        for fact in rules(
+            "I work at Donaudampfschiffahrtsgesellschaft.",
+            "My wife is called Wolfeschlegelsteinhausenbergerdorff.",
+        ).facts
+    }
+    assert facts["employer"] == "The user works at Donaudampfschiffahrtsgesellschaft."
+    assert facts["family:wife"] == "The user's wife is named Wolfeschlegelsteinhausenbergerdorff."
+
+
+_PIECES = st.text(alphabet="Aaz '’-.,;!?&，。我叫在和的過", min_size=1, max_size=12)
+_ADVERSARIAL = st.builds(
+    lambda opening, piece, times, closing: opening[0] + piece * times + closing,
+    st.sampled_from(OPENINGS),
+    _PIECES,
+    st.integers(1, 800),
+    st.sampled_from(["", ".", " allergy", "工作", " at Google", " and Rex", "?"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(said=st.lists(st.one_of(st.text(max_size=400), _ADVERSARIAL), min_size=1, max_size=3))
+def test_the_rules_never_raise_and_every_fact_is_a_short_sentence(said: list[str]) -> None:
+    result = extract_rules([("user", text) for text in said])
+    # what formation checks before it stores anything (a key is normalised, never refused)
+    checked = check_extraction(result, DEFAULT_SCHEMAS, provider="rules")
+    assert [f.content for f in checked.facts] == [f.content for f in result.facts]
+    for fact in result.facts:
+        # A sentence about one thing: the rules' LONGEST_FACT (formation/_text.py).
+        assert len(fact.content) <= 400 and len(fact.key or "") <= 64
 
 
 async def test_offline_model_uses_the_rules() -> None:

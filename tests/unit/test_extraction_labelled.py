@@ -253,6 +253,48 @@ HELD_OUT_NOTHING: list[str] = [
 ]
 
 
+#: Text the user asks for, quotes or acts out states nothing about them (issue 35 review): a
+#: story, a translation, a line to say, a role to play.
+ABOUT_TEXT: list[str] = [
+    "Write a story where I work at Google.",
+    "Write a story where I work at Google",
+    "Translate: I am allergic to peanuts",
+    "Translate into French: I am allergic to peanuts. I live in Lisbon.",
+    'Translate "I am allergic to peanuts" into Spanish.',
+    "Say 'I live in Paris'",
+    "Say I live in Paris.",
+    'He wrote "My name is Bob" on the board.',
+    "My favourite line is “I'm allergic to cats”.",
+    "Imagine my name is Carl.",
+    "Let's pretend I live in Rome.",
+    "Write an email saying I work at Google and I'm allergic to peanuts.",
+    "Please draft a cover letter: I work as a data engineer at Farfetch.",
+    "Roleplay: my name is Zed and I have a dog named Rex.",
+    "Quote: I speak French.",
+    "I want you to write a poem where I'm vegetarian.",
+    "Tell me a story where I was born in Naples.",
+    "Repeat after me: I'm 34 years old.",
+    "Ok, now compose a limerick in which my wife's name is Maria.",
+    "翻译：我对花生过敏。",
+    "请翻译“我叫小明”",
+    "写一个故事，我在腾讯公司工作。",
+    "假装我叫小明。",
+    "他说「我住在北京」。",
+    "帮我翻译一下：我会说粤语。",
+]
+#: The user's own words around a request or a quote still count.
+OWN_WORDS_AROUND: list[tuple[str, dict[str, str]]] = [
+    ("I work at Google. Write me an email to my boss.", {"employer": "Google"}),
+    ("Write down that I'm allergic to peanuts.", {"allergy:peanuts": "peanuts"}),
+    ('My name is Ana, say "hi" to Bob for me.', {"user_name": "Ana"}),
+    ("Could you help me write a toast? I have a dog named Rex.", {"pet:dog:rex": "Rex"}),
+    ("I'm a writer at the BBC.", {"occupation": "writer", "employer": "BBC"}),
+    ("I said I'm allergic to cats!", {"allergy:cats": "cats"}),
+    ("I'm at Mary's until 5, I live in Leeds.", {"home": "Leeds"}),
+    ("我对花生过敏，帮我写一封邮件。", {"allergy:花生": "花生"}),
+]
+
+
 def _found(text: str) -> dict[str, str]:
     return {
         fact.key or fact.content: fact.content for fact in extract_rules([("user", text)]).facts
@@ -405,3 +447,18 @@ def test_a_later_statement_of_a_keyed_fact_wins() -> None:
     said = [("user", "I work at Google."), ("user", "I work at Farfetch now.")]
     employers = [f.content for f in extract_rules(said).facts if f.key == "employer"]
     assert employers == ["The user works at Farfetch."]
+
+
+@pytest.mark.parametrize("text", ABOUT_TEXT)
+def test_text_asked_for_quoted_or_acted_out_gives_no_fact(text: str) -> None:
+    result = extract_rules([("user", text)])
+    assert result.facts == [] and result.profile == {}
+
+
+@pytest.mark.parametrize(("text", "labels"), OWN_WORDS_AROUND)
+def test_the_users_own_words_around_a_request_or_a_quote_still_count(
+    text: str, labels: dict[str, str]
+) -> None:
+    found = _found(text)
+    assert found.keys() == labels.keys(), found
+    assert all(labels[key] in found[key] for key in labels)
