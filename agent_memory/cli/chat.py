@@ -270,6 +270,10 @@ class ChatSession:
             console.print()
             console.print(f"[red]not answered:[/] {escape(str(exc))}", highlight=False)
             return None
+        except Exception as exc:  # a defect: said in one line, and the chat goes on
+            console.print()
+            console.print(f"[red]not answered:[/] {escape(unexpected(exc))}", highlight=False)
+            return None
         console.print()
         assert result is not None
         return result

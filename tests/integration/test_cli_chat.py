@@ -301,6 +301,29 @@ def test_an_unexpected_error_in_a_command_or_at_exit_is_one_line(chat_env, monke
     assert "Traceback" not in result.output and "what Ann said" not in result.output
 
 
+def test_an_unexpected_error_in_a_turn_is_one_line_and_the_chat_goes_on(chat_env, monkeypatch):
+    from agent_memory.agent.rag_agent import RAGAgent
+
+    env, _ = chat_env
+    real = RAGAgent.stream
+    calls = 0
+
+    def failing_once(self, *args, **kwargs):
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("what Ann said: I am allergic to peanuts")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(RAGAgent, "stream", failing_once)
+    result = chat(env, ["I am allergic to peanuts", "Hello again", "/quit"])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "not answered: an unexpected error (RuntimeError; --debug shows its traceback)" in out
+    assert len(answers(result.output)) == 2  # the chat went on to the next turn
+    assert "Traceback" not in result.output and "what Ann said" not in result.output
+
+
 # --- Ctrl+C --------------------------------------------------------------------------------------
 
 
