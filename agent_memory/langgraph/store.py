@@ -227,6 +227,8 @@ class MemoryStore(AsyncBatchedBaseStore):
     ) -> None:
         # No running loop is needed to build the store: the loop is bound at first use.
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: The loop that serves the connection, where sync calls run (as the checkpointer's).
+        self._serving: asyncio.AbstractEventLoop | None = None
         self._aqueue: asyncio.Queue[tuple[asyncio.Future[Any], Op]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -250,10 +252,16 @@ class MemoryStore(AsyncBatchedBaseStore):
         self.scores = scores
         self.fields = self._check_index(index)
         self.ttl_config = _check_ttl_config(ttl)
-        with contextlib.suppress(RuntimeError):
-            self._bind(asyncio.get_running_loop())
-        if self._loop is None and (served := loop_of(long_term.connection)) is not None:
-            self._bind(served)  # sync_connection's loop: sync calls run there
+        # sync_connection's loop serves the connection wherever the store is built: a store
+        # built inside a running loop (a notebook, async code) that is not the connection's
+        # would send its sync calls to a loop the client does not belong to, which a sync
+        # graph run on that loop's thread blocks.
+        self._serving = loop_of(long_term.connection)
+        if self._serving is None:
+            with contextlib.suppress(RuntimeError):
+                self._serving = asyncio.get_running_loop()
+        if self._serving is not None:
+            self._bind(self._serving)
 
     @classmethod
     def from_connection(
@@ -330,6 +338,9 @@ class MemoryStore(AsyncBatchedBaseStore):
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._loop is not loop:
             self._loop, self._aqueue, self._task = loop, asyncio.Queue(), None
+        # Sync calls keep going to the loop that serves the connection while it runs.
+        if self._serving is not loop and (self._serving is None or not self._serving.is_running()):
+            self._serving = loop
 
     def _ensure_task(self) -> None:
         """Start serving the queue of concurrent calls on the running loop (bound at first use;
@@ -448,11 +459,11 @@ class MemoryStore(AsyncBatchedBaseStore):
         LangGraph runs sync nodes), or the private loop of ``sync_connection()`` in a sync
         app. On that loop's own thread it raises ``asyncio.InvalidStateError``, as
         LangGraph's async stores do."""
-        return call_sync(self._loop, self.abatch(ops), "MemoryStore")
+        return call_sync(self._serving, self.abatch(ops), "MemoryStore")
 
     def close(self) -> None:
         """:meth:`aclose`, from sync code."""
-        call_sync(self._loop, self.aclose(), "MemoryStore.close")
+        call_sync(self._serving, self.aclose(), "MemoryStore.close")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order. All are validated before any runs (one invalid op fails the
