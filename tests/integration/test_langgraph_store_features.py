@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError
+from structlog.testing import capture_logs
 
 from agent_memory.bench.store_ops import render_store_ops, run_store_ops
 from agent_memory.errors import InvalidInputError, NotFoundError
@@ -250,11 +251,12 @@ async def test_a_users_namespace_in_another_layout_is_refused_not_stored_app_wid
         lambda: store.aget(("alice", "memories"), "k"),
         lambda: store.asearch(("alice", "memories"), query="secret"),
         lambda: store.alist_namespaces(prefix=("alice", "memories")),
-        lambda: store.adelete(("alice", "memories", "notes"), "k"),
     )
     for call in calls:
         with pytest.raises(InvalidNamespaceError, match=r"NamespaceMap\(user_segment=0\)"):
             await call()
+    # A delete there is allowed: it removes what the previous version stored app-wide there.
+    await store.adelete(("alice", "memories", "notes"), "k")
     assert await long_term.collection.count_documents({}) == 0
     # The root first, or an app-wide namespace without the root label, are stored as before.
     await store.aput(("memories", "alice"), "k", {"content": "Alice's"})
@@ -650,3 +652,97 @@ async def test_a_store_built_like_langgraphs_own_from_an_index_config(connection
         await store.long_term.aclose()
     with pytest.raises(InvalidInputError, match="dims"):
         MemoryStore.from_connection(connection, agent_id="agent", index={"embed": embeddings})
+
+
+# --- items the previous version kept app-wide under a user's namespace ---------------------
+
+
+async def stored_app_wide_before(long_term: LongTermMemory, namespace, key: str, text: str):
+    """An item as the previous version (4bcc9d0, the same layout) stored it under a namespace
+    its default map read no user from, such as ("u1", "memories"): app-wide, user "*"."""
+
+    def encoded(parts) -> str:
+        return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+
+    await long_term.store(
+        Tenant("agent", "*"),
+        text,
+        key="lg/key:" + encoded([*namespace, key]),
+        tags=["lg/ns:" + encoded(namespace[:depth]) for depth in range(len(namespace) + 1)],
+        source={
+            "store": "langgraph",
+            "layout": "2",
+            "namespace": list(namespace),
+            "key": key,
+            "value": {"content": text},
+            "ttl": None,
+        },
+    )
+
+
+async def test_a_refused_namespaces_old_items_are_in_no_read_and_can_be_deleted(store, long_term):
+    await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 keeps a secret diary")
+    await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 keeps a secret blog")
+    await stored_app_wide_before(long_term, ("u2", "memories"), "j", "u2 has a secret too")
+    await store.aput(("docs", "faq"), "hours", {"content": "a secret: open 9 to 5"})
+    await store.aput(("memories", "u3"), "m", {"content": "u3's secret"})
+
+    async def reads() -> set:
+        found = {(h.namespace, h.key) for h in await store.asearch(())}
+        found |= {(h.namespace, h.key) for h in await store.asearch((), query="secret")}
+        found |= {(h.namespace, h.key) for h in await store.asearch(("u1",))}
+        found |= {(h.namespace, h.key) for h in await store.asearch(("u1",), query="diary")}
+        return found | {(ns, None) for ns in await store.alist_namespaces()}
+
+    expected = {
+        (("docs", "faq"), "hours"),
+        (("memories", "u3"), "m"),
+        (("docs", "faq"), None),
+        (("memories", "u3"), None),
+    }
+    assert await reads() == expected
+    assert await store.alist_namespaces(prefix=("u1",)) == []
+    # setup() leaves them where they are (this map gives them no user) and says how many.
+    with capture_logs() as logs:
+        assert await store.setup() == 0
+    (warning,) = [entry for entry in logs if entry["event"] == "store_items_refused"]
+    assert warning["count"] == 3 and "secret" not in json.dumps(warning, default=str)
+    assert await reads() == expected
+    listed = await store.refused_items()
+    assert [(i.namespace, i.key, i.value) for i in listed] == [
+        (("u1", "memories"), "k", {"content": "u1 keeps a secret blog"}),
+        (("u2", "memories"), "j", {"content": "u2 has a secret too"}),
+    ]
+    # Deleting under a refused namespace deletes what is stored app-wide there, every version.
+    await store.adelete(("u1", "memories"), "k")
+    assert await long_term.collection.count_documents({"source.namespace": "u1"}) == 0
+    assert await store.forget_refused() == 1
+    assert await store.refused_items() == []
+    assert await reads() == expected
+    with pytest.raises(InvalidNamespaceError):
+        await store.aput(("u1", "memories"), "k", {"content": "refused as before"})
+
+
+async def test_setup_moves_old_app_wide_items_to_the_user_the_map_names(long_term, embedder):
+    store = MemoryStore(long_term, agent_id="agent", namespaces=NamespaceMap(user_segment=0))
+    try:
+        await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 eats fish")
+        await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 is vegetarian")
+        await stored_app_wide_before(long_term, ("u2", "memories"), "j", "u2's old note")
+        await store.aput(("u2", "memories"), "j", {"content": "u2's new note"})
+        assert await store.aget(("u1", "memories"), "k") is None  # not served before setup
+        assert await store.setup() == 3
+        assert (await store.aget(("u1", "memories"), "k")).value == {"content": "u1 is vegetarian"}
+        assert [v.value["content"] for v in await store.ahistory(("u1", "memories"), "k")] == [
+            "u1 is vegetarian",
+            "u1 eats fish",
+        ]
+        # u2 already held the key: the old item is its history, the new one stays current.
+        assert (await store.aget(("u2", "memories"), "j")).value == {"content": "u2's new note"}
+        assert len(await store.ahistory(("u2", "memories"), "j")) == 2
+        assert await long_term.collection.count_documents({"user_id": "*"}) == 0
+        hits = await store.asearch(("u1",), query="vegetarian")
+        assert [(h.namespace, h.key) for h in hits] == [(("u1", "memories"), "k")]
+        assert await store.setup() == 0  # idempotent
+    finally:
+        await store.aclose()

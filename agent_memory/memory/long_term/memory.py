@@ -1220,6 +1220,72 @@ class LongTermMemory:
                 await self._announce(tenant)  # tags are filtered on: every search reads again
         return result.matched_count == 1
 
+    async def move_to_user(
+        self,
+        tenant: Tenant,
+        memory_ids: Sequence[str],
+        user_id: str,
+        *,
+        schema: str | None = None,
+        supersede: bool = False,
+        untag: str | None = None,
+    ) -> int:
+        """Give these memories of ``tenant`` (any status, with their field documents) to the
+        user ``user_id`` of the same agent, with ``schema``, without the tag ``untag``, and
+        superseded when ``supersede`` (the user holds a newer version): for a writer that
+        filed them under the wrong user. How many memories were moved; searches of both
+        users see the change."""
+        tenant = check_tenant(tenant)
+        target = check_tenant(Tenant(tenant.agent_id, user_id))
+        ids = check_ids(list(memory_ids), "memory_ids") if memory_ids else []
+        if not ids or target == tenant:
+            return 0
+        moved: dict[str, Any] = {"user_id": target.user_id, "schema": schema}
+        if supersede:
+            moved["status"] = "superseded"
+        update: dict[str, Any] = {"$set": moved}
+        if untag is not None:
+            update["$pull"] = {"tags": check_id(untag, "untag")}
+        with translate_errors("moving memories"):
+            fields = await self.collection.distinct(
+                "_id", {**tenant.filter(), "status": FIELD, "of": {"$in": ids}}
+            )
+            result = await self.collection.update_many(
+                {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD}, update
+            )
+            if fields:
+                field_update: dict[str, Any] = {"$set": {"user_id": target.user_id}}
+                if "$pull" in update:
+                    field_update["$pull"] = update["$pull"]
+                await self.collection.update_many(
+                    {**tenant.filter(), "_id": {"$in": fields}}, field_update
+                )
+            await self._announce(tenant, Change(removed=[*ids, *fields]))
+            await self._announce(target)
+        return result.modified_count
+
+    async def tag_memories(self, tenant: Tenant, memory_ids: Sequence[str], tag: str) -> int:
+        """Add ``tag`` to these memories of ``tenant`` (any status) and their field
+        documents, so that a search or listing can leave them out by it; how many memories
+        took it."""
+        tenant = check_tenant(tenant)
+        ids = check_ids(list(memory_ids), "memory_ids") if memory_ids else []
+        tag = check_id(tag, "tag")
+        if not ids:
+            return 0
+        with translate_errors("tagging memories"):
+            result = await self.collection.update_many(
+                {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD},
+                {"$addToSet": {"tags": tag}},
+            )
+            await self.collection.update_many(
+                {**tenant.filter(), "status": FIELD, "of": {"$in": ids}},
+                {"$addToSet": {"tags": tag}},
+            )
+            if result.modified_count:
+                await self._announce(tenant)  # tags are filtered on: every search reads again
+        return result.modified_count
+
     async def set_expiry(
         self, tenant: Tenant, memory_ids: Sequence[str], expires_at: datetime | None
     ) -> int:
