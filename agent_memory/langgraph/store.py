@@ -67,7 +67,7 @@ from agent_memory.langgraph._filters import (
     matches_filter,
     namespace_matches,
 )
-from agent_memory.langgraph.erasure import forget_named_items
+from agent_memory.langgraph.erasure import DEFAULT_ROOTS, forget_named_items
 from agent_memory.langgraph.namespaces import (
     APP_WIDE,
     NamespaceError,
@@ -1422,14 +1422,18 @@ class MemoryStore(AsyncBatchedBaseStore):
     # --- beyond BaseStore ---------------------------------------------------------------------
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
-        """Erase the agent's app-wide items whose namespace names ``tenant``'s user (see
+        """Erase the agent's app-wide items whose namespace is shaped like ``tenant``'s
+        user's: the user id next to one of this store's root labels or ``"memories"`` (see
         :mod:`agent_memory.langgraph.erasure`); the user's own items are their memories,
         erased with them. Register with ``MemorySystem.register_forgetter(store.forget_user)``
         (``agent-memory forget`` does this erasure itself)."""
         tenant = check_tenant(tenant)
         if tenant.agent_id != self.agent_id or tenant.user_id == APP_WIDE:
             return {}
-        count = await forget_named_items(self.long_term, tenant)
+        # The map's roots, and the default map's, under which the previous version wrote
+        # (user_id, "memories") app-wide.
+        roots = tuple(dict.fromkeys((*(self.namespaces.user_roots or ()), *DEFAULT_ROOTS)))
+        count = await forget_named_items(self.long_term, tenant, roots)
         return {self.long_term.connection.collection_name(MEMORIES): count}
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:

@@ -295,11 +295,9 @@ async def test_the_user_first_layout_keeps_each_users_items_theirs(long_term, co
         await strict.aclose()
 
 
-async def test_erasure_takes_app_wide_items_whose_namespace_names_the_user(
-    long_term, connection, embedder
-):
-    # Whatever the map: here one whose root is "people", so ("alice", "memories") and
-    # ("docs", "alice") are app-wide, as ("alice", "memories") was under the default map.
+async def test_erasure_takes_app_wide_items_shaped_like_the_users(long_term, connection, embedder):
+    # Here a map whose root is "people", so ("alice", "memories") is app-wide, as it was under
+    # the previous version's default map: shaped like alice's (her id next to "memories").
     other = MemoryStore(
         long_term, agent_id="agent", namespaces=NamespaceMap(user_roots=("people",))
     )
@@ -311,12 +309,13 @@ async def test_erasure_takes_app_wide_items_whose_namespace_names_the_user(
         await other.aput(("people", "bob"), "k", {"content": "Bob's note"})
         memories = MemorySystem(connection, embedder)
         before = await held(memories, "alice")
-        assert before.agents == ["agent"] and before.counts["memories"] == 3
+        assert before.agents == ["agent"] and before.counts["memories"] == 2
         assert await agents_of(memories, "alice") == ["agent"]
         counts = await forget_user(memories, Tenant("agent", "alice"))
-        assert counts[connection.collection_name("memories")] == 3  # both versions, and the bio
+        assert counts[connection.collection_name("memories")] == 2  # both versions
         assert await other.aget(("alice", "memories"), "k") is None
-        assert await other.aget(("docs", "alice"), "bio") is None
+        # A label equal to the user id is not a user's namespace: shared data stays.
+        assert (await other.aget(("docs", "alice"), "bio")) is not None
         assert (await other.aget(("docs", "faq"), "hours")) is not None
         assert (await other.aget(("people", "bob"), "k")) is not None
         assert (await held(memories, "alice")).total == 0
@@ -746,3 +745,22 @@ async def test_setup_moves_old_app_wide_items_to_the_user_the_map_names(long_ter
         assert await store.setup() == 0  # idempotent
     finally:
         await store.aclose()
+
+
+async def test_erasing_a_user_named_like_shared_data_leaves_the_shared_data(
+    store, long_term, connection, embedder
+):
+    # The user "faq" asks to be forgotten: ("docs", "faq") is the app's FAQ, not theirs;
+    # ("faq", "memories"), stored app-wide by the previous version, is theirs.
+    faq = Tenant("agent", "faq")
+    await store.aput(("docs", "faq"), "hours", {"content": "open 9 to 5"})
+    await store.aput(("docs", "faq"), "hours", {"content": "open 8 to 6"})
+    memories = MemorySystem(connection, embedder)
+    for erase in (lambda: forget_user(memories, faq), lambda: store.forget_user(faq)):
+        await stored_app_wide_before(long_term, ("faq", "memories"), "k", "faq's old secret")
+        await stored_app_wide_before(long_term, ("faq", "memories", "x"), "j", "faq's diary")
+        assert (await held(memories, "faq")).counts["memories"] == 2
+        await erase()
+        assert await long_term.collection.count_documents({"source.namespace": "memories"}) == 0
+        assert (await store.aget(("docs", "faq"), "hours")).value == {"content": "open 8 to 6"}
+        assert len(await store.ahistory(("docs", "faq"), "hours")) == 2
