@@ -49,8 +49,11 @@ async def threads_per_tenant(collection: Any) -> int:
     ``forget_user`` erased it). Such documents, in a thread that holds one user's
     checkpoints, are given that user's ``agent_id`` and ``user_id``; documents of threads
     nobody owns get both as ``null``, the form of a thread run without a tenant now. A
-    thread with checkpoints of two users (a race the earlier check could lose) keeps its
-    unattributed documents as they were and is logged. Returns the documents changed.
+    thread with checkpoints of two users (a race the earlier check could lose, or a user's
+    new thread of an id another used before) keeps its unattributed documents as they were:
+    no config reads them and no user's erasure deletes them. One warning counts those
+    threads and says how to find them (no thread ids: they may hold user data). Returns the
+    documents changed.
     """
     checkpoints = _sibling(collection, THREAD_COLLECTIONS[0])
     legacy = {"agent_id": {"$exists": False}}
@@ -58,7 +61,7 @@ async def threads_per_tenant(collection: Any) -> int:
         collection, [{"$match": legacy}, {"$group": {"_id": "$thread_id"}}]
     )
     threads = sorted(row["_id"] for row in rows if isinstance(row["_id"], str))
-    changed = 0
+    changed = shared = 0
     for start in range(0, len(threads), _BATCH):
         batch = threads[start : start + _BATCH]
         owners: dict[str, set[tuple[str, str]]] = {}
@@ -70,12 +73,7 @@ async def threads_per_tenant(collection: Any) -> int:
         for thread in batch:
             found = owners.get(thread, set())
             if len(found) > 1:
-                logger.warning(
-                    "langgraph_thread_not_migrated",
-                    collection=collection.name,
-                    reason="the thread holds checkpoints of more than one user",
-                    remedy="delete it with adelete_thread for each user, or leave it",
-                )
+                shared += 1
                 continue
             agent_id, user_id = next(iter(found)) if found else (None, None)
             result = await collection.update_many(
@@ -83,6 +81,16 @@ async def threads_per_tenant(collection: Any) -> int:
                 {"$set": {"agent_id": agent_id, "user_id": user_id}},
             )
             changed += result.modified_count
+    if shared:
+        logger.warning(
+            "langgraph_threads_not_migrated",
+            collection=collection.name,
+            threads=shared,
+            reason="each holds checkpoints of more than one user, so its documents without "
+            "agent_id cannot be given to one; no config reads them and no erasure deletes them",
+            remedy=f'find them with db.{collection.name}.find({{"agent_id": {{"$exists": false}}}}) '
+            "and delete them, or set their agent_id and user_id to their owner's, by hand",
+        )
     if changed:
         logger.info("langgraph_threads_migrated", collection=collection.name, count=changed)
     return changed
