@@ -281,6 +281,10 @@ class MemoryStore(AsyncBatchedBaseStore):
         :class:`~agent_memory.providers.embedders.LangChainEmbedder`) or one of this
         framework's embedders; ``dims`` is required with a LangChain one. Without ``embed``,
         the embedder the connection's settings name. ``options`` go to the constructor."""
+        if options.get("root") is not None:
+            # Handled here so that the warning names the caller's line, not this one.
+            root = options.pop("root")
+            options["namespaces"] = _from_root(root, options.pop("namespaces", None))
         index = dict(index or {})
         embed = index.pop("embed", None)
         embedder: Embedder
@@ -1455,6 +1459,7 @@ def _from_root(root: Any, namespaces: NamespaceMap | None) -> NamespaceMap:
             "namespaces=NamespaceMap(user_roots=(x,), span_users=False))"
         )
     users = NamespaceMap(user_roots=(root,), span_users=False)
+    # Called by __init__ and by from_connection: either way the caller of those is 3 up.
     warnings.warn(
         f"MemoryStore(root={root!r}) is deprecated and will be removed: use "
         f"MemoryStore(namespaces=NamespaceMap(user_roots=({root!r},), span_users=False))",
