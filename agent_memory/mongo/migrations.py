@@ -10,11 +10,16 @@ unenforced). Each step is idempotent and touches only what is still in the old f
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any
+
+from bson import ObjectId
 
 from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
 from agent_memory.mongo.catalog import CollectionSpec
+from agent_memory.mongo.connection import META_COLLECTION
+from agent_memory.stamps import utcnow
 
 __all__ = [
     "MIGRATIONS",
@@ -30,6 +35,9 @@ logger = get_logger(__name__)
 #: The LangGraph checkpointer's collections (unprefixed): checkpoints, then their writes.
 THREAD_COLLECTIONS = ("lg_checkpoints", "lg_checkpoint_writes")
 _BATCH = 100
+#: How far before the previous run a run of :func:`threads_per_tenant` looks again: documents
+#: get their ``_id`` (and its time) from the clock of the process that wrote them.
+_CLOCK_MARGIN = timedelta(hours=1)
 
 
 def _sibling(collection: Any, name: str) -> Any:
@@ -54,9 +62,25 @@ async def threads_per_tenant(collection: Any) -> int:
     no config reads them and no user's erasure deletes them. One warning counts those
     threads and says how to find them (no thread ids: they may hold user data). Returns the
     documents changed.
+
+    The first run reads every document without the keys (an index on ``agent_id`` holds a
+    missing key as null, so it reads every anonymous one too); it records in the ``meta``
+    collection when it ran, and later runs read only documents inserted since then, less
+    an hour (by ``_id``, indexed and in time order). A document an earlier version's process
+    writes after that (a rolling upgrade) is read by no config meanwhile (anonymous reads
+    match stored nulls only), is erased with the thread's owner, and is attributed by the
+    next run, by the same rules. One an old process *replaces* in place keeps its old
+    ``_id`` and is not looked at again: run setup after the last old process has stopped.
     """
     checkpoints = _sibling(collection, THREAD_COLLECTIONS[0])
-    legacy = {"agent_id": {"$exists": False}}
+    meta = _sibling(collection, META_COLLECTION)
+    marker = f"migration.threads_per_tenant.{collection.name}"
+    started = utcnow()
+    legacy: dict[str, Any] = {"agent_id": {"$exists": False}}
+    done = await meta.find_one({"_id": marker})
+    checked_to = (done or {}).get("checked_to")
+    if isinstance(checked_to, datetime):
+        legacy["_id"] = {"$gt": ObjectId.from_datetime(checked_to - _CLOCK_MARGIN)}
     rows = await _driver.aggregate(
         collection, [{"$match": legacy}, {"$group": {"_id": "$thread_id"}}]
     )
@@ -93,6 +117,7 @@ async def threads_per_tenant(collection: Any) -> int:
         )
     if changed:
         logger.info("langgraph_threads_migrated", collection=collection.name, count=changed)
+    await meta.update_one({"_id": marker}, {"$set": {"checked_to": started}}, upsert=True)
     return changed
 
 

@@ -650,3 +650,51 @@ async def test_erasing_many_threads_sends_bounded_commands(settings: Settings) -
     finally:
         await connection.client.drop_database(settings.database)
         await connection.close()
+
+
+async def test_setup_reads_only_what_was_written_since_it_last_ran(settings: Settings) -> None:
+    matches: list[dict[str, Any]] = []
+
+    class Listener(monitoring.CommandListener):
+        def started(self, event: monitoring.CommandStartedEvent) -> None:
+            if event.command_name == "aggregate" and event.command["aggregate"].startswith("lg_"):
+                matches.append(event.command["pipeline"][0]["$match"])
+
+        def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+            pass
+
+        def failed(self, event: monitoring.CommandFailedEvent) -> None:
+            pass
+
+    connection = await connect(settings, client_options={"event_listeners": [Listener()]})
+    try:
+        shared = MongoCheckpointer(connection, strict=False)
+        await shared.setup()
+        for n in range(3):  # anonymous threads: their keys stored as null
+            await shared.aput(_config(f"t{n}"), _checkpoint(), {"source": "input", "step": -1}, {})
+        await shared.aput(
+            _config("main", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {}
+        )
+        assert all("_id" not in match for match in matches)  # the first run reads everything
+        matches.clear()
+        await shared.setup()
+        # Later runs read only documents inserted since the last run (less a margin), by _id.
+        assert len(matches) == 2 and all("$gt" in match["_id"] for match in matches)
+        # A document an old process writes meanwhile, without the keys, into alice's thread:
+        # read by nobody, then hers after the next setup.
+        checkpoints = connection.collection(CHECKPOINTS)
+        edit = await checkpoints.find_one({"thread_id": "main"})
+        assert edit is not None
+        for key in ("_id", "agent_id", "user_id"):
+            edit.pop(key)
+        edit["checkpoint_id"] += "-edit"
+        await checkpoints.insert_one(edit)
+        assert await shared.aget_tuple(_config("main", checkpoint_id=edit["checkpoint_id"])) is None
+        await shared.setup()
+        found = await shared.aget_tuple(
+            _config("main", checkpoint_id=edit["checkpoint_id"], **ALICE)
+        )
+        assert found is not None
+    finally:
+        await connection.client.drop_database(settings.database)
+        await connection.close()
