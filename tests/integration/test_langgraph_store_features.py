@@ -764,3 +764,62 @@ async def test_erasing_a_user_named_like_shared_data_leaves_the_shared_data(
         assert await long_term.collection.count_documents({"source.namespace": "memories"}) == 0
         assert (await store.aget(("docs", "faq"), "hours")).value == {"content": "open 8 to 6"}
         assert len(await store.ahistory(("docs", "faq"), "hours")) == 2
+
+
+# --- field documents: what every other read and write must leave alone ----------------------
+
+
+async def test_field_documents_are_never_memories_to_count_read_or_relabel(long_term, monkeypatch):
+    store = MemoryStore(long_term, agent_id="agent", index={"fields": ["title", "body"]})
+    alice = Tenant("agent", "alice")
+    try:
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": "tax forms"}, ttl=5)
+        memory = await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')
+        field_ids = await long_term.collection.distinct("_id", {"status": "field"})
+        assert memory is not None and len(field_ids) == 2
+        assert set(await long_term.get_many(alice, [memory.id, *field_ids])) == {memory.id}
+        assert not await long_term.relabel(alice, field_ids[0], key="x", tags=[], source={})
+        # Editing the text drops the field vectors: the memory is searched by its new text.
+        await long_term.edit(alice, memory.id, content="Alice grows tomatoes")
+        assert await long_term.collection.count_documents({"status": "field"}) == 0
+        (hit,) = await store.asearch(NOTE, query="Alice grows tomatoes")
+        assert hit.score == pytest.approx(1.0, abs=1e-4)
+        # One expired item is one memory swept, whatever its field documents. (Time moves
+        # for the sweep only: the server's TTL monitor would delete them first otherwise.)
+        await store.aput(NOTE, "k2", {"title": "apple pie", "body": "jazz records"}, ttl=5)
+        assert await long_term.collection.count_documents({"status": "field"}) == 2
+        later = utcnow() + timedelta(minutes=10)
+        monkeypatch.setattr("agent_memory.memory.long_term.memory.utcnow", lambda: later)
+        assert await store.sweep_ttl() == 2  # k and k2
+        assert await long_term.collection.count_documents({}) == 0
+        indexes = {i["name"] for i in await (await long_term.collection.list_indexes()).to_list()}
+        assert {"tenant_field_of", "tenant_field_of_key"} <= indexes
+    finally:
+        await store.aclose()
+
+
+async def test_a_failed_write_of_field_vectors_leaves_the_item_searchable(long_term, monkeypatch):
+    from agent_memory.memory.long_term import fields
+
+    store = MemoryStore(long_term, agent_id="agent", index={"fields": ["title", "body"]})
+    alice = Tenant("agent", "alice")
+    try:
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": "tax forms"})
+        made = fields.field_documents
+
+        def clashing(tenant, memory_id, item, vectors, now):  # the second insert fails
+            documents = made(tenant, memory_id, item, vectors, now)
+            return [documents[0], {**documents[1], "_id": documents[0]["_id"]}]
+
+        monkeypatch.setattr(fields, "field_documents", clashing)
+        with pytest.raises(Exception):  # noqa: B017 - the server's duplicate key, mapped
+            await store.aput(NOTE, "k", {"title": "apple pie", "body": "jazz records"})
+        monkeypatch.undo()
+        current = await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')
+        assert current is not None and current.content == "apple pie\njazz records"
+        assert "memory/fields" not in current.tags
+        assert await long_term.collection.count_documents({"status": "field"}) == 0
+        (hit,) = await store.asearch(NOTE, query="apple pie\njazz records")
+        assert hit.value == {"title": "apple pie", "body": "jazz records"}
+    finally:
+        await store.aclose()

@@ -887,7 +887,7 @@ class LongTermMemory:
             return {}
         with translate_errors("reading memories"):
             docs = await self.collection.find(
-                {**tenant.filter(), "_id": {"$in": wanted}}, {"embedding": 0}
+                {**tenant.filter(), "_id": {"$in": wanted}, "status": NOT_FIELD}, {"embedding": 0}
             ).to_list(None)
         return {doc["_id"]: Memory.from_document(doc) for doc in docs}
 
@@ -1214,7 +1214,7 @@ class LongTermMemory:
             raise InvalidInputError(f"at most {self.config.max_tags} tags")
         with translate_errors("relabelling a memory"):
             result = await self.collection.update_one(
-                {"_id": memory_id, **tenant.filter()}, {"$set": fields}
+                {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}, {"$set": fields}
             )
             if result.matched_count:
                 await self._announce(tenant)  # tags are filtered on: every search reads again
@@ -1332,7 +1332,9 @@ class LongTermMemory:
         tags: Sequence[str] | None = None,
     ) -> Memory:
         """Correct one memory of this user in place: its ``content`` (embedded again, so
-        searches find it by its new text), ``importance`` or ``tags``; what is not given stays.
+        searches find it by its new text; a memory searched by its fields' vectors loses them
+        and is searched by the new text, :mod:`.fields`), ``importance`` or ``tags``; what is
+        not given stays.
         For a person fixing what the agent remembers wrong (the memory console); what the
         agent learns anew goes through :meth:`store`, which keeps the old version as history.
         Returns the memory as stored now; :class:`NotFoundError` for another user's id."""
@@ -1353,7 +1355,13 @@ class LongTermMemory:
             )
             if stored is None:
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
-            if "tags" in fields and FIELDS_TAG in (stored.get("tags") or ()):
+            by_fields = FIELDS_TAG in (stored.get("tags") or ())
+            if "content" in fields and by_fields:
+                # Its field vectors were of the texts replaced: it is searched by its new
+                # text from now on, and its field documents go (below).
+                kept = fields["tags"] if "tags" in fields else list(stored.get("tags") or ())
+                fields["tags"] = [tag for tag in kept if tag != FIELDS_TAG]
+            elif "tags" in fields and by_fields:
                 fields["tags"].append(FIELDS_TAG)  # how it is searched is not a tag to edit
             if "content" in fields and stored.get("indexed", True):
                 # Embedded before anything is written: a provider failure changes nothing.
@@ -1376,6 +1384,10 @@ class LongTermMemory:
             )
             if updated is None:  # forgotten meanwhile
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
+            if "content" in fields and by_fields:
+                await self.collection.delete_many(
+                    {**tenant.filter(), "status": FIELD, "of": memory_id}
+                )
             await self._announce(tenant)  # content, importance and tags are all searched on
         logger.info(
             "memory_edited",
@@ -1428,14 +1440,26 @@ class LongTermMemory:
         does the same within a minute or so on a MongoDB server, and reads never return an
         expired memory meanwhile. How many were deleted."""
         tenant = check_tenant(tenant)
+        now = utcnow()
         with translate_errors("forgetting expired memories"):
             expired = await self.collection.distinct(
-                "_id", {**tenant.filter(), "expires_at": {"$lte": utcnow()}}
+                "_id", {**tenant.filter(), "expires_at": {"$lte": now}, "status": NOT_FIELD}
             )
-            if not expired:
+            # Their field documents (:mod:`.fields`), and any that expired on their own.
+            fields = await self.collection.distinct(
+                "_id",
+                {
+                    **tenant.filter(),
+                    "status": FIELD,
+                    "$or": [{"of": {"$in": expired}}, {"expires_at": {"$lte": now}}],
+                },
+            )
+            if not expired and not fields:
                 return 0
             result = await self.collection.delete_many({"_id": {"$in": expired}, **tenant.filter()})
-            await self._announce(tenant, Change(removed=expired))
+            if fields:
+                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+            await self._announce(tenant, Change(removed=[*expired, *fields]))
         return result.deleted_count
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
