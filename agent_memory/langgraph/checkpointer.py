@@ -86,9 +86,13 @@ WRITES = "lg_checkpoint_writes"
 _BATCH = 100
 _CHECKPOINT_KEY = ("agent_id", "user_id", "thread_id", "checkpoint_ns", "checkpoint_id")
 _WRITE_KEY = (*_CHECKPOINT_KEY, "task_id", "idx")
-#: The scope of threads run without a tenant (``strict=False``): both keys null. Documents an
-#: earlier version stored without the keys match it too.
+#: The scope of threads run without a tenant (``strict=False``): both keys stored as null.
+#: Queries match them with :func:`_match`, never by null equality, which would also match a
+#: document an earlier version stored without the keys (its thread owner's until setup()).
 _ANONYMOUS: dict[str, Any] = {"agent_id": None, "user_id": None}
+_NULL: dict[str, Any] = {"$type": "null"}
+#: Documents an earlier version stored without the keys (see ``setup``).
+_UNATTRIBUTED: dict[str, Any] = {"agent_id": {"$exists": False}}
 _NO_TENANT = (
     'the config names no tenant: put "agent_id" and "user_id" in config["configurable"] '
     "(MongoCheckpointer(..., strict=False) shares threads among configs that name none)"
@@ -99,6 +103,12 @@ class ThreadOwnedError(ConflictError):
     """Deprecated, no longer raised: thread ids are per tenant, so another user's thread
     of the same id is a different thread and a write never meets it. Kept so that existing
     ``except ThreadOwnedError`` clauses still import; it will be removed in a later release."""
+
+
+def _match(scope: Mapping[str, Any]) -> dict[str, Any]:
+    """The filter of documents stored with ``scope`` (a tenant's keys, or the anonymous
+    nulls): a null matches only a stored null, not a missing key."""
+    return {key: _NULL if value is None else value for key, value in scope.items()}
 
 
 def _id_list(values: Any, name: str) -> list[str]:
@@ -245,7 +255,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         self._note_loop()
         thread_id, namespace, checkpoint_id = target_of(config)
         query: dict[str, Any] = {
-            **self._scope(config),
+            **_match(self._scope(config)),
             "thread_id": thread_id,
             "checkpoint_ns": namespace,
         }
@@ -273,7 +283,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         checkpoint, at most ``limit``. Only the caller's threads are listed: those of the
         tenant ``config`` (or ``tenant=``) names, else the anonymous ones."""
         self._note_loop()
-        query: dict[str, Any] = self._scope(config)
+        query: dict[str, Any] = _match(self._scope(config))
         if config is not None and "thread_id" in configurable_of(config):
             thread_id, namespace, checkpoint_id = target_of(config)
             query["thread_id"] = thread_id
@@ -333,7 +343,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         """The pending writes of ``documents`` (checkpoints of one scope), per checkpoint,
         in ``writes_sort_key`` order."""
         first = documents[0]
-        scope = {"agent_id": first.get("agent_id"), "user_id": first.get("user_id")}
+        scope = _match({"agent_id": first.get("agent_id"), "user_id": first.get("user_id")})
         threads = sorted({d["thread_id"] for d in documents})
         ids = sorted({d["checkpoint_id"] for d in documents})
         query = {**scope, "thread_id": {"$in": threads}, "checkpoint_id": {"$in": ids}}
@@ -401,10 +411,10 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         check_document_size(document, "the LangGraph checkpoint")
         with translate_errors("storing a LangGraph checkpoint"):
             try:
-                await self._checkpoints.replace_one(key, document, upsert=True)
+                await self._checkpoints.replace_one(_match(key), document, upsert=True)
             except pm.DuplicateKeyError:
                 # Two upserts of the same new checkpoint raced; the second now replaces.
-                await self._checkpoints.replace_one(key, document, upsert=True)
+                await self._checkpoints.replace_one(_match(key), document, upsert=True)
         return config_of(thread_id, namespace, checkpoint_id, scope)
 
     async def aput_writes(
@@ -449,9 +459,9 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             }
             check_document_size(document, f"the LangGraph write to {channel!r}")
             if idx < 0:
-                operations.append(ReplaceOne(key, document, upsert=True))
+                operations.append(ReplaceOne(_match(key), document, upsert=True))
             else:
-                operations.append(UpdateOne(key, {"$setOnInsert": document}, upsert=True))
+                operations.append(UpdateOne(_match(key), {"$setOnInsert": document}, upsert=True))
         if not operations:
             return
         try:
@@ -471,7 +481,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         this checkpointer's ``tenant=``; the anonymous one when neither and not strict), in
         every namespace. Another tenant's thread of that id is left."""
         thread_id = id_text(thread_id, "thread_id")
-        scope = self._scope_of(tenant)
+        scope = _match(self._scope_of(tenant))
         with translate_errors("deleting a LangGraph thread"):
             await self._checkpoints.delete_many({**scope, "thread_id": thread_id})
             await self._writes.delete_many({**scope, "thread_id": thread_id})
@@ -483,7 +493,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         in every thread and namespace of the tenant (as :meth:`adelete_thread` finds it),
         with their writes. Unknown ids delete nothing."""
         ids = _id_list(run_ids, "run_ids")
-        scope = self._scope_of(tenant)
+        scope = _match(self._scope_of(tenant))
         if not ids:
             return
         with translate_errors("deleting LangGraph runs"):
@@ -510,13 +520,12 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 (self._writes, _WRITE_KEY),
             ):
                 batch: list[Any] = []
-                rows = collection.find({**scope, "thread_id": source}).sort("_id", 1)
+                rows = collection.find({**_match(scope), "thread_id": source}).sort("_id", 1)
                 async for row in rows:
                     row.pop("_id")
-                    row.update(scope)  # the same nulls for a thread stored without the keys
                     row["thread_id"] = target
                     row["created_at"] = utcnow()
-                    batch.append(ReplaceOne({k: row[k] for k in key}, row, upsert=True))
+                    batch.append(ReplaceOne(_match({k: row[k] for k in key}), row, upsert=True))
                     if len(batch) >= _BATCH:
                         await collection.bulk_write(batch, ordered=True)
                         batch = []
@@ -538,7 +547,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
                 f"strategy must be 'keep_latest' or 'delete', got {shown(strategy)}"
             )
         threads = _id_list(thread_ids, "thread_ids")
-        scope = self._scope_of(tenant)
+        scope = _match(self._scope_of(tenant))
         with translate_errors("pruning LangGraph threads"):
             for thread in threads:
                 if strategy == "delete":
@@ -566,7 +575,7 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         """Delete the checkpoints ``query`` finds and the writes made against them: the
         writes first, so a failure half-way leaves no write without its checkpoint."""
         cursor = self._checkpoints.find(query, {**dict.fromkeys(_CHECKPOINT_KEY, 1), "_id": 0})
-        keys = [{k: row.get(k) for k in _CHECKPOINT_KEY} async for row in cursor]
+        keys = [_match({k: row.get(k) for k in _CHECKPOINT_KEY}) async for row in cursor]
         for start in range(0, len(keys), _BATCH):
             await self._writes.delete_many({"$or": keys[start : start + _BATCH]})
         for start in range(0, len(keys), _BATCH):
@@ -577,30 +586,47 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         ``agent_id`` and ``user_id``, or run by a checkpointer bound to it); returns the
         count per collection.
 
-        Also erased: state an earlier version stored without the keys in one of the
-        tenant's threads, if :meth:`setup` has not attributed it yet. Other tenants' threads
-        and anonymous ones are left. Stop the user's runs first: a checkpoint written
-        meanwhile survives. Register with ``MemorySystem.register_forgetter(saver.forget_user)``.
+        Also erased: state an earlier version stored without the keys in a thread whose
+        keyed checkpoints are all this tenant's, if :meth:`setup` has not attributed it yet
+        (what setup would give the tenant). Another tenant's thread of the same id, and a
+        thread with keyed checkpoints of several tenants, keep theirs; anonymous threads
+        are left. Stop the user's runs first: a checkpoint written meanwhile survives.
+        Register with ``MemorySystem.register_forgetter(saver.forget_user)``.
         """
         tenant = check_tenant(tenant)
+        counts = {CHECKPOINTS: 0, WRITES: 0}
         with translate_errors("forgetting a user's LangGraph threads"):
             threads: set[str] = set()
             for collection in (self._checkpoints, self._writes):
                 async for row in collection.find(tenant.filter(), {"thread_id": 1, "_id": 0}):
                     threads.add(row["thread_id"])
-            query = {
-                "$or": [
-                    tenant.filter(),
-                    {"thread_id": {"$in": sorted(threads)}, "agent_id": {"$exists": False}},
-                ]
-            }
-            checkpoints = await self._checkpoints.delete_many(query)
-            writes = await self._writes.delete_many(query)
-        counts = {CHECKPOINTS: checkpoints.deleted_count, WRITES: writes.deleted_count}
+            ordered = sorted(threads)
+            for start in range(0, len(ordered), _BATCH):
+                sole = await self._held_only_by(tenant, ordered[start : start + _BATCH])
+                if not sole:
+                    continue
+                legacy = {"thread_id": {"$in": sole}, **_UNATTRIBUTED}
+                counts[CHECKPOINTS] += (await self._checkpoints.delete_many(legacy)).deleted_count
+                counts[WRITES] += (await self._writes.delete_many(legacy)).deleted_count
+            counts[CHECKPOINTS] += (
+                await self._checkpoints.delete_many(tenant.filter())
+            ).deleted_count
+            counts[WRITES] += (await self._writes.delete_many(tenant.filter())).deleted_count
         logger.info(
             "langgraph_threads_forgotten", agent_id=tenant.agent_id, threads=len(threads), **counts
         )
         return counts
+
+    async def _held_only_by(self, tenant: Tenant, threads: Sequence[str]) -> list[str]:
+        """Those of ``threads`` whose keyed checkpoints are all ``tenant``'s: where state
+        stored without the keys is the tenant's (the rule of ``threads_per_tenant``)."""
+        others: set[str] = set()
+        query = {"thread_id": {"$in": list(threads)}, "agent_id": {"$ne": None}}
+        projection = {"thread_id": 1, "agent_id": 1, "user_id": 1, "_id": 0}
+        async for row in self._checkpoints.find(query, projection):
+            if (row.get("agent_id"), row.get("user_id")) != (tenant.agent_id, tenant.user_id):
+                others.add(row["thread_id"])
+        return [thread for thread in threads if thread not in others]
 
     # --- the sync API ---------------------------------------------------------------------------
     # Each sync method runs its async form on the loop that serves the connection (the app's,

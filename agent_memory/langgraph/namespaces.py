@@ -151,20 +151,26 @@ class NamespaceMap:
                 return None
         return namespace[self.user_segment]
 
+    def _misplaced(self, namespace: Sequence[str]) -> str | None:
+        """The first root label out of place in a namespace that names no user."""
+        if self.user_roots is None or self.user_of(namespace) is not None:
+            return None
+        for at, label in enumerate(namespace):
+            if label in self.user_roots and at != self._root_at:
+                return label
+        return None
+
+    def refuses(self, namespace: Sequence[str]) -> bool:
+        """Whether :meth:`check` refuses ``namespace``."""
+        return self._misplaced(namespace) is not None
+
     def check(self, namespace: Sequence[str], what: str = "namespace") -> None:
         """Refuse a namespace (or a read's prefix) that names no user under this map but
         holds a root label where this map does not read one: a user's namespace written for
         another map (``("u1", "memories")`` under the default map). Stored app-wide, its
         items would be read by every user and erased by none."""
-        if self.user_roots is None or self.user_of(namespace) is not None:
-            return
-        misplaced = [
-            at
-            for at, label in enumerate(namespace)
-            if label in self.user_roots and at != self._root_at
-        ]
-        if misplaced:
-            root = namespace[misplaced[0]]
+        root = self._misplaced(namespace)
+        if root is not None:
             if self.user_segment == 0:
                 shape = f"(user_id, {root!r}, ...)"
             else:

@@ -59,7 +59,7 @@ from langgraph.store.base import (
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id, check_mapping, check_number, is_number
+from agent_memory.checks import check_id, check_int, check_mapping, check_number, is_number
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.langgraph._filters import (
     check_filter,
@@ -67,7 +67,7 @@ from agent_memory.langgraph._filters import (
     matches_filter,
     namespace_matches,
 )
-from agent_memory.langgraph.erasure import forget_named_items
+from agent_memory.langgraph.erasure import DEFAULT_ROOTS, forget_named_items
 from agent_memory.langgraph.namespaces import (
     APP_WIDE,
     NamespaceError,
@@ -100,6 +100,10 @@ _LEGACY_TAG = "lgns:"
 _LEGACY_ALL = _LEGACY_TAG + "[]"
 #: Tagged on every item: what a user's learned memories are not.
 _ANY_ITEM = _TAG_PREFIX + "[]"
+#: On app-wide items whose namespace the store's map refuses (an earlier version stored
+#: ``(user_id, "memories")`` app-wide under the default map): setup() tags them, so that
+#: reads leave them out in the server's search window too; every read leaves them out anyway.
+_REFUSED = "lg/refused"
 #: The most items a search with a query ranks (offset + limit, times the overfetch for a
 #: filter).
 _MAX_QUERY_WINDOW = 1_000
@@ -227,6 +231,8 @@ class MemoryStore(AsyncBatchedBaseStore):
     ) -> None:
         # No running loop is needed to build the store: the loop is bound at first use.
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: The loop that serves the connection, where sync calls run (as the checkpointer's).
+        self._serving: asyncio.AbstractEventLoop | None = None
         self._aqueue: asyncio.Queue[tuple[asyncio.Future[Any], Op]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -250,10 +256,16 @@ class MemoryStore(AsyncBatchedBaseStore):
         self.scores = scores
         self.fields = self._check_index(index)
         self.ttl_config = _check_ttl_config(ttl)
-        with contextlib.suppress(RuntimeError):
-            self._bind(asyncio.get_running_loop())
-        if self._loop is None and (served := loop_of(long_term.connection)) is not None:
-            self._bind(served)  # sync_connection's loop: sync calls run there
+        # sync_connection's loop serves the connection wherever the store is built: a store
+        # built inside a running loop (a notebook, async code) that is not the connection's
+        # would send its sync calls to a loop the client does not belong to, which a sync
+        # graph run on that loop's thread blocks.
+        self._serving = loop_of(long_term.connection)
+        if self._serving is None:
+            with contextlib.suppress(RuntimeError):
+                self._serving = asyncio.get_running_loop()
+        if self._serving is not None:
+            self._bind(self._serving)
 
     @classmethod
     def from_connection(
@@ -269,6 +281,10 @@ class MemoryStore(AsyncBatchedBaseStore):
         :class:`~agent_memory.providers.embedders.LangChainEmbedder`) or one of this
         framework's embedders; ``dims`` is required with a LangChain one. Without ``embed``,
         the embedder the connection's settings name. ``options`` go to the constructor."""
+        if options.get("root") is not None:
+            # Handled here so that the warning names the caller's line, not this one.
+            root = options.pop("root")
+            options["namespaces"] = _from_root(root, options.pop("namespaces", None))
         index = dict(index or {})
         embed = index.pop("embed", None)
         embedder: Embedder
@@ -330,6 +346,9 @@ class MemoryStore(AsyncBatchedBaseStore):
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._loop is not loop:
             self._loop, self._aqueue, self._task = loop, asyncio.Queue(), None
+        # Sync calls keep going to the loop that serves the connection while it runs.
+        if self._serving is not loop and (self._serving is None or not self._serving.is_running()):
+            self._serving = loop
 
     def _ensure_task(self) -> None:
         """Start serving the queue of concurrent calls on the running loop (bound at first use;
@@ -448,11 +467,11 @@ class MemoryStore(AsyncBatchedBaseStore):
         LangGraph runs sync nodes), or the private loop of ``sync_connection()`` in a sync
         app. On that loop's own thread it raises ``asyncio.InvalidStateError``, as
         LangGraph's async stores do."""
-        return call_sync(self._loop, self.abatch(ops), "MemoryStore")
+        return call_sync(self._serving, self.abatch(ops), "MemoryStore")
 
     def close(self) -> None:
         """:meth:`aclose`, from sync code."""
-        call_sync(self._loop, self.aclose(), "MemoryStore.close")
+        call_sync(self._serving, self.aclose(), "MemoryStore.close")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order. All are validated before any runs (one invalid op fails the
@@ -503,6 +522,11 @@ class MemoryStore(AsyncBatchedBaseStore):
         """Validate one operation; what it needs to run (a put's memory is built here)."""
         if isinstance(op, GetOp | PutOp):
             namespace = check_namespace(op.namespace)
+            if isinstance(op, PutOp) and op.value is None and self.namespaces.refuses(namespace):
+                # A delete under a refused namespace: the items an earlier version stored
+                # app-wide there (see setup()), every version.
+                _key(namespace, op.key)
+                return namespace, self._tenant(None)
             self.namespaces.check(namespace)
             user = self.namespaces.user_of(namespace)
             if user == APP_WIDE:
@@ -1053,6 +1077,7 @@ class MemoryStore(AsyncBatchedBaseStore):
                     op.query,
                     k=k,
                     tag=_tag(where.prefix),
+                    without_tag=_REFUSED,
                     query_vector=vector,
                     fields=True,  # an item with several index fields scores by its best
                 )
@@ -1079,9 +1104,17 @@ class MemoryStore(AsyncBatchedBaseStore):
             results.append(_Found(item, memory, order))
         return results
 
+    def _refused(self, memory: Memory) -> bool:
+        """An app-wide item whose namespace this store's map refuses: a user's item an earlier
+        version stored app-wide, which no read returns (see :meth:`setup`)."""
+        if memory.user_id != APP_WIDE:
+            return False
+        namespace = (memory.source or {}).get("namespace") or ()
+        return _REFUSED in memory.tags or self.namespaces.refuses(namespace)
+
     def _visible(self, memory: Memory, where: _Where) -> bool:
         if _ours(memory.source):
-            return where.items and _tag(where.prefix) in memory.tags
+            return where.items and _tag(where.prefix) in memory.tags and not self._refused(memory)
         if (memory.source or {}).get("store") == _OURS["store"]:
             return False  # written by an earlier layout of this store: not a learned memory
         if not where.learned or _ANY_ITEM in memory.tags or not memory.indexed:
@@ -1099,7 +1132,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             if where.items:
                 streams.append(
                     await self._take(
-                        self.long_term.browse(where.tenant, tag=_tag(where.prefix), source=_OURS),
+                        self.long_term.browse(
+                            where.tenant, tag=_tag(where.prefix), without_tag=_REFUSED, source=_OURS
+                        ),
                         where,
                         filter_,
                         want,
@@ -1161,9 +1196,18 @@ class MemoryStore(AsyncBatchedBaseStore):
         for where in await self._wheres(reach_prefix):
             if where.items:
                 values = await self.long_term.grouped(
-                    where.tenant, "source.namespace", tag=_tag(fixed), source=_OURS
+                    where.tenant,
+                    "source.namespace",
+                    tag=_tag(fixed),
+                    without_tag=_REFUSED,
+                    source=_OURS,
                 )
-                namespaces.update(tuple(v) for v in values if isinstance(v, list))
+                namespaces.update(
+                    tuple(v)
+                    for v in values
+                    if isinstance(v, list)
+                    and not (where.tenant.user_id == APP_WIDE and self.namespaces.refuses(v))
+                )
             home = self.namespaces.home(where.tenant.user_id)
             if home is not None and where.tenant.user_id != APP_WIDE:
                 # A user's learned namespaces, whatever the prefix (the conditions filter them).
@@ -1236,10 +1280,23 @@ class MemoryStore(AsyncBatchedBaseStore):
     # --- upgrading ------------------------------------------------------------------------------
 
     async def setup(self) -> int:
-        """Bring items written by an earlier version of this store (layout 1: namespaces
-        ``("memories", user_id, *path)`` stored as ``path``) into the current layout, every
-        version of each; how many memories were relabelled. Idempotent, and safe to run while
-        the store serves: call it once after upgrading, as LangGraph's SQL stores' ``setup``."""
+        """Bring items written by an earlier version of this store into the current layout,
+        every version of each; how many memories were relabelled or moved. Idempotent, and
+        safe to run while the store serves: call it once after upgrading (and after changing
+        the store's map), as LangGraph's SQL stores' ``setup``.
+
+        - Layout 1 (namespaces ``("memories", user_id, *path)`` stored as ``path``) is
+          relabelled.
+        - App-wide items whose namespace this store's map gives a user (``(user_id,
+          "memories")`` stored app-wide by the previous version, now read with
+          ``NamespaceMap(user_segment=0)``) are moved to that user; when the user already
+          holds the key, they become its history.
+        - App-wide items whose namespace the map refuses stay where they are, left out of
+          every read; they are counted in a ``store_items_refused`` warning (no values) and
+          tagged so that searches skip them on the server too. :meth:`refused_items` lists
+          them, ``adelete(namespace, key)`` or :meth:`forget_refused` deletes them, and
+          erasing the user named in them erases them.
+        """
         root = self.namespaces.user_roots[0] if self.namespaces.user_roots else "memories"
         count = 0
         for user in await self.long_term.user_ids(self.agent_id):
@@ -1272,21 +1329,115 @@ class MemoryStore(AsyncBatchedBaseStore):
                         tags=tags,
                         source=upgraded,
                     )
+        count += await self._settle_app_wide()
         if count:
             logger.info("store_items_upgraded", agent_id=self.agent_id, count=count)
+        return count
+
+    async def _app_wide_namespaces(self) -> list[tuple[str, ...]]:
+        values = await self.long_term.grouped(self._tenant(None), "source.namespace", source=_OURS)
+        return sorted(
+            tuple(v) for v in values if isinstance(v, list) and all(isinstance(x, str) for x in v)
+        )
+
+    async def _app_wide_keys(self, namespace: tuple[str, ...]) -> list[str]:
+        """The keys (memory keys) of the app-wide items stored exactly under ``namespace``."""
+        keys = {
+            memory.key
+            async for memory in self.long_term.browse(
+                self._tenant(None), tag=_tag(namespace), source=_OURS
+            )
+            if memory.key and tuple((memory.source or {}).get("namespace") or ()) == namespace
+        }
+        return sorted(keys)
+
+    async def _settle_app_wide(self) -> int:
+        """Move app-wide items the map gives a user to that user, tag those it refuses and
+        warn of them; how many memories were moved."""
+        shared = self._tenant(None)
+        moved = refused = 0
+        for namespace in await self._app_wide_namespaces():
+            user = self.namespaces.user_of(namespace)
+            if user is not None and user != APP_WIDE:
+                owner = self._tenant(user)
+                after_user = self.namespaces.schema_at
+                schema = namespace[after_user] if len(namespace) > after_user else None
+                for key in await self._app_wide_keys(namespace):
+                    versions = await self.long_term.history(shared, key=key)
+                    held = await self.long_term.current(owner, key=key)
+                    moved += await self.long_term.move_to_user(
+                        shared,
+                        [memory.id for memory in versions if _ours(memory.source)],
+                        user,
+                        schema=schema,
+                        supersede=held is not None,
+                        untag=_REFUSED,
+                    )
+            elif self.namespaces.refuses(namespace):
+                for key in await self._app_wide_keys(namespace):
+                    versions = await self.long_term.history(shared, key=key)
+                    refused += len(versions)
+                    untagged = [m.id for m in versions if _REFUSED not in m.tags]
+                    await self.long_term.tag_memories(shared, untagged, _REFUSED)
+        if refused:
+            logger.warning(
+                "store_items_refused",
+                agent_id=self.agent_id,
+                count=refused,
+                reason="stored app-wide by an earlier version under a namespace this store's "
+                "map refuses; no read returns them",
+                remedy="pass the NamespaceMap that fits them and run setup() again to move "
+                "them to their users, or list them with refused_items() and delete them with "
+                "adelete() or forget_refused()",
+            )
+        return moved
+
+    async def refused_items(self, *, limit: int = 100) -> list[Item]:
+        """The app-wide items (current versions) an earlier version of this store kept under
+        a namespace this store's map refuses, which no read returns: at most ``limit``, by
+        namespace and key. Delete one with ``adelete(item.namespace, item.key)``, all with
+        :meth:`forget_refused`."""
+        limit = check_int(limit, "limit", minimum=0, maximum=10_000)
+        items: list[Item] = []
+        for namespace in await self._app_wide_namespaces():
+            if not self.namespaces.refuses(namespace) or len(items) >= limit:
+                continue
+            current = await self.long_term.current_many(
+                self._tenant(None), await self._app_wide_keys(namespace)
+            )
+            items += sorted(
+                (self._item(memory) for memory in current.values() if _ours(memory.source)),
+                key=lambda item: item.key,
+            )
+        return items[:limit]
+
+    async def forget_refused(self) -> int:
+        """Delete every app-wide item (every version) an earlier version of this store kept
+        under a namespace this store's map refuses; how many memories were deleted."""
+        count = 0
+        for namespace in await self._app_wide_namespaces():
+            if self.namespaces.refuses(namespace):
+                keys = await self._app_wide_keys(namespace)
+                count += await self.long_term.forget_keys(self._tenant(None), keys)
+        if count:
+            logger.info("store_refused_items_forgotten", agent_id=self.agent_id, count=count)
         return count
 
     # --- beyond BaseStore ---------------------------------------------------------------------
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
-        """Erase the agent's app-wide items whose namespace names ``tenant``'s user (see
+        """Erase the agent's app-wide items whose namespace is shaped like ``tenant``'s
+        user's: the user id next to one of this store's root labels or ``"memories"`` (see
         :mod:`agent_memory.langgraph.erasure`); the user's own items are their memories,
         erased with them. Register with ``MemorySystem.register_forgetter(store.forget_user)``
         (``agent-memory forget`` does this erasure itself)."""
         tenant = check_tenant(tenant)
         if tenant.agent_id != self.agent_id or tenant.user_id == APP_WIDE:
             return {}
-        count = await forget_named_items(self.long_term, tenant)
+        # The map's roots, and the default map's, under which the previous version wrote
+        # (user_id, "memories") app-wide.
+        roots = tuple(dict.fromkeys((*(self.namespaces.user_roots or ()), *DEFAULT_ROOTS)))
+        count = await forget_named_items(self.long_term, tenant, roots)
         return {self.long_term.connection.collection_name(MEMORIES): count}
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
@@ -1308,6 +1459,7 @@ def _from_root(root: Any, namespaces: NamespaceMap | None) -> NamespaceMap:
             "namespaces=NamespaceMap(user_roots=(x,), span_users=False))"
         )
     users = NamespaceMap(user_roots=(root,), span_users=False)
+    # Called by __init__ and by from_connection: either way the caller of those is 3 up.
     warnings.warn(
         f"MemoryStore(root={root!r}) is deprecated and will be removed: use "
         f"MemoryStore(namespaces=NamespaceMap(user_roots=({root!r},), span_users=False))",

@@ -12,9 +12,16 @@ handed to *the loop that serves the connection* and waited for:
   :func:`sync_connection`, which opens the connection on it and closes both on exit.
 
 A sync call made on the serving loop's own thread would wait for itself forever: it raises
-:class:`asyncio.InvalidStateError` instead (use the async API there). Calls made from several
-threads at once are served one by one as they arrive, not batched together as concurrent
-async calls are.
+:class:`asyncio.InvalidStateError` instead (use the async API there). So does a call the loop
+cannot start because its thread is blocked waiting for the caller: a sync ``graph.invoke`` or
+``stream`` run on the loop's thread (async code, a notebook) runs parallel sync nodes in
+worker threads, whose store calls the blocked loop would never serve. That is seen in the
+loop thread's stack (a frame of LangGraph's sync ``Pregel.stream``) once the call has waited
+a quarter of a second unstarted; any other block ends the wait after :data:`START_TIMEOUT`
+seconds without the loop starting the call. A call is abandoned only before it starts, so a
+refused call has done nothing; once started it is waited for to its end. Calls made from
+several threads at once are served one by one as they arrive, not batched together as
+concurrent async calls are.
 
 >>> from agent_memory.langgraph import MemoryStore, MongoCheckpointer, sync_connection
 >>> with sync_connection() as connection:                               # doctest: +SKIP
@@ -28,11 +35,15 @@ async calls are.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
+import time
 import weakref
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
+
+from langgraph.pregel import Pregel
 
 from agent_memory._log import get_logger
 from agent_memory.config import Settings
@@ -43,6 +54,15 @@ __all__ = ["call_sync", "loop_of", "sync_connection"]
 logger = get_logger(__name__)
 
 T = TypeVar("T")
+
+#: How long a sync call waits for the serving loop to start it (a live loop starts it within
+#: a tick) before it is refused as blocked.
+START_TIMEOUT = 60.0
+#: How often a waiting call looks again at whether it started and what blocks the loop.
+_POLL = 0.25
+#: Frames of a synchronous LangGraph run (``invoke`` and ``stream`` go through it), which
+#: waits for its nodes' worker threads.
+_SYNC_RUNS = frozenset({Pregel.stream.__code__})
 
 #: The private loop serving each connection :func:`sync_connection` opened.
 _SERVED: weakref.WeakKeyDictionary[Connection, asyncio.AbstractEventLoop] = (
@@ -81,7 +101,69 @@ def call_sync(
             "would wait for itself forever; use the async API here (ainvoke, aget_state, "
             "aput, ...), or make the call from another thread"
         )
-    return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+    gate = _Gate(coroutine)
+    future = asyncio.run_coroutine_threadsafe(gate.run(), loop)
+    deadline = time.monotonic() + START_TIMEOUT
+    while not gate.started.wait(_POLL):
+        in_sync_run = _in_sync_run(loop)
+        if (in_sync_run or time.monotonic() >= deadline) and gate.abandon():
+            future.cancel()
+            if in_sync_run:
+                raise asyncio.InvalidStateError(
+                    f"{what}: the event loop that serves this connection is blocked by a "
+                    "synchronous graph run on its own thread (graph.invoke or graph.stream "
+                    "called from async code or a notebook), which waits for this call: use "
+                    "await graph.ainvoke(...) / astream there, or open the connection with "
+                    "agent_memory.langgraph.sync_connection()"
+                )
+            raise asyncio.InvalidStateError(
+                f"{what}: the event loop that serves this connection has not started this "
+                f"call in {START_TIMEOUT:.0f} s: its thread is blocked, probably by a "
+                "synchronous call that waits for this one; use the async API on that thread"
+            )
+    return future.result()
+
+
+class _Gate:
+    """A coroutine that either starts on the serving loop or is abandoned by its waiter,
+    never both: an abandoned call has done nothing."""
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        self._coroutine = coroutine
+        self._lock = threading.Lock()
+        self._abandoned = False
+        self.started = threading.Event()
+
+    async def run(self) -> Any:
+        with self._lock:
+            if self._abandoned:
+                return None  # its waiter has raised; the future is cancelled
+            self.started.set()
+        return await self._coroutine
+
+    def abandon(self) -> bool:
+        """Give the call up unless it has started; whether it was given up."""
+        with self._lock:
+            if self.started.is_set():
+                return False
+            self._abandoned = True
+            self._coroutine.close()  # never started: closed here, no warning
+            return True
+
+
+def _in_sync_run(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop``'s thread is inside a synchronous LangGraph run, which waits for its
+    worker threads and serves nothing meanwhile (asyncio's loops note their thread while
+    they run; a loop that does not is judged by the deadline alone)."""
+    ident = getattr(loop, "_thread_id", None)
+    if not isinstance(ident, int) or ident == threading.get_ident():
+        return False
+    frame = sys._current_frames().get(ident)
+    while frame is not None:
+        if frame.f_code in _SYNC_RUNS:
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _LoopThread:

@@ -10,11 +10,16 @@ unenforced). Each step is idempotent and touches only what is still in the old f
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any
+
+from bson import ObjectId
 
 from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
 from agent_memory.mongo.catalog import CollectionSpec
+from agent_memory.mongo.connection import META_COLLECTION
+from agent_memory.stamps import utcnow
 
 __all__ = [
     "MIGRATIONS",
@@ -30,6 +35,9 @@ logger = get_logger(__name__)
 #: The LangGraph checkpointer's collections (unprefixed): checkpoints, then their writes.
 THREAD_COLLECTIONS = ("lg_checkpoints", "lg_checkpoint_writes")
 _BATCH = 100
+#: How far before the previous run a run of :func:`threads_per_tenant` looks again: documents
+#: get their ``_id`` (and its time) from the clock of the process that wrote them.
+_CLOCK_MARGIN = timedelta(hours=1)
 
 
 def _sibling(collection: Any, name: str) -> Any:
@@ -49,16 +57,35 @@ async def threads_per_tenant(collection: Any) -> int:
     ``forget_user`` erased it). Such documents, in a thread that holds one user's
     checkpoints, are given that user's ``agent_id`` and ``user_id``; documents of threads
     nobody owns get both as ``null``, the form of a thread run without a tenant now. A
-    thread with checkpoints of two users (a race the earlier check could lose) keeps its
-    unattributed documents as they were and is logged. Returns the documents changed.
+    thread with checkpoints of two users (a race the earlier check could lose, or a user's
+    new thread of an id another used before) keeps its unattributed documents as they were:
+    no config reads them and no user's erasure deletes them. One warning counts those
+    threads and says how to find them (no thread ids: they may hold user data). Returns the
+    documents changed.
+
+    The first run reads every document without the keys (an index on ``agent_id`` holds a
+    missing key as null, so it reads every anonymous one too); it records in the ``meta``
+    collection when it ran, and later runs read only documents inserted since then, less
+    an hour (by ``_id``, indexed and in time order). A document an earlier version's process
+    writes after that (a rolling upgrade) is read by no config meanwhile (anonymous reads
+    match stored nulls only), is erased with the thread's owner, and is attributed by the
+    next run, by the same rules. One an old process *replaces* in place keeps its old
+    ``_id`` and is not looked at again: run setup after the last old process has stopped.
     """
     checkpoints = _sibling(collection, THREAD_COLLECTIONS[0])
-    legacy = {"agent_id": {"$exists": False}}
+    meta = _sibling(collection, META_COLLECTION)
+    marker = f"migration.threads_per_tenant.{collection.name}"
+    started = utcnow()
+    legacy: dict[str, Any] = {"agent_id": {"$exists": False}}
+    done = await meta.find_one({"_id": marker})
+    checked_to = (done or {}).get("checked_to")
+    if isinstance(checked_to, datetime):
+        legacy["_id"] = {"$gt": ObjectId.from_datetime(checked_to - _CLOCK_MARGIN)}
     rows = await _driver.aggregate(
         collection, [{"$match": legacy}, {"$group": {"_id": "$thread_id"}}]
     )
     threads = sorted(row["_id"] for row in rows if isinstance(row["_id"], str))
-    changed = 0
+    changed = shared = 0
     for start in range(0, len(threads), _BATCH):
         batch = threads[start : start + _BATCH]
         owners: dict[str, set[tuple[str, str]]] = {}
@@ -70,12 +97,7 @@ async def threads_per_tenant(collection: Any) -> int:
         for thread in batch:
             found = owners.get(thread, set())
             if len(found) > 1:
-                logger.warning(
-                    "langgraph_thread_not_migrated",
-                    collection=collection.name,
-                    reason="the thread holds checkpoints of more than one user",
-                    remedy="delete it with adelete_thread for each user, or leave it",
-                )
+                shared += 1
                 continue
             agent_id, user_id = next(iter(found)) if found else (None, None)
             result = await collection.update_many(
@@ -83,8 +105,19 @@ async def threads_per_tenant(collection: Any) -> int:
                 {"$set": {"agent_id": agent_id, "user_id": user_id}},
             )
             changed += result.modified_count
+    if shared:
+        logger.warning(
+            "langgraph_threads_not_migrated",
+            collection=collection.name,
+            threads=shared,
+            reason="each holds checkpoints of more than one user, so its documents without "
+            "agent_id cannot be given to one; no config reads them and no erasure deletes them",
+            remedy=f'find them with db.{collection.name}.find({{"agent_id": {{"$exists": false}}}}) '
+            "and delete them, or set their agent_id and user_id to their owner's, by hand",
+        )
     if changed:
         logger.info("langgraph_threads_migrated", collection=collection.name, count=changed)
+    await meta.update_one({"_id": marker}, {"$set": {"checked_to": started}}, upsert=True)
     return changed
 
 

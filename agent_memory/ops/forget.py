@@ -6,7 +6,7 @@ the four memories and the knowledge base, plus whatever was registered with it (
 memories and are easy to miss: queued memory-formation jobs, the threads of the LangGraph
 checkpointer (:class:`~agent_memory.langgraph.checkpointer.MongoCheckpointer`, when the app
 runs its graphs with ``agent_id`` and ``user_id`` in the configurable) and the LangGraph
-store's app-wide items whose namespace names the user (:mod:`agent_memory.langgraph.erasure`).
+store's app-wide items whose namespace is shaped like the user's (:mod:`agent_memory.langgraph.erasure`).
 :func:`forget_user` erases those too, so an erasure request is one call.
 
 Order matters while the app runs. Formation jobs are erased first: a worker that takes over a
@@ -124,7 +124,7 @@ async def agents_of(memories: MemorySystem, user_id: str) -> list[str]:
                 probe = {"agent_id": {"$eq": agent}, "user_id": {"$eq": user_id}}
                 if await collection.find_one(probe, {"_id": 1}) is not None:
                     found.add(agent)
-        # App-wide LangGraph store items whose namespace names the user are the user's too.
+        # App-wide LangGraph store items shaped like the user's namespace are the user's too.
         from agent_memory.langgraph.erasure import agents_naming
 
         agents = await memories.connection.collection("memories").distinct("agent_id")

@@ -18,6 +18,8 @@ from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from langgraph.checkpoint.serde.types import ERROR
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
+from pymongo import monitoring
+from structlog.testing import capture_logs
 
 from agent_memory.config import Settings
 from agent_memory.errors import InvalidInputError, StorageError
@@ -528,3 +530,171 @@ async def test_from_settings_and_from_uri_close_what_they_opened(
         await saver.aget_tuple(_config("t", **ALICE))
     async with await connect(settings) as cleanup:
         await cleanup.client.drop_database(settings.database)
+
+
+# --- state the previous version stored without the keys, beside per-tenant threads ----------
+
+
+async def _bobs_main_as_left_before(saver: MongoCheckpointer, connection: Connection) -> str:
+    """Bob's "main" as the previous version left it: his checkpoint, and state written into
+    it without the keys (``update_state`` with the thread id alone), with a pending write.
+    Returns the id of that unattributed checkpoint."""
+    await saver.aput(_config("main", **BOB), _checkpoint(), {"source": "input", "step": -1}, {})
+    checkpoints, writes = connection.collection(CHECKPOINTS), connection.collection(WRITES)
+    edit = await checkpoints.find_one({"thread_id": "main", **BOB})
+    assert edit is not None
+    for key in ("_id", "agent_id", "user_id"):
+        edit.pop(key)
+    edit["checkpoint_id"] += "-edit"
+    await checkpoints.insert_one(edit)
+    await writes.insert_one(
+        {
+            "thread_id": "main",
+            "checkpoint_ns": "",
+            "checkpoint_id": edit["checkpoint_id"],
+            "task_id": "task",
+            "idx": 0,
+            "channel": "said",
+            "type": "null",
+            "value": b"",
+            "task_path": "",
+        }
+    )
+    return edit["checkpoint_id"]
+
+
+async def test_erasing_a_user_leaves_anothers_unattributed_state_of_the_same_thread_id(
+    saver: MongoCheckpointer, connection: Connection
+) -> None:
+    await _bobs_main_as_left_before(saver, connection)
+    await saver.aput(_config("main", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {})
+    counts = await saver.forget_user(Tenant("agent", "alice"))
+    assert counts == {CHECKPOINTS: 1, WRITES: 0}
+    checkpoints = await connection.collection(CHECKPOINTS).find({}).to_list(None)
+    writes = await connection.collection(WRITES).find({}).to_list(None)
+    assert sorted(d.get("user_id", "-") for d in checkpoints) == ["-", "bob"]
+    assert [d.get("user_id", "-") for d in writes] == ["-"]
+    # Now bob is the thread's only owner: his erasure takes the state setup would give him.
+    assert await saver.forget_user(Tenant("agent", "bob")) == {CHECKPOINTS: 2, WRITES: 1}
+
+
+async def test_anonymous_threads_never_see_a_tenants_unattributed_state(
+    shared: MongoCheckpointer, connection: Connection
+) -> None:
+    edit = await _bobs_main_as_left_before(shared, connection)
+    assert await shared.aget_tuple(_config("main")) is None
+    assert await shared.aget_tuple(_config("main", checkpoint_id=edit)) is None
+    assert [t async for t in shared.alist(None)] == []
+    await shared.acopy_thread("main", "copy")
+    await shared.adelete_thread("main")
+    await shared.aprune(["main"], strategy="delete")
+    checkpoints = await connection.collection(CHECKPOINTS).find({}).to_list(None)
+    assert sorted((d["thread_id"], d.get("user_id", "-")) for d in checkpoints) == [
+        ("main", "-"),
+        ("main", "bob"),
+    ]
+    # An anonymous thread of its own stays readable, and bob's reads see his checkpoint only.
+    await shared.aput(_config("main"), _checkpoint(), {"source": "input", "step": -1}, {})
+    assert (await shared.aget_tuple(_config("main"))).config["configurable"]["thread_id"] == "main"
+    assert len([t async for t in shared.alist(_config("main", **BOB))]) == 1
+
+
+async def test_a_thread_left_unattributed_by_setup_is_counted_not_named(
+    saver: MongoCheckpointer, connection: Connection
+) -> None:
+    await _bobs_main_as_left_before(saver, connection)
+    await saver.aput(_config("main", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {})
+    with capture_logs() as logs:
+        await saver.setup()
+    warnings = [e for e in logs if e["event"] == "langgraph_threads_not_migrated"]
+    assert warnings[0]["collection"].endswith(CHECKPOINTS) and warnings[0]["threads"] == 1
+    assert all("main" not in str(w) and "$exists" in w["remedy"] for w in warnings)
+    assert "adelete_thread" not in str(warnings)
+
+
+async def test_erasing_many_threads_sends_bounded_commands(settings: Settings) -> None:
+    sent: list[dict[str, Any]] = []
+
+    class Listener(monitoring.CommandListener):
+        def started(self, event: monitoring.CommandStartedEvent) -> None:
+            if event.command_name in ("find", "delete"):
+                sent.append(dict(event.command))
+
+        def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+            pass
+
+        def failed(self, event: monitoring.CommandFailedEvent) -> None:
+            pass
+
+    connection = await connect(settings, client_options={"event_listeners": [Listener()]})
+    try:
+        saver = MongoCheckpointer(connection)
+        await connection.collection(CHECKPOINTS).insert_many(
+            [
+                {**ALICE, "thread_id": f"t{n:03}", "checkpoint_ns": "", "checkpoint_id": "c"}
+                for n in range(250)
+            ]
+        )
+        sent.clear()
+        assert (await saver.forget_user(Tenant("agent", "alice")))[CHECKPOINTS] == 250
+
+        def longest_in(value: Any) -> int:
+            if isinstance(value, dict):
+                own = len(value["$in"]) if isinstance(value.get("$in"), list) else 0
+                return max([own, *(longest_in(v) for v in value.values())])
+            if isinstance(value, list):
+                return max([0, *(longest_in(v) for v in value)])
+            return 0
+
+        assert sent and max(longest_in(command) for command in sent) <= 100
+    finally:
+        await connection.client.drop_database(settings.database)
+        await connection.close()
+
+
+async def test_setup_reads_only_what_was_written_since_it_last_ran(settings: Settings) -> None:
+    matches: list[dict[str, Any]] = []
+
+    class Listener(monitoring.CommandListener):
+        def started(self, event: monitoring.CommandStartedEvent) -> None:
+            if event.command_name == "aggregate" and event.command["aggregate"].startswith("lg_"):
+                matches.append(event.command["pipeline"][0]["$match"])
+
+        def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+            pass
+
+        def failed(self, event: monitoring.CommandFailedEvent) -> None:
+            pass
+
+    connection = await connect(settings, client_options={"event_listeners": [Listener()]})
+    try:
+        shared = MongoCheckpointer(connection, strict=False)
+        await shared.setup()
+        for n in range(3):  # anonymous threads: their keys stored as null
+            await shared.aput(_config(f"t{n}"), _checkpoint(), {"source": "input", "step": -1}, {})
+        await shared.aput(
+            _config("main", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {}
+        )
+        assert all("_id" not in match for match in matches)  # the first run reads everything
+        matches.clear()
+        await shared.setup()
+        # Later runs read only documents inserted since the last run (less a margin), by _id.
+        assert len(matches) == 2 and all("$gt" in match["_id"] for match in matches)
+        # A document an old process writes meanwhile, without the keys, into alice's thread:
+        # read by nobody, then hers after the next setup.
+        checkpoints = connection.collection(CHECKPOINTS)
+        edit = await checkpoints.find_one({"thread_id": "main"})
+        assert edit is not None
+        for key in ("_id", "agent_id", "user_id"):
+            edit.pop(key)
+        edit["checkpoint_id"] += "-edit"
+        await checkpoints.insert_one(edit)
+        assert await shared.aget_tuple(_config("main", checkpoint_id=edit["checkpoint_id"])) is None
+        await shared.setup()
+        found = await shared.aget_tuple(
+            _config("main", checkpoint_id=edit["checkpoint_id"], **ALICE)
+        )
+        assert found is not None
+    finally:
+        await connection.client.drop_database(settings.database)
+        await connection.close()

@@ -376,3 +376,21 @@ async def test_root_is_deprecated_and_still_maps_the_user(long_term):
         await store.aclose()
     with pytest.raises(InvalidInputError, match="not both"):
         MemoryStore(long_term, agent_id="agent", root="notes", namespaces=NamespaceMap())
+
+
+async def test_roots_warning_names_the_callers_line(long_term, connection):
+    # Python's default filters show a DeprecationWarning only when it names code of the app
+    # (__main__): one that named a line inside agent_memory was hidden.
+    with pytest.warns(DeprecationWarning) as direct:
+        await MemoryStore(long_term, agent_id="agent", root="notes").aclose()
+    with pytest.warns(DeprecationWarning) as built:
+        store = MemoryStore.from_connection(
+            connection, agent_id="agent", root="notes", index={"embed": long_term.embedder}
+        )
+    await store.aclose()
+    assert store.namespaces == NamespaceMap(user_roots=("notes",), span_users=False)
+    assert [w.filename for w in (*direct, *built)] == [__file__, __file__]
+    with pytest.raises(InvalidInputError, match="not both"):
+        MemoryStore.from_connection(
+            connection, agent_id="agent", root="notes", namespaces=NamespaceMap()
+        )

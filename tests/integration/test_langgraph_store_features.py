@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError
+from structlog.testing import capture_logs
 
 from agent_memory.bench.store_ops import render_store_ops, run_store_ops
 from agent_memory.errors import InvalidInputError, NotFoundError
@@ -250,11 +251,12 @@ async def test_a_users_namespace_in_another_layout_is_refused_not_stored_app_wid
         lambda: store.aget(("alice", "memories"), "k"),
         lambda: store.asearch(("alice", "memories"), query="secret"),
         lambda: store.alist_namespaces(prefix=("alice", "memories")),
-        lambda: store.adelete(("alice", "memories", "notes"), "k"),
     )
     for call in calls:
         with pytest.raises(InvalidNamespaceError, match=r"NamespaceMap\(user_segment=0\)"):
             await call()
+    # A delete there is allowed: it removes what the previous version stored app-wide there.
+    await store.adelete(("alice", "memories", "notes"), "k")
     assert await long_term.collection.count_documents({}) == 0
     # The root first, or an app-wide namespace without the root label, are stored as before.
     await store.aput(("memories", "alice"), "k", {"content": "Alice's"})
@@ -293,11 +295,9 @@ async def test_the_user_first_layout_keeps_each_users_items_theirs(long_term, co
         await strict.aclose()
 
 
-async def test_erasure_takes_app_wide_items_whose_namespace_names_the_user(
-    long_term, connection, embedder
-):
-    # Whatever the map: here one whose root is "people", so ("alice", "memories") and
-    # ("docs", "alice") are app-wide, as ("alice", "memories") was under the default map.
+async def test_erasure_takes_app_wide_items_shaped_like_the_users(long_term, connection, embedder):
+    # Here a map whose root is "people", so ("alice", "memories") is app-wide, as it was under
+    # the previous version's default map: shaped like alice's (her id next to "memories").
     other = MemoryStore(
         long_term, agent_id="agent", namespaces=NamespaceMap(user_roots=("people",))
     )
@@ -309,12 +309,13 @@ async def test_erasure_takes_app_wide_items_whose_namespace_names_the_user(
         await other.aput(("people", "bob"), "k", {"content": "Bob's note"})
         memories = MemorySystem(connection, embedder)
         before = await held(memories, "alice")
-        assert before.agents == ["agent"] and before.counts["memories"] == 3
+        assert before.agents == ["agent"] and before.counts["memories"] == 2
         assert await agents_of(memories, "alice") == ["agent"]
         counts = await forget_user(memories, Tenant("agent", "alice"))
-        assert counts[connection.collection_name("memories")] == 3  # both versions, and the bio
+        assert counts[connection.collection_name("memories")] == 2  # both versions
         assert await other.aget(("alice", "memories"), "k") is None
-        assert await other.aget(("docs", "alice"), "bio") is None
+        # A label equal to the user id is not a user's namespace: shared data stays.
+        assert (await other.aget(("docs", "alice"), "bio")) is not None
         assert (await other.aget(("docs", "faq"), "hours")) is not None
         assert (await other.aget(("people", "bob"), "k")) is not None
         assert (await held(memories, "alice")).total == 0
@@ -650,3 +651,175 @@ async def test_a_store_built_like_langgraphs_own_from_an_index_config(connection
         await store.long_term.aclose()
     with pytest.raises(InvalidInputError, match="dims"):
         MemoryStore.from_connection(connection, agent_id="agent", index={"embed": embeddings})
+
+
+# --- items the previous version kept app-wide under a user's namespace ---------------------
+
+
+async def stored_app_wide_before(long_term: LongTermMemory, namespace, key: str, text: str):
+    """An item as the previous version (4bcc9d0, the same layout) stored it under a namespace
+    its default map read no user from, such as ("u1", "memories"): app-wide, user "*"."""
+
+    def encoded(parts) -> str:
+        return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+
+    await long_term.store(
+        Tenant("agent", "*"),
+        text,
+        key="lg/key:" + encoded([*namespace, key]),
+        tags=["lg/ns:" + encoded(namespace[:depth]) for depth in range(len(namespace) + 1)],
+        source={
+            "store": "langgraph",
+            "layout": "2",
+            "namespace": list(namespace),
+            "key": key,
+            "value": {"content": text},
+            "ttl": None,
+        },
+    )
+
+
+async def test_a_refused_namespaces_old_items_are_in_no_read_and_can_be_deleted(store, long_term):
+    await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 keeps a secret diary")
+    await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 keeps a secret blog")
+    await stored_app_wide_before(long_term, ("u2", "memories"), "j", "u2 has a secret too")
+    await store.aput(("docs", "faq"), "hours", {"content": "a secret: open 9 to 5"})
+    await store.aput(("memories", "u3"), "m", {"content": "u3's secret"})
+
+    async def reads() -> set:
+        found = {(h.namespace, h.key) for h in await store.asearch(())}
+        found |= {(h.namespace, h.key) for h in await store.asearch((), query="secret")}
+        found |= {(h.namespace, h.key) for h in await store.asearch(("u1",))}
+        found |= {(h.namespace, h.key) for h in await store.asearch(("u1",), query="diary")}
+        return found | {(ns, None) for ns in await store.alist_namespaces()}
+
+    expected = {
+        (("docs", "faq"), "hours"),
+        (("memories", "u3"), "m"),
+        (("docs", "faq"), None),
+        (("memories", "u3"), None),
+    }
+    assert await reads() == expected
+    assert await store.alist_namespaces(prefix=("u1",)) == []
+    # setup() leaves them where they are (this map gives them no user) and says how many.
+    with capture_logs() as logs:
+        assert await store.setup() == 0
+    (warning,) = [entry for entry in logs if entry["event"] == "store_items_refused"]
+    assert warning["count"] == 3 and "secret" not in json.dumps(warning, default=str)
+    assert await reads() == expected
+    listed = await store.refused_items()
+    assert [(i.namespace, i.key, i.value) for i in listed] == [
+        (("u1", "memories"), "k", {"content": "u1 keeps a secret blog"}),
+        (("u2", "memories"), "j", {"content": "u2 has a secret too"}),
+    ]
+    # Deleting under a refused namespace deletes what is stored app-wide there, every version.
+    await store.adelete(("u1", "memories"), "k")
+    assert await long_term.collection.count_documents({"source.namespace": "u1"}) == 0
+    assert await store.forget_refused() == 1
+    assert await store.refused_items() == []
+    assert await reads() == expected
+    with pytest.raises(InvalidNamespaceError):
+        await store.aput(("u1", "memories"), "k", {"content": "refused as before"})
+
+
+async def test_setup_moves_old_app_wide_items_to_the_user_the_map_names(long_term, embedder):
+    store = MemoryStore(long_term, agent_id="agent", namespaces=NamespaceMap(user_segment=0))
+    try:
+        await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 eats fish")
+        await stored_app_wide_before(long_term, ("u1", "memories"), "k", "u1 is vegetarian")
+        await stored_app_wide_before(long_term, ("u2", "memories"), "j", "u2's old note")
+        await store.aput(("u2", "memories"), "j", {"content": "u2's new note"})
+        assert await store.aget(("u1", "memories"), "k") is None  # not served before setup
+        assert await store.setup() == 3
+        assert (await store.aget(("u1", "memories"), "k")).value == {"content": "u1 is vegetarian"}
+        assert [v.value["content"] for v in await store.ahistory(("u1", "memories"), "k")] == [
+            "u1 is vegetarian",
+            "u1 eats fish",
+        ]
+        # u2 already held the key: the old item is its history, the new one stays current.
+        assert (await store.aget(("u2", "memories"), "j")).value == {"content": "u2's new note"}
+        assert len(await store.ahistory(("u2", "memories"), "j")) == 2
+        assert await long_term.collection.count_documents({"user_id": "*"}) == 0
+        hits = await store.asearch(("u1",), query="vegetarian")
+        assert [(h.namespace, h.key) for h in hits] == [(("u1", "memories"), "k")]
+        assert await store.setup() == 0  # idempotent
+    finally:
+        await store.aclose()
+
+
+async def test_erasing_a_user_named_like_shared_data_leaves_the_shared_data(
+    store, long_term, connection, embedder
+):
+    # The user "faq" asks to be forgotten: ("docs", "faq") is the app's FAQ, not theirs;
+    # ("faq", "memories"), stored app-wide by the previous version, is theirs.
+    faq = Tenant("agent", "faq")
+    await store.aput(("docs", "faq"), "hours", {"content": "open 9 to 5"})
+    await store.aput(("docs", "faq"), "hours", {"content": "open 8 to 6"})
+    memories = MemorySystem(connection, embedder)
+    for erase in (lambda: forget_user(memories, faq), lambda: store.forget_user(faq)):
+        await stored_app_wide_before(long_term, ("faq", "memories"), "k", "faq's old secret")
+        await stored_app_wide_before(long_term, ("faq", "memories", "x"), "j", "faq's diary")
+        assert (await held(memories, "faq")).counts["memories"] == 2
+        await erase()
+        assert await long_term.collection.count_documents({"source.namespace": "memories"}) == 0
+        assert (await store.aget(("docs", "faq"), "hours")).value == {"content": "open 8 to 6"}
+        assert len(await store.ahistory(("docs", "faq"), "hours")) == 2
+
+
+# --- field documents: what every other read and write must leave alone ----------------------
+
+
+async def test_field_documents_are_never_memories_to_count_read_or_relabel(long_term, monkeypatch):
+    store = MemoryStore(long_term, agent_id="agent", index={"fields": ["title", "body"]})
+    alice = Tenant("agent", "alice")
+    try:
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": "tax forms"}, ttl=5)
+        memory = await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')
+        field_ids = await long_term.collection.distinct("_id", {"status": "field"})
+        assert memory is not None and len(field_ids) == 2
+        assert set(await long_term.get_many(alice, [memory.id, *field_ids])) == {memory.id}
+        assert not await long_term.relabel(alice, field_ids[0], key="x", tags=[], source={})
+        # Editing the text drops the field vectors: the memory is searched by its new text.
+        await long_term.edit(alice, memory.id, content="Alice grows tomatoes")
+        assert await long_term.collection.count_documents({"status": "field"}) == 0
+        (hit,) = await store.asearch(NOTE, query="Alice grows tomatoes")
+        assert hit.score == pytest.approx(1.0, abs=1e-4)
+        # One expired item is one memory swept, whatever its field documents. (Time moves
+        # for the sweep only: the server's TTL monitor would delete them first otherwise.)
+        await store.aput(NOTE, "k2", {"title": "apple pie", "body": "jazz records"}, ttl=5)
+        assert await long_term.collection.count_documents({"status": "field"}) == 2
+        later = utcnow() + timedelta(minutes=10)
+        monkeypatch.setattr("agent_memory.memory.long_term.memory.utcnow", lambda: later)
+        assert await store.sweep_ttl() == 2  # k and k2
+        assert await long_term.collection.count_documents({}) == 0
+        indexes = {i["name"] for i in await (await long_term.collection.list_indexes()).to_list()}
+        assert {"tenant_field_of", "tenant_field_of_key"} <= indexes
+    finally:
+        await store.aclose()
+
+
+async def test_a_failed_write_of_field_vectors_leaves_the_item_searchable(long_term, monkeypatch):
+    from agent_memory.memory.long_term import fields
+
+    store = MemoryStore(long_term, agent_id="agent", index={"fields": ["title", "body"]})
+    alice = Tenant("agent", "alice")
+    try:
+        await store.aput(NOTE, "k", {"title": "bike repair", "body": "tax forms"})
+        made = fields.field_documents
+
+        def clashing(tenant, memory_id, item, vectors, now):  # the second insert fails
+            documents = made(tenant, memory_id, item, vectors, now)
+            return [documents[0], {**documents[1], "_id": documents[0]["_id"]}]
+
+        monkeypatch.setattr(fields, "field_documents", clashing)
+        with pytest.raises(Exception):  # noqa: B017 - the server's duplicate key, mapped
+            await store.aput(NOTE, "k", {"title": "apple pie", "body": "jazz records"})
+        monkeypatch.undo()
+        current = await long_term.current(alice, key='lg/key:["memories","alice","Note","k"]')
+        assert current is not None and current.content == "apple pie\njazz records"
+        assert "memory/fields" not in current.tags
+        assert await long_term.collection.count_documents({"status": "field"}) == 0
+        (hit,) = await store.asearch(NOTE, query="apple pie\njazz records")
+        assert hit.value == {"title": "apple pie", "body": "jazz records"}
+    finally:
+        await store.aclose()

@@ -157,3 +157,83 @@ async def test_a_sync_call_on_the_serving_loops_thread_fails_at_once(
             return asyncio.run_coroutine_threadsafe(inside(), loop).result(timeout=60)
 
     assert "wait for itself" in await asyncio.to_thread(on_the_private_loop)
+
+
+def _parallel_graph(store: MemoryStore, saver: MongoCheckpointer | None = None) -> Any:
+    """Two sync nodes that run at once (LangGraph runs them in worker threads), each using
+    the store's sync API."""
+
+    def node(name: str) -> Any:
+        def run(state: _State) -> dict[str, Any]:
+            store = get_store()
+            store.put(NOTES, name, {"content": f"{name} likes tea"})
+            return {"said": [store.get(NOTES, name).value["content"]]}
+
+        return run
+
+    builder = StateGraph(_State)
+    for name in ("left", "right"):
+        builder.add_node(name, node(name))
+        builder.add_edge(START, name)
+        builder.add_edge(name, END)
+    return builder.compile(checkpointer=saver, store=store)
+
+
+async def test_a_sync_connection_opened_in_async_code_serves_the_store(
+    settings: Settings,
+) -> None:
+    # A notebook or an async app: a loop runs, and the sync API is used all the same.
+    running = asyncio.get_running_loop()
+    try:
+        with sync_connection(settings) as connection:
+            store = MemoryStore(LongTermMemory(connection, FakeEmbedder()), agent_id="agent")
+            served = loop_of(connection)
+            assert store._serving is served and served is not running
+            graph = _parallel_graph(store, MongoCheckpointer(connection))
+            config = {"configurable": {"thread_id": "t", **ALICE}}
+            # graph.invoke blocks this loop's thread: the store's calls from the two worker
+            # threads are served by the connection's loop, not sent to this one.
+            result = graph.invoke({"said": [], "recalled": []}, config)
+            assert sorted(result["said"]) == ["left likes tea", "right likes tea"]
+            assert {item.key for item in store.search(NOTES)} == {"left", "right"}
+            store.close()
+    finally:
+        _drop(settings)
+
+
+async def test_a_sync_graph_run_on_the_serving_loops_thread_is_refused_not_hung(
+    connection: Connection,
+) -> None:
+    # The connection belongs to this loop; graph.invoke on its thread blocks it, so the
+    # store calls of the parallel nodes could never be served: refused, not waited forever.
+    store = MemoryStore(LongTermMemory(connection, FakeEmbedder()), agent_id="agent")
+    graph = _parallel_graph(store)
+    with pytest.raises(asyncio.InvalidStateError, match="blocked by a synchronous graph run"):
+        graph.invoke({"said": [], "recalled": []})
+    # Nothing was done for the refused calls, and the store serves async calls as before.
+    assert await store.asearch(NOTES) == []
+    await store.aclose()
+
+
+async def test_a_loop_blocked_otherwise_ends_the_wait(
+    connection: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_memory.langgraph import sync
+
+    monkeypatch.setattr(sync, "START_TIMEOUT", 1.0)
+    store = MemoryStore(LongTermMemory(connection, FakeEmbedder()), agent_id="agent")
+    outcome: dict[str, BaseException] = {}
+
+    def sync_code() -> None:
+        try:
+            store.get(NOTES, "k")
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=sync_code)
+    worker.start()
+    worker.join(60)  # on the loop's thread: it serves nothing until the worker ends
+    assert not worker.is_alive()
+    assert isinstance(outcome.get("error"), asyncio.InvalidStateError)
+    assert "has not started this call" in str(outcome["error"])
+    await store.aclose()

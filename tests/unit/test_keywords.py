@@ -69,3 +69,14 @@ def test_scores_are_finite_and_never_negative(docs, query):
 def test_any_text_tokenizes(text):
     tokens = tokenize(text)
     assert all(isinstance(token, str) and token for token in tokens)
+
+
+def test_documents_without_keyword_text_do_not_skew_bm25() -> None:
+    # A memory's field documents (its vectors per index field) have no text: they are no part
+    # of the keyword corpus, so its statistics are those of the texts alone.
+    texts = [["tax", "forms", "due"], ["bike", "repair"], ["tax", "office"]]
+    alone = Bm25Index(texts)
+    beside = Bm25Index([*texts, [], [], [], []])
+    assert beside.idf("tax") == alone.idf("tax")
+    assert list(beside.scores(["tax", "forms"])[:3]) == list(alone.scores(["tax", "forms"]))
+    assert list(beside.scores(["tax"])[3:]) == [0.0] * 4

@@ -128,3 +128,11 @@ def test_bad_namespaces_raise_langgraphs_error_and_ours(namespace):
 def test_an_empty_prefix_is_allowed_where_asked_for():
     assert check_namespace((), empty=True) == ()
     assert check_namespace(["a", "b"]) == ("a", "b")
+
+
+def test_refuses_says_what_check_refuses() -> None:
+    users = NamespaceMap()
+    assert users.refuses(("u1", "memories")) and users.refuses(("u1", "x", "memories"))
+    assert not users.refuses(("memories", "u1")) and not users.refuses(("docs", "u1"))
+    assert not NamespaceMap(user_segment=0).refuses(("u1", "memories"))
+    assert not NamespaceMap(user_roots=None).refuses(("u1", "memories"))

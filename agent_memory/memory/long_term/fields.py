@@ -18,11 +18,16 @@ A search by fields (:meth:`LongTermMemory.similar` with ``fields=True``) asks fo
 ``status`` ``active`` or ``field`` without :data:`FIELDS_TAG`, a documented ``$vectorSearch``
 filter on the declared ``status`` and ``tags`` paths, then gives each memory the best score
 of its documents. The field documents of a key are those of its active memory: a store of the
-key replaces them, and forgetting the key, the memory or the user deletes them.
+key replaces them, and forgetting the key, the memory or the user deletes them; editing the
+memory's content drops them (it is searched by its new text). Every other read or write of
+memories passes them by (``status``), and ``tenant_field_of``/``tenant_field_of_key``
+(partial on ``status: "field"``) find them by ``of``/``of_key``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -67,11 +72,13 @@ def field_documents(
     now: datetime,
 ) -> list[dict[str, Any]]:
     """The field documents of the memory ``memory_id`` stored from ``item`` (checked, with
-    ``field_texts``), one per vector."""
+    ``field_texts``), one per vector. Their ids are new at each store (``<memory id>~<new>``),
+    so they are written before the ones they replace are deleted."""
     tags = [tag for tag in item.tags if tag != FIELDS_TAG]
+    written = uuid.uuid4().hex[:12]
     return [
         {
-            "_id": f"{memory_id}~{position}",
+            "_id": f"{memory_id}~{written}{position}",
             **tenant.filter(),
             "status": FIELD,
             "of": memory_id,
@@ -128,20 +135,47 @@ async def replace_fields(
     """Replace the field documents of the keys stored with ``field_texts`` (``items``, as
     ``results`` stored them, ``field_vectors`` embedded): those of the key's active memory
     now, none when it has fewer than two texts. An item stored as history (``outdated``)
-    leaves them. The change to announce, or ``None`` when nothing changed."""
+    leaves them. The change to announce, or ``None`` when nothing changed.
+
+    The new documents are written first and the stale ones deleted after, so a failure
+    never leaves a memory tagged :data:`FIELDS_TAG` without field vectors: when the insert
+    fails, the memories lose the tag (they are searched by their joined text, as the tag
+    then says) and the partial write is removed, before the error is raised."""
     keys: list[str] = []
+    owners: list[str] = []
     added: list[dict[str, Any]] = []
     now = utcnow()
     for item, result, vectors in zip(items, results, field_vectors, strict=True):
         if item.field_texts is None or item.key is None or result.action == "outdated":
             continue
         keys.append(item.key)
+        owners.append(result.id)
         added += field_documents(tenant, result.id, item, vectors, now)
     if not keys:
         return None
-    stale = await collection.distinct("_id", stale_fields(tenant, keys))
+    fresh = [document["_id"] for document in added]
+    stale = [
+        doc_id
+        for doc_id in await collection.distinct("_id", stale_fields(tenant, keys))
+        if doc_id not in set(fresh)
+    ]
+    if added:
+        try:
+            await collection.insert_many(added, ordered=True)
+        except BaseException:
+            await _untag(collection, tenant, owners, [*fresh, *stale])
+            raise
     if stale:
         await collection.delete_many({**tenant.filter(), "_id": {"$in": stale}})
-    if added:
-        await collection.insert_many(added, ordered=True)
     return Change(added=added, removed=stale) if stale or added else None
+
+
+async def _untag(collection: Any, tenant: Tenant, owners: list[str], documents: list[Any]) -> None:
+    """After a failed write of field documents: the memories are searched by their own
+    vector (no tag) and have none (best effort: the write's own error is what is raised)."""
+    with contextlib.suppress(Exception):  # the caller raises the write's error
+        await collection.update_many(
+            {**tenant.filter(), "_id": {"$in": owners}, "status": {"$ne": FIELD}},
+            {"$pull": {"tags": FIELDS_TAG}},
+        )
+        await collection.delete_many({**tenant.filter(), "_id": {"$in": documents}})

@@ -887,7 +887,7 @@ class LongTermMemory:
             return {}
         with translate_errors("reading memories"):
             docs = await self.collection.find(
-                {**tenant.filter(), "_id": {"$in": wanted}}, {"embedding": 0}
+                {**tenant.filter(), "_id": {"$in": wanted}, "status": NOT_FIELD}, {"embedding": 0}
             ).to_list(None)
         return {doc["_id"]: Memory.from_document(doc) for doc in docs}
 
@@ -1214,11 +1214,77 @@ class LongTermMemory:
             raise InvalidInputError(f"at most {self.config.max_tags} tags")
         with translate_errors("relabelling a memory"):
             result = await self.collection.update_one(
-                {"_id": memory_id, **tenant.filter()}, {"$set": fields}
+                {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}, {"$set": fields}
             )
             if result.matched_count:
                 await self._announce(tenant)  # tags are filtered on: every search reads again
         return result.matched_count == 1
+
+    async def move_to_user(
+        self,
+        tenant: Tenant,
+        memory_ids: Sequence[str],
+        user_id: str,
+        *,
+        schema: str | None = None,
+        supersede: bool = False,
+        untag: str | None = None,
+    ) -> int:
+        """Give these memories of ``tenant`` (any status, with their field documents) to the
+        user ``user_id`` of the same agent, with ``schema``, without the tag ``untag``, and
+        superseded when ``supersede`` (the user holds a newer version): for a writer that
+        filed them under the wrong user. How many memories were moved; searches of both
+        users see the change."""
+        tenant = check_tenant(tenant)
+        target = check_tenant(Tenant(tenant.agent_id, user_id))
+        ids = check_ids(list(memory_ids), "memory_ids") if memory_ids else []
+        if not ids or target == tenant:
+            return 0
+        moved: dict[str, Any] = {"user_id": target.user_id, "schema": schema}
+        if supersede:
+            moved["status"] = "superseded"
+        update: dict[str, Any] = {"$set": moved}
+        if untag is not None:
+            update["$pull"] = {"tags": check_id(untag, "untag")}
+        with translate_errors("moving memories"):
+            fields = await self.collection.distinct(
+                "_id", {**tenant.filter(), "status": FIELD, "of": {"$in": ids}}
+            )
+            result = await self.collection.update_many(
+                {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD}, update
+            )
+            if fields:
+                field_update: dict[str, Any] = {"$set": {"user_id": target.user_id}}
+                if "$pull" in update:
+                    field_update["$pull"] = update["$pull"]
+                await self.collection.update_many(
+                    {**tenant.filter(), "_id": {"$in": fields}}, field_update
+                )
+            await self._announce(tenant, Change(removed=[*ids, *fields]))
+            await self._announce(target)
+        return result.modified_count
+
+    async def tag_memories(self, tenant: Tenant, memory_ids: Sequence[str], tag: str) -> int:
+        """Add ``tag`` to these memories of ``tenant`` (any status) and their field
+        documents, so that a search or listing can leave them out by it; how many memories
+        took it."""
+        tenant = check_tenant(tenant)
+        ids = check_ids(list(memory_ids), "memory_ids") if memory_ids else []
+        tag = check_id(tag, "tag")
+        if not ids:
+            return 0
+        with translate_errors("tagging memories"):
+            result = await self.collection.update_many(
+                {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD},
+                {"$addToSet": {"tags": tag}},
+            )
+            await self.collection.update_many(
+                {**tenant.filter(), "status": FIELD, "of": {"$in": ids}},
+                {"$addToSet": {"tags": tag}},
+            )
+            if result.modified_count:
+                await self._announce(tenant)  # tags are filtered on: every search reads again
+        return result.modified_count
 
     async def set_expiry(
         self, tenant: Tenant, memory_ids: Sequence[str], expires_at: datetime | None
@@ -1266,7 +1332,9 @@ class LongTermMemory:
         tags: Sequence[str] | None = None,
     ) -> Memory:
         """Correct one memory of this user in place: its ``content`` (embedded again, so
-        searches find it by its new text), ``importance`` or ``tags``; what is not given stays.
+        searches find it by its new text; a memory searched by its fields' vectors loses them
+        and is searched by the new text, :mod:`.fields`), ``importance`` or ``tags``; what is
+        not given stays.
         For a person fixing what the agent remembers wrong (the memory console); what the
         agent learns anew goes through :meth:`store`, which keeps the old version as history.
         Returns the memory as stored now; :class:`NotFoundError` for another user's id."""
@@ -1287,7 +1355,13 @@ class LongTermMemory:
             )
             if stored is None:
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
-            if "tags" in fields and FIELDS_TAG in (stored.get("tags") or ()):
+            by_fields = FIELDS_TAG in (stored.get("tags") or ())
+            if "content" in fields and by_fields:
+                # Its field vectors were of the texts replaced: it is searched by its new
+                # text from now on, and its field documents go (below).
+                kept = fields["tags"] if "tags" in fields else list(stored.get("tags") or ())
+                fields["tags"] = [tag for tag in kept if tag != FIELDS_TAG]
+            elif "tags" in fields and by_fields:
                 fields["tags"].append(FIELDS_TAG)  # how it is searched is not a tag to edit
             if "content" in fields and stored.get("indexed", True):
                 # Embedded before anything is written: a provider failure changes nothing.
@@ -1310,6 +1384,10 @@ class LongTermMemory:
             )
             if updated is None:  # forgotten meanwhile
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
+            if "content" in fields and by_fields:
+                await self.collection.delete_many(
+                    {**tenant.filter(), "status": FIELD, "of": memory_id}
+                )
             await self._announce(tenant)  # content, importance and tags are all searched on
         logger.info(
             "memory_edited",
@@ -1362,14 +1440,26 @@ class LongTermMemory:
         does the same within a minute or so on a MongoDB server, and reads never return an
         expired memory meanwhile. How many were deleted."""
         tenant = check_tenant(tenant)
+        now = utcnow()
         with translate_errors("forgetting expired memories"):
             expired = await self.collection.distinct(
-                "_id", {**tenant.filter(), "expires_at": {"$lte": utcnow()}}
+                "_id", {**tenant.filter(), "expires_at": {"$lte": now}, "status": NOT_FIELD}
             )
-            if not expired:
+            # Their field documents (:mod:`.fields`), and any that expired on their own.
+            fields = await self.collection.distinct(
+                "_id",
+                {
+                    **tenant.filter(),
+                    "status": FIELD,
+                    "$or": [{"of": {"$in": expired}}, {"expires_at": {"$lte": now}}],
+                },
+            )
+            if not expired and not fields:
                 return 0
             result = await self.collection.delete_many({"_id": {"$in": expired}, **tenant.filter()})
-            await self._announce(tenant, Change(removed=expired))
+            if fields:
+                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+            await self._announce(tenant, Change(removed=[*expired, *fields]))
         return result.deleted_count
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:

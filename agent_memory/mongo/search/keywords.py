@@ -102,7 +102,11 @@ class Bm25Index:
                 counts.append(count)
         self.size = len(lengths)
         self._lengths = np.asarray(lengths, dtype=np.float32)
-        average = float(self._lengths.mean()) if self.size else 0.0
+        # A document without keyword text (a memory's field vectors) is no part of the
+        # keyword corpus: it counts neither in the document frequencies nor in the average.
+        with_text = self._lengths[self._lengths > 0]
+        self._counted = int(with_text.size)
+        average = float(with_text.mean()) if self._counted else 0.0
         # The length part of BM25's denominator, per document, computed once.
         self._norm = (
             k1 * (1.0 - b + b * self._lengths / average)
@@ -117,7 +121,7 @@ class Bm25Index:
     def idf(self, term: str) -> float:
         found = self._postings.get(term)
         df = 0 if found is None else len(found[0])
-        return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
+        return math.log(1.0 + (self._counted - df + 0.5) / (df + 0.5))
 
     def coverage(self, query: Sequence[str], position: int, terms: Sequence[str]) -> float:
         """How much of ``query``'s weight the document at ``position`` (whose tokens are
