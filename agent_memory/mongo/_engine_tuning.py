@@ -45,7 +45,11 @@ the data (measured in ``docs/reliability.md``). Each index is made
 partial on its own collection when it is created (and, for a file written before, once at
 the start); SQLite still serves the engine's reads with it, matching their bound namespace
 against the index's. A hint no longer forces the index by name (SQLite refuses a partial
-index there), it is checked and SQLite picks the index itself.
+index there), it is checked and SQLite picks the index itself. SQLite plans a statement again
+for new bound values only if it was prepared while some partial index existed; one prepared
+on a new file before its first index was made partial kept the first collection's index for
+every collection bound afterwards and found nothing in them, so a partial index that holds no
+document is made before the engine's first read (:func:`plans_guarded`).
 
 **Short steps on the event loop.** The engine sent every blocking step to a pool of
 threads and waited for it through a future and a wake-up of the event loop, also a step of a
@@ -269,6 +273,7 @@ def _create_connection(original: Any) -> Any:
             _watch(connection, self)
         except sqlite3.Error:
             logger.debug("engine_connection_untuned", exc_info=True)
+        _guard(connection)  # a file written before: before the connection prepares anything
         return connection
 
     return _create_sqlite_connection
@@ -331,6 +336,8 @@ def _connect(original: Any) -> Any:
                 _watch(connection, self)  # a new file has its tables only now
             except sqlite3.Error:
                 logger.debug("engine_connection_untuned", exc_info=True)
+            with self._lock:
+                _guard(connection)  # a new file: before its first read
             try:
                 with self._lock:  # a file written before: its indexes once, at the start
                     started = time.perf_counter()
@@ -348,6 +355,41 @@ def _connect(original: Any) -> Any:
 
 #: The namespace condition an index made partial ends with (see :func:`narrow_indexes`).
 _NARROWED = re.compile(r" WHERE db_name = '(?:[^']|'')*' AND coll_name = '(?:[^']|'')*'\Z")
+#: A partial index on the engine's table that holds no document (see :func:`plans_guarded`).
+PLAN_GUARD = "agent_memory_plan_guard"
+
+
+def plans_guarded(connection: sqlite3.Connection) -> bool:
+    """Whether the file has :data:`PLAN_GUARD`, a partial index no document is in, without
+    which an index made partial on its collection may answer for another collection.
+
+    SQLite plans a statement with a partial index when its bound values match the index's
+    condition, and marks the values it compared so that binding others plans it again. A
+    statement prepared while no partial index existed has none marked, and keeps none when
+    a schema change re-plans it: re-planned with one collection's values bound after that
+    collection's index was made partial, it read that index for every collection bound
+    later, and found nothing in the others (``docs/upstream/sqlite-partial-index-replan.md``).
+    With a partial index on ``db_name`` from the start, every statement of the engine is
+    prepared with its ``db_name`` compared, and each execution, binding it again, is planned
+    for its own values. Created here when it is missing and the table exists, outside a
+    transaction; ``False`` when it is not there."""
+    exists = "SELECT 1 FROM sqlite_schema WHERE type = ? AND name = ?"
+    if connection.execute(exists, ("index", PLAN_GUARD)).fetchone() is not None:
+        return True
+    if (
+        connection.in_transaction
+        or not connection.execute(exists, ("table", "documents")).fetchone()
+    ):
+        return False
+    connection.execute(f"CREATE INDEX {PLAN_GUARD} ON documents (db_name) WHERE db_name = ''")
+    return True
+
+
+def _guard(connection: sqlite3.Connection) -> None:
+    try:
+        plans_guarded(connection)
+    except sqlite3.Error:
+        logger.warning("engine_plan_guard_missing", exc_info=True)
 
 
 def _literal(text: str) -> str:
@@ -365,7 +407,8 @@ def narrow_indexes(
     collections, and the index trees grew with all the data. A partial index holds only
     its collection's documents, and SQLite still uses it for the engine's reads, whose
     ``db_name = ? AND coll_name = ?`` it matches against the bound values. Nothing is
-    rebuilt inside an open transaction (it is done at the next start)."""
+    rebuilt inside an open transaction (it is done at the next start), nor in a file without
+    :data:`PLAN_GUARD`."""
     query = (
         "SELECT i.db_name, i.coll_name, s.name, s.sql FROM indexes AS i JOIN sqlite_schema AS s "
         "ON s.type = 'index' AND s.name = i.physical_name AND s.tbl_name = 'documents'"
@@ -381,7 +424,8 @@ def narrow_indexes(
         whole = _NARROWED.sub("", sql)  # a renamed collection's old condition goes
         if whole.endswith(")"):  # the engine's own shape: CREATE INDEX ... ON documents (...)
             rebuilt.append((name, whole + where))
-    if not rebuilt or connection.in_transaction:
+    # Without the guard a partial index could answer for another collection: left whole.
+    if not rebuilt or connection.in_transaction or not plans_guarded(connection):
         return 0
     for name, sql in rebuilt:  # one at a time: a stop half-way keeps what was done
         connection.execute("BEGIN IMMEDIATE")

@@ -476,6 +476,54 @@ def test_a_file_written_before_has_its_indexes_narrowed_at_start(tmp_path: Path)
         tuned.close()
     assert found == expected and len(found) == 10
     assert _index_sql(path)["one.a_b"].endswith("WHERE db_name = 'db' AND coll_name = 'one'")
+    connection = sqlite3.connect(path)
+    try:
+        guard = "SELECT sql FROM sqlite_schema WHERE name = ?"
+        (sql,) = connection.execute(guard, (_engine_tuning.PLAN_GUARD,)).fetchone()
+    finally:
+        connection.close()
+    assert sql.endswith("WHERE db_name = ''")  # before any statement of the tuned engine
+
+
+def _unattributed(client: Any, name: str, gone: int) -> tuple[Any, ...]:
+    """What the engine answers for one filter on ``name``: its count, its documents by find
+    and by aggregate, the documents an update of it reaches, and a delete of it and ``n``
+    equal to ``gone``."""
+    coll, legacy = client["db"][name], {"agent_id": {"$exists": False}}
+    return (
+        coll.count_documents(legacy),
+        sorted(d["n"] for d in coll.find(legacy)),
+        sorted(d["n"] for d in coll.aggregate([{"$match": legacy}])),
+        coll.update_many(legacy, {"$inc": {"seen": 1}}).modified_count,
+        coll.delete_many({**legacy, "n": gone}).deleted_count,
+    )
+
+
+def test_one_filter_on_two_collections_answers_for_each(tmp_path: Path) -> None:
+    """A statement the engine's connection prepared before any partial index existed (the
+    first reads of a new file), re-planned after an index was made partial on one
+    collection, kept that collection's index for every namespace bound afterwards: the same
+    filter on another collection found nothing (SQLite re-plans for new bound values only a
+    statement prepared while some partial index could use them). The LangGraph thread
+    migration's sequence: a read of each collection, then its indexes, then both again."""
+    names = ("lg_checkpoints", "lg_checkpoint_writes")
+    answers = []
+    for kind in (SQLiteEngine, engine_class()):
+        client = MongoClient(engine=kind(str(tmp_path / f"{len(answers)}.sqlite3")))
+        try:
+            steps = []
+            for name in names:
+                client["db"][name].insert_many([{"thread_id": "t", "n": n} for n in range(4)])
+                steps.append(_unattributed(client, name, 0))
+                client["db"][name].create_index([("agent_id", 1), ("thread_id", 1)], name="a_t")
+            for gone, order in enumerate((names, names[::-1]), start=1):
+                steps.extend(_unattributed(client, name, gone) for name in order)
+            answers.append(steps)
+        finally:
+            client.close()
+    stock, tuned = answers
+    assert stock[2] == stock[3] == (3, [1, 2, 3], [1, 2, 3], 3, 1)
+    assert tuned == stock
 
 
 def test_reads_use_the_engine_connection_and_the_log_is_capped(tmp_path: Path) -> None:
