@@ -23,6 +23,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from dataclasses import field as dataclass_field  # Kind has a field named "field"
 from types import MappingProxyType
 from typing import Any
 
@@ -51,7 +52,8 @@ class Kind:
     distinct: bool = False
     per_user: bool = True
     #: The condition the collection's documents of this kind meet (every one when empty).
-    only: Mapping[str, Any] = MappingProxyType({})
+    #: (A factory: Python 3.11's dataclasses refuse a mappingproxy as a default.)
+    only: Mapping[str, Any] = dataclass_field(default_factory=lambda: MappingProxyType({}))
 
 
 KINDS = (
