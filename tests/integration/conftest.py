@@ -166,10 +166,13 @@ class CommandCounter(monitoring.CommandListener):
 
     def __init__(self) -> None:
         self.commands: list[str] = []
+        #: The same commands whole (name, document), for tests of what a command holds.
+        self.documents: list[tuple[str, dict[str, Any]]] = []
 
     def started(self, event: monitoring.CommandStartedEvent) -> None:
         if event.command_name not in self.IGNORED:
             self.commands.append(event.command_name)
+            self.documents.append((event.command_name, dict(event.command)))
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         pass

@@ -18,7 +18,6 @@ from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from langgraph.checkpoint.serde.types import ERROR
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
-from pymongo import monitoring
 from structlog.testing import capture_logs
 
 from agent_memory.config import Settings
@@ -612,89 +611,60 @@ async def test_a_thread_left_unattributed_by_setup_is_counted_not_named(
     assert "adelete_thread" not in str(warnings)
 
 
-async def test_erasing_many_threads_sends_bounded_commands(settings: Settings) -> None:
-    sent: list[dict[str, Any]] = []
+async def test_erasing_many_threads_sends_bounded_commands(counted) -> None:
+    connection, counter = counted
+    saver = MongoCheckpointer(connection)
+    await connection.collection(CHECKPOINTS).insert_many(
+        [
+            {**ALICE, "thread_id": f"t{n:03}", "checkpoint_ns": "", "checkpoint_id": "c"}
+            for n in range(250)
+        ]
+    )
+    counter.documents.clear()
+    assert (await saver.forget_user(Tenant("agent", "alice")))[CHECKPOINTS] == 250
 
-    class Listener(monitoring.CommandListener):
-        def started(self, event: monitoring.CommandStartedEvent) -> None:
-            if event.command_name in ("find", "delete"):
-                sent.append(dict(event.command))
+    def longest_in(value: Any) -> int:
+        if isinstance(value, dict):
+            own = len(value["$in"]) if isinstance(value.get("$in"), list) else 0
+            return max([own, *(longest_in(v) for v in value.values())])
+        if isinstance(value, list):
+            return max([0, *(longest_in(v) for v in value)])
+        return 0
 
-        def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-            pass
-
-        def failed(self, event: monitoring.CommandFailedEvent) -> None:
-            pass
-
-    connection = await connect(settings, client_options={"event_listeners": [Listener()]})
-    try:
-        saver = MongoCheckpointer(connection)
-        await connection.collection(CHECKPOINTS).insert_many(
-            [
-                {**ALICE, "thread_id": f"t{n:03}", "checkpoint_ns": "", "checkpoint_id": "c"}
-                for n in range(250)
-            ]
-        )
-        sent.clear()
-        assert (await saver.forget_user(Tenant("agent", "alice")))[CHECKPOINTS] == 250
-
-        def longest_in(value: Any) -> int:
-            if isinstance(value, dict):
-                own = len(value["$in"]) if isinstance(value.get("$in"), list) else 0
-                return max([own, *(longest_in(v) for v in value.values())])
-            if isinstance(value, list):
-                return max([0, *(longest_in(v) for v in value)])
-            return 0
-
-        assert sent and max(longest_in(command) for command in sent) <= 100
-    finally:
-        await connection.client.drop_database(settings.database)
-        await connection.close()
+    sent = [command for name, command in counter.documents if name in ("find", "delete")]
+    assert sent and max(longest_in(command) for command in sent) <= 100
 
 
-async def test_setup_reads_only_what_was_written_since_it_last_ran(settings: Settings) -> None:
-    matches: list[dict[str, Any]] = []
+async def test_setup_reads_only_what_was_written_since_it_last_ran(counted) -> None:
+    connection, counter = counted
 
-    class Listener(monitoring.CommandListener):
-        def started(self, event: monitoring.CommandStartedEvent) -> None:
-            if event.command_name == "aggregate" and event.command["aggregate"].startswith("lg_"):
-                matches.append(event.command["pipeline"][0]["$match"])
+    def matches() -> list[dict[str, Any]]:
+        return [
+            command["pipeline"][0]["$match"]
+            for name, command in counter.documents
+            if name == "aggregate" and command["aggregate"].startswith("lg_")
+        ]
 
-        def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-            pass
-
-        def failed(self, event: monitoring.CommandFailedEvent) -> None:
-            pass
-
-    connection = await connect(settings, client_options={"event_listeners": [Listener()]})
-    try:
-        shared = MongoCheckpointer(connection, strict=False)
-        await shared.setup()
-        for n in range(3):  # anonymous threads: their keys stored as null
-            await shared.aput(_config(f"t{n}"), _checkpoint(), {"source": "input", "step": -1}, {})
-        await shared.aput(
-            _config("main", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {}
-        )
-        assert all("_id" not in match for match in matches)  # the first run reads everything
-        matches.clear()
-        await shared.setup()
-        # Later runs read only documents inserted since the last run (less a margin), by _id.
-        assert len(matches) == 2 and all("$gt" in match["_id"] for match in matches)
-        # A document an old process writes meanwhile, without the keys, into alice's thread:
-        # read by nobody, then hers after the next setup.
-        checkpoints = connection.collection(CHECKPOINTS)
-        edit = await checkpoints.find_one({"thread_id": "main"})
-        assert edit is not None
-        for key in ("_id", "agent_id", "user_id"):
-            edit.pop(key)
-        edit["checkpoint_id"] += "-edit"
-        await checkpoints.insert_one(edit)
-        assert await shared.aget_tuple(_config("main", checkpoint_id=edit["checkpoint_id"])) is None
-        await shared.setup()
-        found = await shared.aget_tuple(
-            _config("main", checkpoint_id=edit["checkpoint_id"], **ALICE)
-        )
-        assert found is not None
-    finally:
-        await connection.client.drop_database(settings.database)
-        await connection.close()
+    shared = MongoCheckpointer(connection, strict=False)
+    await shared.setup()
+    for n in range(3):  # anonymous threads: their keys stored as null
+        await shared.aput(_config(f"t{n}"), _checkpoint(), {"source": "input", "step": -1}, {})
+    await shared.aput(_config("main", **ALICE), _checkpoint(), {"source": "input", "step": -1}, {})
+    assert all("_id" not in match for match in matches())  # the first run reads everything
+    counter.documents.clear()
+    await shared.setup()
+    # Later runs read only documents inserted since the last run (less a margin), by _id.
+    assert len(matches()) == 2 and all("$gt" in match["_id"] for match in matches())
+    # A document an old process writes meanwhile, without the keys, into alice's thread:
+    # read by nobody, then hers after the next setup.
+    checkpoints = connection.collection(CHECKPOINTS)
+    edit = await checkpoints.find_one({"thread_id": "main"})
+    assert edit is not None
+    for key in ("_id", "agent_id", "user_id"):
+        edit.pop(key)
+    edit["checkpoint_id"] += "-edit"
+    await checkpoints.insert_one(edit)
+    assert await shared.aget_tuple(_config("main", checkpoint_id=edit["checkpoint_id"])) is None
+    await shared.setup()
+    found = await shared.aget_tuple(_config("main", checkpoint_id=edit["checkpoint_id"], **ALICE))
+    assert found is not None
