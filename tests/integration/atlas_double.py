@@ -57,7 +57,8 @@ import math
 import re
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import count
@@ -70,7 +71,11 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.int64 import Int64
 from pymongo import AsyncMongoClient
 
+from agent_memory.config import Settings
+from agent_memory.mongo.connection import Connection, connect
 from agent_memory.mongo.embedded import ServerInfo
+from agent_memory.mongo.indexes import IndexManager
+from agent_memory.providers.embedders.fake import FakeEmbedder
 from tests.integration.fault_proxy import _HEADER, _OP_MSG, FaultProxy
 
 __all__ = [
@@ -81,7 +86,24 @@ __all__ = [
     "TOO_MANY_INDEXES",
     "AtlasDouble",
     "SearchIndex",
+    "indexed_connection",
 ]
+
+
+@asynccontextmanager
+async def indexed_connection(settings: Settings) -> AsyncIterator[Connection]:
+    """A connection with ``settings`` (the Atlas tier through a double, as the ``through``
+    fixture makes them), the catalog's indexes set up and READY; its database is dropped
+    and the connection closed on exit."""
+    async with await connect(settings) as conn:
+        try:
+            await IndexManager(conn, FakeEmbedder().signature).setup(
+                timeout=10, poll_interval=0.001
+            )
+            yield conn
+        finally:
+            await conn.client.drop_database(conn.db.name)
+
 
 #: Decoding and encoding keep every value as it was (dates out of range, UUID subtypes).
 CODEC: CodecOptions[dict[str, Any]] = CodecOptions(

@@ -8,6 +8,7 @@ not stored twice.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,11 +16,9 @@ import pytest
 
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.records import LongTermConfig
-from agent_memory.mongo.connection import connect
-from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
 from agent_memory.tenancy import Tenant
-from tests.integration.atlas_double import AtlasDouble
+from tests.integration.atlas_double import AtlasDouble, indexed_connection
 
 ALICE = Tenant("agent", "alice")
 BOB = Tenant("agent", "bob")
@@ -34,16 +33,10 @@ async def double(embedded_server):
 
 
 @pytest.fixture
-async def atlas(through):
+async def atlas(through) -> AsyncIterator[Any]:
     """A connection on the Atlas tier through the double, with the catalog's indexes READY."""
-    async with await connect(through()) as conn:
-        try:
-            await IndexManager(conn, FakeEmbedder().signature).setup(
-                timeout=10, poll_interval=0.001
-            )
-            yield conn
-        finally:
-            await conn.client.drop_database(conn.db.name)
+    async with indexed_connection(through()) as conn:
+        yield conn
 
 
 async def _memories(conn: Any, tenant: Tenant) -> list[dict[str, Any]]:

@@ -10,10 +10,8 @@ import pytest
 
 from agent_memory.langgraph.store import MemoryStore
 from agent_memory.memory.long_term.memory import LongTermMemory
-from agent_memory.mongo.connection import connect
-from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.embedders.fake import FakeEmbedder
-from tests.integration.atlas_double import AtlasDouble
+from tests.integration.atlas_double import AtlasDouble, indexed_connection
 
 NOTES = ("memories", "alice", "notes")
 
@@ -29,14 +27,8 @@ async def double(embedded_server) -> AsyncIterator[AtlasDouble]:
 @pytest.fixture
 async def atlas(through, double) -> AsyncIterator[Any]:
     """A connection on the Atlas tier through the double, with the catalog's indexes READY."""
-    async with await connect(through()) as conn:
-        try:
-            await IndexManager(conn, FakeEmbedder().signature).setup(
-                timeout=10, poll_interval=0.001
-            )
-            yield conn
-        finally:
-            await conn.client.drop_database(conn.db.name)
+    async with indexed_connection(through()) as conn:
+        yield conn
 
 
 async def test_an_item_is_found_by_its_best_field_on_the_atlas_tier(atlas, double):
