@@ -50,6 +50,7 @@ __all__ = [
     "best_per_memory",
     "by_fields",
     "field_documents",
+    "fields_of",
     "replace_fields",
     "stale_fields",
 ]
@@ -105,6 +106,11 @@ def by_fields(
         {**filters, "status": ["active", FIELD]},
         {**exclude, "tags": [*tags, FIELDS_TAG]},
     )
+
+
+def fields_of(tenant: Tenant, memory_ids: Sequence[str]) -> dict[str, Any]:
+    """The field documents of these memories."""
+    return {**tenant.filter(), "status": FIELD, "of": {"$in": list(memory_ids)}}
 
 
 def stale_fields(tenant: Tenant, keys: Sequence[str]) -> dict[str, Any]:

@@ -81,6 +81,7 @@ from agent_memory.memory.long_term.fields import (
     NOT_FIELD,
     best_per_memory,
     by_fields,
+    fields_of,
     replace_fields,
     stale_fields,
 )
@@ -1247,9 +1248,7 @@ class LongTermMemory:
         if untag is not None:
             update["$pull"] = {"tags": check_id(untag, "untag")}
         with translate_errors("moving memories"):
-            fields = await self.collection.distinct(
-                "_id", {**tenant.filter(), "status": FIELD, "of": {"$in": ids}}
-            )
+            fields = await self.collection.distinct("_id", fields_of(tenant, ids))
             result = await self.collection.update_many(
                 {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD}, update
             )
@@ -1279,7 +1278,7 @@ class LongTermMemory:
                 {"$addToSet": {"tags": tag}},
             )
             await self.collection.update_many(
-                {**tenant.filter(), "status": FIELD, "of": {"$in": ids}},
+                fields_of(tenant, ids),
                 {"$addToSet": {"tags": tag}},
             )
             if result.modified_count:
@@ -1302,9 +1301,7 @@ class LongTermMemory:
                 {"$set": {"expires_at": expires_at}},
             )
             # The field documents (:mod:`.fields`) expire with their memory.
-            fields = await self.collection.distinct(
-                "_id", {**tenant.filter(), "status": FIELD, "of": {"$in": ids}}
-            )
+            fields = await self.collection.distinct("_id", fields_of(tenant, ids))
             if fields:
                 await self.collection.update_many(
                     {**tenant.filter(), "_id": {"$in": fields}},
@@ -1385,9 +1382,7 @@ class LongTermMemory:
             if updated is None:  # forgotten meanwhile
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
             if "content" in fields and by_fields:
-                await self.collection.delete_many(
-                    {**tenant.filter(), "status": FIELD, "of": memory_id}
-                )
+                await self.collection.delete_many(fields_of(tenant, [memory_id]))
             await self._announce(tenant)  # content, importance and tags are all searched on
         logger.info(
             "memory_edited",
@@ -1406,9 +1401,7 @@ class LongTermMemory:
             result = await self.collection.delete_one(
                 {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}
             )
-            fields = await self.collection.distinct(
-                "_id", {**tenant.filter(), "status": FIELD, "of": memory_id}
-            )
+            fields = await self.collection.distinct("_id", fields_of(tenant, [memory_id]))
             if fields:
                 await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
             await self._announce(tenant, Change(removed=[memory_id, *fields]))
