@@ -802,7 +802,7 @@ class LongTermMemory:
         )
         if self.reranker is not None and hits:
             hits, relevance = await self._rerank(query, hits, relevance)
-        ranked = []
+        scored = []
         for hit, hit_relevance in zip(hits, relevance, strict=True):
             doc = hit.document
             if not _findable(doc, now):
@@ -812,11 +812,15 @@ class LongTermMemory:
             breakdown = score_memory(
                 doc, relevance=hit_relevance, now=now, weights=self.config.ranking
             )
-            ranked.append(
-                RetrievedMemory(Memory.from_document(doc), breakdown.total, breakdown, hit.sources)
+            scored.append((hit, breakdown))
+        scored.sort(key=lambda item: -item[1].total)  # stable: the search's order breaks ties
+        # Only the memories returned are built (the candidates are several times as many).
+        ranked = [
+            RetrievedMemory(
+                Memory.from_document(hit.document), breakdown.total, breakdown, hit.sources
             )
-        ranked.sort(key=lambda item: -item.score)
-        ranked = ranked[:k]
+            for hit, breakdown in scored[:k]
+        ]
         if ranked and record_access:
             self._access.record(tenant, [item.memory.id for item in ranked], now)
             self._touch(tenant, ranked, now)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agent_memory.mongo.search.keywords import Bm25Index, tokenize
+from agent_memory.mongo.search.keywords import KeywordIndex, tokenize
 from agent_memory.mongo.search.types import ResolvedFilters, SearchTarget
 from agent_memory.mongo.vectors import stack_vectors
 
@@ -77,16 +76,56 @@ class TokenCache:
         return terms
 
 
-@dataclass(slots=True)
-class Corpus:
-    """Documents of one tenant, ready to rank: ``documents[i]`` (without its vector) has the
-    unit vector ``matrix[i]`` (zeros where it has none) and the keyword terms ``terms[i]``."""
+#: Filter masks a corpus keeps ready (one per field and value asked for), beyond which the
+#: least recently asked is dropped and built again when asked.
+MASKS_KEPT = 32
+#: Positions of removed documents a corpus carries before it packs itself again: a quarter of
+#: its documents, and never fewer than this.
+MIN_DEAD_TO_PACK = 1_000
 
-    documents: list[dict[str, Any]]
-    matrix: np.ndarray
-    has_vector: np.ndarray
-    terms: list[list[str]]
-    _bm25: Bm25Index | None = field(default=None, repr=False)
+
+def _values(value: Any, *, scalar: bool) -> list[str]:
+    """The strings a filter on a field holding ``value`` can match: the string itself, or
+    (``scalar`` false) each string element of an array, as MongoDB's equality matches."""
+    if isinstance(value, str):
+        return [value]
+    if not scalar and isinstance(value, list):
+        return [item for item in dict.fromkeys(value) if isinstance(item, str)]
+    return []
+
+
+class Corpus:
+    """Documents of one tenant, ready to rank, kept up to date in place as writes come.
+
+    Each document has a position: ``document(i)`` (without its vector) has the unit vector in
+    row ``i`` of the matrix (zeros where it has none) and its keyword terms indexed at ``i``.
+    A new document takes the next position; a removed one leaves its position dead (masked
+    out of every ranking) until dead positions are a quarter of the corpus, when the corpus
+    packs itself. So a write costs what it writes, not what the tenant holds.
+
+    Filters are answered from an inverted index of each filtered field (built on the first
+    query that filters on it, then kept current by every change), with the masks of the
+    values asked for kept ready: a search's filtering is a few array operations, not a test
+    of every document.
+    """
+
+    def __init__(self, target: SearchTarget, *, dimensions: int, tokens: TokenCache) -> None:
+        self._target = target
+        self._dimensions = dimensions
+        self._tokens = tokens
+        self._documents: list[dict[str, Any] | None] = []
+        self._terms: list[list[str] | None] = []
+        self._position: dict[Hashable, int] = {}
+        self._matrix = np.zeros((0, dimensions), dtype=np.float32)
+        self._has_vector = np.zeros(0, dtype=bool)
+        self._alive = np.zeros(0, dtype=bool)
+        self._keywords = KeywordIndex()
+        # field -> value -> positions holding it; and the masks of values asked for
+        self._index: dict[str, dict[str, set[int]]] = {}
+        self._masks: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._dead = 0
+
+    # --- building ---------------------------------------------------------------------------
 
     @classmethod
     def build(
@@ -115,85 +154,285 @@ class Corpus:
         """The corpus of ``documents`` as read now: each one's vector from ``vectors`` (as
         stored, ``None`` for none) or else from ``old``; a document in neither was added
         after its vector was read, and is left for the next refresh."""
-        held = {} if old is None else {doc_id: i for i, doc_id in enumerate(old.ids)}
-        kept: list[dict[str, Any]] = []
-        rows: list[np.ndarray | None] = []
-        unread = target.unread
+        corpus = cls(target, dimensions=dimensions, tokens=tokens)
+        kept: list[Mapping[str, Any]] = []
+        rows: list[Any] = []
         for document in documents:
             doc_id = document["_id"]
             if doc_id in vectors:
-                stored = vectors[doc_id]
-                rows.append(None if stored is None else stack_vectors([stored], dimensions)[0])
-            elif old is not None and doc_id in held:
-                position = held[doc_id]
-                rows.append(old.matrix[position] if old.has_vector[position] else None)
+                rows.append(vectors[doc_id])
+            elif old is not None and doc_id in old._position:
+                rows.append(old.vector(doc_id))
             else:
                 continue
+            kept.append(document)
+        corpus._append(kept, rows)
+        return corpus
+
+    def _append(self, documents: Sequence[Mapping[str, Any]], stored: Sequence[Any]) -> None:
+        """Add ``documents`` at the next positions, with their vectors (as stored, an array
+        already unit length, or ``None``)."""
+        if not documents:
+            return
+        first = len(self._documents)
+        count = len(documents)
+        self._grow(first + count)
+        raw = [
+            (offset, value)
+            for offset, value in enumerate(stored)
+            if value is not None and not isinstance(value, np.ndarray)
+        ]
+        if raw:
+            stacked = stack_vectors([value for _, value in raw], self._dimensions)
+            norms = np.linalg.norm(stacked, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            rows = [first + offset for offset, _ in raw]
+            self._matrix[rows] = stacked / norms
+            self._has_vector[rows] = True
+        for offset, value in enumerate(stored):
+            if isinstance(value, np.ndarray):  # a row of another corpus: unit length already
+                self._matrix[first + offset] = value
+                self._has_vector[first + offset] = True
+        unread = self._target.unread
+        for offset, document in enumerate(documents):
+            position = first + offset
             copy = dict(document)
             for path in unread:  # a written document comes whole (Change.added)
                 copy.pop(path, None)
-            kept.append(copy)
-        has_vector = np.array([row is not None for row in rows], dtype=bool)
-        matrix = np.zeros((len(kept), dimensions), dtype=np.float32)
-        if has_vector.any():
-            stacked = np.stack([row for row in rows if row is not None]).astype(np.float32)
-            norms = np.linalg.norm(stacked, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            matrix[has_vector] = stacked / norms
-        terms = [tokens.tokens(doc["_id"], searchable_text(doc, target)) for doc in kept]
-        return cls(kept, matrix, has_vector, terms)
+            terms = self._tokens.tokens(copy["_id"], searchable_text(copy, self._target))
+            self._documents.append(copy)
+            self._terms.append(terms)
+            self._position[copy["_id"]] = position
+            self._keywords.add(position, terms)
+            self._alive[position] = True
+            self._index_fields(position, copy, add=True)
 
-    def changed(
-        self, change: Change, target: SearchTarget, *, dimensions: int, tokens: TokenCache
-    ) -> Corpus:
+    def _grow(self, size: int) -> None:
+        capacity = len(self._alive)
+        if size <= capacity:
+            return
+        capacity = max(size, 2 * capacity, 64)
+        matrix = np.zeros((capacity, self._dimensions), dtype=np.float32)
+        matrix[: len(self._matrix)] = self._matrix
+        self._matrix = matrix
+        self._has_vector = _resized(self._has_vector, capacity)
+        self._alive = _resized(self._alive, capacity)
+        for key, mask in self._masks.items():
+            self._masks[key] = _resized(mask, capacity)
+
+    # --- changes ----------------------------------------------------------------------------
+
+    def changed(self, change: Change) -> Corpus:
         """This corpus after one writer's ``change``: removed documents dropped, fields set,
-        added documents (whole, with their vectors) appended."""
-        removed = set(change.removed)
-        documents: list[Mapping[str, Any]] = [
-            {**doc, **change.fields.get(doc["_id"], {})}
-            for doc in self.documents
-            if doc["_id"] not in removed
-        ]
-        present = {doc["_id"] for doc in documents}
-        vectors: dict[Hashable, Any] = {}
-        for document in change.added:
-            if document["_id"] not in present:
-                documents.append(document)
-                vectors[document["_id"]] = document.get(target.vector_path)
-        return Corpus.merge(documents, vectors, self, target, dimensions=dimensions, tokens=tokens)
+        added documents (whole, with their vectors) appended. Changes the corpus in place
+        (and returns it): a search ranks without awaiting, so none sees it half-changed."""
+        for doc_id in change.removed:
+            self._remove(doc_id)
+        moved: list[tuple[dict[str, Any], Any]] = []
+        text_paths = {*self._target.text_paths, self._target.vector_path}
+        for doc_id, update in change.fields.items():
+            position = self._position.get(doc_id)
+            if position is None or not update:
+                continue
+            if text_paths & set(update):
+                # New text or vector: the document moves to a new position (its postings
+                # cannot be edited in place).
+                document = {**self._documents[position], **update}  # type: ignore[dict-item]
+                vector = update.get(self._target.vector_path, self.vector(doc_id))
+                self._remove(doc_id)
+                moved.append((document, vector))
+            else:
+                self.set_fields(doc_id, update)
+        added = [document for document in change.added if document["_id"] not in self._position]
+        added_ids = {document["_id"] for document in added}
+        moved = [(doc, vector) for doc, vector in moved if doc["_id"] not in added_ids]
+        self._append(
+            [*(doc for doc, _ in moved), *added],
+            [*(vector for _, vector in moved), *(d.get(self._target.vector_path) for d in added)],
+        )
+        self._pack_if_sparse()
+        return self
+
+    def set_fields(self, doc_id: Hashable, update: Mapping[str, Any]) -> None:
+        """Set fields of one kept document (not its text or vector: see :meth:`changed`)."""
+        position = self._position.get(doc_id)
+        if position is None:
+            return
+        old = self._documents[position]
+        assert old is not None
+        if any(path in self._index for path in update):
+            self._index_fields(position, old, add=False, paths=update.keys())
+            new = {**old, **update}
+            self._index_fields(position, new, add=True, paths=update.keys())
+        else:
+            new = {**old, **update}
+        self._documents[position] = new
+
+    def _remove(self, doc_id: Hashable) -> None:
+        position = self._position.pop(doc_id, None)
+        if position is None:
+            return
+        document = self._documents[position]
+        assert document is not None
+        self._index_fields(position, document, add=False)
+        self._keywords.remove(self._terms[position] or ())
+        self._documents[position] = None
+        self._terms[position] = None
+        self._alive[position] = False
+        self._has_vector[position] = False
+        self._dead += 1
+
+    def _pack_if_sparse(self) -> None:
+        if self._dead < max(MIN_DEAD_TO_PACK, len(self._position) // 4):
+            return
+        live = [doc for doc in self._documents if doc is not None]
+        vectors = [self.vector(doc["_id"]) for doc in live]
+        packed = Corpus(self._target, dimensions=self._dimensions, tokens=self._tokens)
+        packed._append(live, vectors)
+        self.__dict__.update(packed.__dict__)  # same target, tokens and dimensions
+
+    # --- filters ----------------------------------------------------------------------------
+
+    def _index_fields(
+        self,
+        position: int,
+        document: Mapping[str, Any],
+        *,
+        add: bool,
+        paths: Iterable[str] | None = None,
+    ) -> None:
+        """Add ``document``'s values at ``position`` to (or remove them from) the indexes of
+        the fields indexed so far, and the masks kept ready."""
+        for path in self._index if paths is None else paths:
+            index = self._index.get(path)
+            if index is None:
+                continue
+            scalar = path in self._target.tenant_paths
+            for value in _values(document.get(path), scalar=scalar):
+                if add:
+                    index.setdefault(value, set()).add(position)
+                else:
+                    holders = index.get(value)
+                    if holders is not None:
+                        holders.discard(position)
+                        if not holders:
+                            del index[value]
+                mask = self._masks.get((path, value))
+                if mask is not None:
+                    mask[position] = add
+
+    def _field(self, path: str) -> dict[str, set[int]]:
+        index = self._index.get(path)
+        if index is None:
+            index = self._index[path] = {}
+            scalar = path in self._target.tenant_paths
+            for position, document in enumerate(self._documents):
+                if document is not None:
+                    for value in _values(document.get(path), scalar=scalar):
+                        index.setdefault(value, set()).add(position)
+        return index
+
+    def _mask_of(self, path: str, value: str) -> np.ndarray:
+        """Positions whose ``path`` holds ``value``, as a mask over the capacity."""
+        key = (path, value)
+        mask = self._masks.get(key)
+        if mask is not None:
+            self._masks.move_to_end(key)
+            return mask
+        mask = np.zeros(len(self._alive), dtype=bool)
+        holders = self._field(path).get(value)
+        if holders:
+            mask[np.fromiter(holders, dtype=np.int64, count=len(holders))] = True
+        self._masks[key] = mask
+        if len(self._masks) > MASKS_KEPT:
+            self._masks.popitem(last=False)
+        return mask
+
+    def _any_of(self, path: str, wanted: str | list[str]) -> np.ndarray:
+        size = len(self._documents)
+        choices = wanted if isinstance(wanted, list) else [wanted]
+        result = self._mask_of(path, choices[0])[:size].copy()
+        for value in choices[1:]:
+            result |= self._mask_of(path, value)[:size]
+        return result
+
+    def mask(self, resolved: ResolvedFilters) -> np.ndarray:
+        """Which positions hold a document that passes the query's tenant, filters and
+        exclusions (as :func:`matches` says), over :meth:`positions`."""
+        result = self._alive[: len(self._documents)].copy()
+        for path, value in resolved.tenant.items():
+            result &= self._any_of(path, value)
+        for path, wanted in resolved.filters.items():
+            result &= self._any_of(path, wanted)
+        for path, unwanted in resolved.exclude.items():
+            result &= ~self._any_of(path, unwanted)
+        return result
+
+    # --- reading ----------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.documents)
+        """Documents held (dead positions not counted)."""
+        return len(self._position)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._position
+
+    @property
+    def positions(self) -> int:
+        """Positions in use, dead ones included: the length of every score array."""
+        return len(self._documents)
+
+    @property
+    def alive(self) -> np.ndarray:
+        """Which positions hold a document."""
+        return self._alive[: len(self._documents)].copy()
 
     @property
     def ids(self) -> list[Hashable]:
-        return [doc["_id"] for doc in self.documents]
+        return list(self._position)
 
     @property
-    def bm25(self) -> Bm25Index:
-        if self._bm25 is None:
-            self._bm25 = Bm25Index(self.terms)
-        return self._bm25
+    def documents(self) -> list[dict[str, Any]]:
+        """The documents held, in position order (a new list; the documents are the kept
+        ones)."""
+        return [document for document in self._documents if document is not None]
 
-    def mask(self, resolved: ResolvedFilters) -> np.ndarray:
-        """Which documents pass the query's tenant, filters and exclusions."""
-        return np.array([matches(doc, resolved) for doc in self.documents], dtype=bool)
+    def document(self, position: int) -> dict[str, Any]:
+        found = self._documents[position]
+        if found is None:
+            raise KeyError(position)
+        return found
+
+    def terms(self, position: int) -> list[str]:
+        return self._terms[position] or []
+
+    def vector(self, doc_id: Hashable) -> np.ndarray | None:
+        """The kept unit vector of a document, ``None`` when it has none."""
+        position = self._position[doc_id]
+        return self._matrix[position].copy() if self._has_vector[position] else None
 
     def vector_scores(self, vector: np.ndarray) -> np.ndarray:
-        """Cosine similarity of every document to ``vector`` (``-inf`` without a vector)."""
+        """Cosine similarity at every position to ``vector`` (``-inf`` without a vector)."""
+        size = len(self._documents)
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query)) or 1.0
-        scores = self.matrix @ (query / norm)
-        scores[~self.has_vector] = -np.inf
+        scores = self._matrix[:size] @ (query / norm)
+        scores[~self._has_vector[:size]] = -np.inf
         return scores
 
     def keyword_scores(self, text: str, allowed: np.ndarray) -> tuple[np.ndarray, float | None]:
-        """BM25 of every document for ``text`` (0 where no term matches), and the coverage of
-        the best allowed match (:meth:`Bm25Index.coverage`; None when nothing matched)."""
+        """BM25 at every position for ``text`` (0 where no term matches), and the coverage of
+        the best allowed match (:meth:`KeywordIndex.coverage`; None when nothing matched)."""
         query = tokenize(text)
-        scores = self.bm25.scores(query)
+        scores = self._keywords.scores(query)[: len(self._documents)]
         candidates = np.flatnonzero(allowed & (scores > 0))
         if candidates.size == 0:
             return scores, None
         best = int(candidates[np.argmax(scores[candidates])])
-        return scores, self.bm25.coverage(query, best, self.terms[best])
+        return scores, self._keywords.coverage(query, self.terms(best))
+
+
+def _resized(mask: np.ndarray, capacity: int) -> np.ndarray:
+    grown = np.zeros(capacity, dtype=mask.dtype)
+    grown[: len(mask)] = mask
+    return grown

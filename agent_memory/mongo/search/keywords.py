@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["BM25_B", "BM25_K1", "Bm25Index", "tokenize"]
+__all__ = ["BM25_B", "BM25_K1", "Bm25Index", "KeywordIndex", "tokenize"]
 
 #: Term-frequency saturation and length normalisation: Lucene's defaults.
 BM25_K1 = 1.2
@@ -80,56 +81,75 @@ def tokenize(text: str) -> list[str]:
     return words or [stem(word) for word in dropped]
 
 
-class Bm25Index:
-    """BM25 over a fixed list of documents, each given as its tokens.
+class KeywordIndex:
+    """BM25 postings that follow a changing set of documents: a document is added at a
+    position and removed by position, and every score is that of a :class:`Bm25Index` built
+    over the documents present at that moment (document frequencies and the average length
+    count only those).
 
-    Built once per set of documents (a tenant's memories); :meth:`scores` ranks all of them for
-    one query in time proportional to the postings of the query's terms.
+    A removed document's postings stay until the owner rebuilds the index (its positions
+    score, and the owner masks them out); what it counted in the frequencies and the average
+    goes at once. Postings are compact arrays per term, so adding a document costs its own
+    terms and a query the postings of its terms, however many documents there are.
     """
 
-    def __init__(
-        self, documents: Iterable[Sequence[str]], *, k1: float = BM25_K1, b: float = BM25_B
-    ) -> None:
+    def __init__(self, *, k1: float = BM25_K1, b: float = BM25_B) -> None:
         self.k1 = k1
         self.b = b
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        lengths: list[int] = []
-        for position, tokens in enumerate(documents):
-            lengths.append(len(tokens))
-            for term, count in Counter(tokens).items():
-                docs, counts = postings.setdefault(term, ([], []))
-                docs.append(position)
-                counts.append(count)
-        self.size = len(lengths)
-        self._lengths = np.asarray(lengths, dtype=np.float32)
-        # A document without keyword text (a memory's field vectors) is no part of the
-        # keyword corpus: it counts neither in the document frequencies nor in the average.
-        with_text = self._lengths[self._lengths > 0]
-        self._counted = int(with_text.size)
-        average = float(with_text.mean()) if self._counted else 0.0
-        # The length part of BM25's denominator, per document, computed once.
-        self._norm = (
-            k1 * (1.0 - b + b * self._lengths / average)
-            if average > 0
-            else np.full(self.size, k1, dtype=np.float32)
-        ).astype(np.float32)
-        self._postings = {
-            term: (np.asarray(docs, dtype=np.int32), np.asarray(counts, dtype=np.float32))
-            for term, (docs, counts) in postings.items()
-        }
+        self._positions: dict[str, array[int]] = {}
+        self._counts: dict[str, array[float]] = {}
+        self._df: dict[str, int] = {}
+        self._lengths = array("f")
+        self._counted = 0  # documents present with at least one term
+        self._total = 0  # their terms, for the average length
+
+    @property
+    def size(self) -> int:
+        """Positions used so far (removed ones included)."""
+        return len(self._lengths)
+
+    def add(self, position: int, terms: Sequence[str]) -> None:
+        """Index the document at ``position`` (the next one: positions grow one by one)."""
+        if position != len(self._lengths):
+            raise ValueError(f"position {position} is not the next one ({len(self._lengths)})")
+        self._lengths.append(float(len(terms)))
+        if not terms:
+            return
+        self._counted += 1
+        self._total += len(terms)
+        for term, count in Counter(terms).items():
+            found = self._positions.get(term)
+            if found is None:
+                found = self._positions[term] = array("i")
+                self._counts[term] = array("f")
+            found.append(position)
+            self._counts[term].append(float(count))
+            self._df[term] = self._df.get(term, 0) + 1
+
+    def remove(self, terms: Sequence[str]) -> None:
+        """Stop counting a document whose tokens were ``terms`` (its postings stay)."""
+        if not terms:
+            return
+        self._counted -= 1
+        self._total -= len(terms)
+        for term in set(terms):
+            left = self._df.get(term, 0) - 1
+            if left > 0:
+                self._df[term] = left
+            else:
+                self._df.pop(term, None)
 
     def idf(self, term: str) -> float:
-        found = self._postings.get(term)
-        df = 0 if found is None else len(found[0])
+        df = self._df.get(term, 0)
         return math.log(1.0 + (self._counted - df + 0.5) / (df + 0.5))
 
-    def coverage(self, query: Sequence[str], position: int, terms: Sequence[str]) -> float:
-        """How much of ``query``'s weight the document at ``position`` (whose tokens are
-        ``terms``) matches: the IDF of the query terms it contains over the IDF of all of
-        them (a term no document has counts at the largest IDF). 1 when every term matched, near
-        0 when only common words did: how far its keyword match can be trusted."""
+    def coverage(self, query: Sequence[str], terms: Sequence[str]) -> float:
+        """How much of ``query``'s weight a document whose tokens are ``terms`` matches: the
+        IDF of the query terms it contains over the IDF of all of them (a term no document has
+        counts at the largest IDF). 1 when every term matched, near 0 when only common words
+        did: how far its keyword match can be trusted."""
         wanted = set(query)
-        if not wanted or not 0 <= position < self.size:
+        if not wanted:
             return 0.0
         have = set(terms)
         total = sum(self.idf(term) for term in wanted)
@@ -137,15 +157,55 @@ class Bm25Index:
         return matched / total if total > 0 else 0.0
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
-        """The BM25 score of every document for ``query``'s tokens (0 where none matches).
+        """The BM25 score of every position for ``query``'s tokens (0 where none matches).
 
         A term repeated in the query counts once per occurrence, as in Lucene."""
         result = np.zeros(self.size, dtype=np.float32)
+        if not self._counted:
+            return result
+        average = self._total / self._counted
+        lengths: np.ndarray | None = None
         for term, repeats in Counter(query).items():
-            found = self._postings.get(term)
-            if found is None:
+            found = self._positions.get(term)
+            if found is None or term not in self._df:
                 continue
-            docs, tf = found
+            if lengths is None:
+                lengths = np.frombuffer(self._lengths, dtype=np.float32).copy()
+            docs = np.array(found, dtype=np.int64)
+            tf = np.array(self._counts[term], dtype=np.float32)
+            norm = (self.k1 * (1.0 - self.b + self.b * lengths[docs] / average)).astype(np.float32)
             weight = self.idf(term) * repeats * (self.k1 + 1.0)
-            result[docs] += weight * tf / (tf + self._norm[docs])
+            result[docs] += weight * tf / (tf + norm)
         return result
+
+
+class Bm25Index:
+    """BM25 over a fixed list of documents, each given as its tokens (a
+    :class:`KeywordIndex` with every document added in order)."""
+
+    def __init__(
+        self, documents: Iterable[Sequence[str]], *, k1: float = BM25_K1, b: float = BM25_B
+    ) -> None:
+        self._index = KeywordIndex(k1=k1, b=b)
+        for position, tokens in enumerate(documents):
+            self._index.add(position, tokens)
+        self.k1 = k1
+        self.b = b
+
+    @property
+    def size(self) -> int:
+        return self._index.size
+
+    def idf(self, term: str) -> float:
+        return self._index.idf(term)
+
+    def coverage(self, query: Sequence[str], position: int, terms: Sequence[str]) -> float:
+        """:meth:`KeywordIndex.coverage` of the document at ``position`` (0 outside the
+        index)."""
+        if not 0 <= position < self.size:
+            return 0.0
+        return self._index.coverage(query, terms)
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        """The BM25 score of every document for ``query``'s tokens (0 where none matches)."""
+        return self._index.scores(query)

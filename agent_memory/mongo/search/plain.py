@@ -156,11 +156,10 @@ class PlainSearcher(Searcher):
         projection = {path: 0 for path in unread} or None
         rows = await collection.find(_where(resolved), projection).to_list(None)
         corpus = Corpus.build(rows, target, dimensions=self._dimensions, tokens=self._tokens)
-        allowed = np.ones(len(corpus), dtype=bool)
         return [
-            SearchHit(corpus.documents[position]["_id"], corpus.documents[position], fused, sources)
+            SearchHit(corpus.document(position)["_id"], corpus.document(position), fused, sources)
             for position, fused, sources in rank(
-                corpus, query, allowed, self._trusted(target, query, resolved)
+                corpus, query, corpus.alive, self._trusted(target, query, resolved)
             )
         ]
 
@@ -186,8 +185,6 @@ def _hits(
 ) -> list[SearchHit]:
     """The winners of a kept corpus, as copies (the kept documents stay as they are)."""
     return [
-        SearchHit(
-            corpus.documents[position]["_id"], dict(corpus.documents[position]), fused, sources
-        )
+        SearchHit(corpus.document(position)["_id"], dict(corpus.document(position)), fused, sources)
         for position, fused, sources in rank(corpus, query, corpus.mask(resolved), trusted)
     ]

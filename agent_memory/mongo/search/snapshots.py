@@ -341,8 +341,7 @@ class Snapshots:
         else:
             unread = {path: 0 for path in target.unread}
             documents = await collection.find(where, unread).to_list(None)
-            held = set(old.corpus.ids)
-            missing = [doc["_id"] for doc in documents if doc["_id"] not in held]
+            missing = [doc["_id"] for doc in documents if doc["_id"] not in old.corpus]
             # Vectors of the documents not held yet, a bounded list of ids at a time (some
             # servers limit the size of one $in; the embedded engine's is about 1,000).
             for start in range(0, len(missing), VECTOR_BATCH):
@@ -381,10 +380,9 @@ class Snapshots:
         kept = self.kept(target, tenant)
         if kept is None:
             return
-        for position, document in enumerate(kept.corpus.documents):
-            update = fields.get(document["_id"])
+        for doc_id, update in fields.items():
             if update:
-                kept.corpus.documents[position] = {**document, **update}
+                kept.corpus.set_fields(doc_id, update)
 
     async def announce(
         self, target: SearchTarget, tenant: Mapping[str, str], change: Change | None
@@ -401,9 +399,7 @@ class Snapshots:
                     _token_update(tenant, token),
                 )
                 if result.matched_count == 1:
-                    kept.corpus = kept.corpus.changed(
-                        change, target, dimensions=self._dimensions, tokens=self._tokens
-                    )
+                    kept.corpus.changed(change)
                     kept.token = token
                     return
             await announce_write(self._generations, target.collection, tenant)
