@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from agent_memory.bench import write_result
+from agent_memory.bench import write_result, write_with_plot
 from agent_memory.cli._app import choice_option, console, err_console, run, subcommands
 from agent_memory.cli._runtime import open_runtime
 from agent_memory.mongo.indexes import IndexManager
@@ -144,10 +144,27 @@ def fusion(
     run(main)
 
 
+def _sizes(value: str) -> list[int]:
+    """``--memories``: one size or several, comma-separated (1 to 1,000,000 each)."""
+    sizes = []
+    for part in str(value).split(","):
+        text = part.strip().replace("_", "")
+        if not text.isdigit() or not 1 <= int(text) <= 1_000_000:
+            raise typer.BadParameter(
+                "give one size or several separated by commas, each a whole number from 1 "
+                "to 1000000 (for example 1000,10000,100000)"
+            )
+        sizes.append(int(text))
+    return sizes
+
+
 @app.command("speed")
 def speed(
-    memories: int = typer.Option(
-        1000, "--memories", min=1, max=100_000, help="Memories of one user."
+    memories: str = typer.Option(
+        "1000",
+        "--memories",
+        help="Memories of one user; several sizes separated by commas run back to back "
+        "(1000,10000,100000).",
     ),
     queries: int = typer.Option(100, "--queries", min=1, max=10_000, help="Retrieves timed."),
     batch: int = typer.Option(50, "--batch", min=1, max=10_000, help="Memories per store_many."),
@@ -161,24 +178,51 @@ def speed(
         None, "--embedder", help="local, voyage or fake (default: the configured one)."
     ),
 ) -> None:
-    """Ingest through the consolidating write path and retrieve latency at a given size."""
-    from agent_memory.bench.speed import render_speed, run_speed
+    """Ingest through the consolidating write path and retrieve latency, at one size or
+    several (a curve, with a plot beside the result)."""
+    from agent_memory.bench.speed import plot_speed, render_speed, run_speed_sizes
+
+    sizes = _sizes(memories)
 
     async def main() -> None:
         async with open_runtime(embedder=embedder) as rt:
             await IndexManager(rt.connection, rt.embedder.signature).setup()
-            result = await run_speed(
-                rt.connection, rt.embedder, memories=memories, queries=queries, batch=batch
+            runs = await run_speed_sizes(
+                rt.connection, rt.embedder, sizes, queries=queries, batch=batch
             )
-        data = result.as_json()
-        table = render_speed(data)
-        write_result(out, data, table)
+        if len(runs) == 1:
+            data = runs[0].as_json()
+            table = render_speed(data)
+            write_result(out, data, table)
+        else:
+            data = {"runs": [run.as_json() for run in runs], "commit": _commit()}
+            table = render_speed(data)
+            write_with_plot(out, data, table, lambda image: plot_speed(data, image))
         console.print(table, highlight=False, markup=False)
-        if not data["found_across_instances"]:
+        missed = [run.memories for run in runs if not run.found_across_instances]
+        if missed:
             err_console.print("a memory stored elsewhere was not found", highlight=False)
             raise typer.Exit(1)
 
     run(main)
+
+
+def _commit() -> str | None:
+    """The checkout's commit, when the package runs from a git checkout (for the record)."""
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return found.stdout.strip() or None if found.returncode == 0 else None
 
 
 @app.command("store")

@@ -169,6 +169,35 @@ async def test_speed_benchmark_measures_ingest_and_retrieve(connection, embedder
     assert data["found_across_instances"] is True
     assert await connection.collection("memories").count_documents({}) == 0
     assert "| retrieve, vector given" in render_speed(data)
+    assert data["cold_retrieve_ms"] > 0 and data["rss_mb"] > 0
+    assert 0 < data["numpy_exact_top10_ms"]["p50"] <= data["numpy_exact_top10_ms"]["p95"]
+
+
+async def test_speed_benchmark_measures_a_curve_of_sizes(connection, embedder, tmp_path):
+    from agent_memory.bench.speed import plot_speed, render_speed, run_speed_sizes
+
+    await IndexManager(connection, embedder.signature).setup()
+    runs = await run_speed_sizes(connection, embedder, [12, 36], queries=3, batch=12)
+    assert [run.memories for run in runs] == [12, 36]
+    data = {"runs": [run.as_json() for run in runs], "commit": "abc1234"}
+    table = render_speed(data)
+    assert "| 12 |" in table and "| 36 |" in table and "commit abc1234" in table
+    assert "found by the next retrieve at every size" in table
+    plot_speed(data, tmp_path / "speed.png")
+    assert (tmp_path / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert await connection.collection("memories").count_documents({}) == 0
+
+
+def test_speed_sizes_are_read_from_one_option():
+    import typer
+
+    from agent_memory.cli.bench import _sizes
+
+    assert _sizes("1000") == [1000]
+    assert _sizes("1000, 10_000,100000") == [1000, 10_000, 100_000]
+    for bad in ("", "0", "ten", "1000,,", "-5", "2000000", "1e3"):
+        with pytest.raises(typer.BadParameter, match="one size or several"):
+            _sizes(bad)
 
 
 async def test_a_memory_kept_for_turns_with_the_same_text_finds_each_of_them(
