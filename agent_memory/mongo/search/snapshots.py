@@ -334,9 +334,11 @@ class Snapshots:
         old = self.kept(target, tenant)
         vectors: dict[Any, Any] = {}
         if old is None:
-            # Nothing held: the documents with their vectors, in one read.
-            omitted = {path: 0 for path in target.omit_paths} or None
-            documents = await collection.find(where, omitted).to_list(None)
+            # Nothing held: the documents with their vectors, in one read, whole: the omitted
+            # fields are bounded (a memory's trail) and dropped here, and the embedded engine
+            # copies every document once more to leave a field out (2,000 memories: 204 ms
+            # whole, 427 ms without the trail).
+            documents = await collection.find(where).to_list(None)
             vectors = {doc["_id"]: doc.get(target.vector_path) for doc in documents}
         else:
             unread = {path: 0 for path in target.unread}
