@@ -416,7 +416,10 @@ class Corpus:
         size = len(self._documents)
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query)) or 1.0
-        scores = self._matrix[:size] @ (query / norm)
+        # einsum runs in this thread: BLAS's matrix-vector product hands the work to its own
+        # threads, which on a busy machine (the embedded server's thread, other processes)
+        # wait to be scheduled: 0.03 ms alone became 0.9 ms for 4,000 rows while ingesting.
+        scores = np.einsum("ij,j->i", self._matrix[:size], query / norm)
         scores[~self._has_vector[:size]] = -np.inf
         return scores
 
