@@ -131,7 +131,7 @@ def _same(kept: Corpus, fresh: Corpus, rng: random.Random) -> None:
         query = np.asarray([rng.uniform(-1, 1) for _ in range(DIMS)], dtype=np.float32)
         text = " ".join(rng.choices(WORDS, k=3))
 
-        def scored(corpus: Corpus, mask: np.ndarray) -> dict:
+        def scored(corpus: Corpus, mask: np.ndarray, query=query, text=text) -> dict:
             vectors = corpus.vector_scores(query)
             keywords, coverage = corpus.keyword_scores(text, mask)
             found = {}

@@ -128,3 +128,59 @@ def test_search_index_drift_ignores_server_defaults_and_field_order():
     ]
     stored["fields"][0]["path"] = "user_id"
     assert any("lacks" in item for item in _differences(expected, stored))
+
+
+def test_each_tier_fuses_with_its_own_weights():
+    query = SearchQuery(
+        tenant={"agent_id": "a", "user_id": "u"},
+        text="hello",
+        weights={"vector": 0.3, "text": 0.7},
+        tier_weights={"atlas": {"vector": 0.6, "text": 0.4}},
+    )
+    assert query.weights_for("plain") == {"vector": 0.3, "text": 0.7}
+    assert query.weights_for("atlas") == {"vector": 0.6, "text": 0.4}
+    for bad in ({"elsewhere": {"vector": 1.0}}, {"atlas": {"vector": -1.0}}, {"atlas": [1]}):
+        with pytest.raises(InvalidInputError):
+            SearchQuery(tenant={"agent_id": "a", "user_id": "u"}, text="x", tier_weights=bad)
+
+
+@pytest.mark.parametrize(
+    ("scale", "scores", "expected"),
+    [
+        ("z", [2.0, 0.0, -2.0], [0.8808, 0.5, 0.1192]),
+        ("rank", [0.0328, 0.0164, 0.0], [1.0, 0.5, 0.0]),
+    ],
+)
+async def test_the_searcher_gives_every_hit_a_relevance_on_its_own_scale(scale, scores, expected):
+    from agent_memory.mongo.search import Searcher, SearchHit
+
+    class Fixed(Searcher):
+        tier = "plain"
+        relevance_scale = scale
+
+        async def _search(self, target, query):
+            return [SearchHit(f"d{i}", {}, score, {}) for i, score in enumerate(scores)]
+
+    target = IndexCatalog.load(dimensions=8).target("memories")
+    hits = await Fixed().search(
+        target, SearchQuery(tenant={"agent_id": "a", "user_id": "u"}, text="x")
+    )
+    assert [hit.relevance for hit in hits] == pytest.approx(expected, abs=1e-4)
+
+
+def test_no_kind_of_memory_asks_which_tier_it_runs_on():
+    """The searcher owns the tier's decisions (weights, relevance, whether a write is found at
+    once): code under memory/ never reads the connection's tier."""
+    import re
+    from pathlib import Path
+
+    import agent_memory.memory as memory_package
+
+    root = Path(memory_package.__file__).parent
+    asking = [
+        f"{path.relative_to(root)}:{number}"
+        for path in sorted(root.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"\.tier\b", line) and not line.lstrip().startswith("#")
+    ]
+    assert asking == []

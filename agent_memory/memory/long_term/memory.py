@@ -85,7 +85,7 @@ from agent_memory.memory.long_term.fields import (
     replace_fields,
     stale_fields,
 )
-from agent_memory.memory.long_term.ranking import relevances, score_memory
+from agent_memory.memory.long_term.ranking import score_memory
 from agent_memory.memory.long_term.records import (
     MEMORY_TYPES,
     LongTermConfig,
@@ -338,8 +338,8 @@ class LongTermMemory:
             for hit in hits
             if "vector" in hit.sources
         ]
-        if self.connection.tier != "atlas" or self.config.recent_writes_s <= 0:
-            return candidates  # the plain tier searches what is stored now
+        if self._searcher.sees_writes_at_once or self.config.recent_writes_s <= 0:
+            return candidates  # the search finds what is stored now
         return await self._with_recent(tenant, item, vector, candidates, recent)
 
     async def _with_recent(
@@ -788,18 +788,16 @@ class LongTermMemory:
                 # Field documents (:mod:`.fields`) are never a result of their own.
                 exclude={"status": FIELD if include_history else ["superseded", FIELD]},
                 limit=min(max(k * self.config.overfetch, self.config.min_candidates), 10_000),
-                weights=self.config.rank_fusion_weights
-                if self.connection.tier == "atlas"
-                else self.config.search_weights,
+                # Each tier fuses its own way; the searcher takes the weights of its own.
+                weights=self.config.search_weights,
+                tier_weights={"atlas": self.config.rank_fusion_weights},
                 coverage_power=self.config.coverage_power,
                 keyword_trust=self.config.keyword_trust,
                 learns=learn,
                 learn_above=learn_above,
             )
             hits = await self._searcher.search(self.target, search)
-        relevance = relevances(
-            [hit.score for hit in hits], scale="rank" if self.connection.tier == "atlas" else "z"
-        )
+        relevance = [hit.relevance for hit in hits]
         if self.reranker is not None and hits:
             hits, relevance = await self._rerank(query, hits, relevance)
         scored = []

@@ -18,10 +18,14 @@ Importance never filters: a new fact with modest importance is still found when 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+# The searcher gives each hit its relevance (mongo/search/types.py Searcher.search); the
+# function is named here too, where the score that reads it is.
+from agent_memory.mongo.search.fusion import relevances
 
 __all__ = [
     "RankingWeights",
@@ -79,25 +83,6 @@ def feedback_utility(feedback: Mapping[str, Any] | None, prior: float) -> float:
     if not isinstance(count, int | float) or not isinstance(total, int | float) or count <= 0:
         return 0.0
     return max(-1.0, min(1.0, float(total) / (float(count) + prior)))
-
-
-def relevances(fused: Sequence[float], *, scale: str = "z") -> list[float]:
-    """Relevance from 0 to 1 for each hit of one search, from its fused search score, keeping
-    the search's order, so that with equal recency, importance and feedback the memories rank
-    exactly as the search ranked them.
-
-    ``scale="z"`` (the plain tier: weighted z-scores, 0 = an average document of the tenant)
-    maps through the logistic function: a hit a few standard deviations above the rest is near
-    1, a near-tie stays a near-tie that feedback, importance or recency can decide.
-    ``scale="rank"`` (the Atlas tier: reciprocal rank fusion, small positive numbers) takes the
-    share of the best hit's score.
-    """
-    if scale == "rank":
-        best = max(fused, default=0.0)
-        if not best > 0:
-            return [0.0 for _ in fused]
-        return [max(0.0, min(1.0, value / best)) for value in fused]
-    return [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value)))) for value in fused]
 
 
 def score_memory(

@@ -131,8 +131,8 @@ def rank_fusion_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[
                 "input": {"pipelines": {"vector": vector, "text": text}},
                 "combination": {
                     "weights": {
-                        "vector": float(query.weights.get("vector", 1.0)),
-                        "text": float(query.weights.get("text", 1.0)),
+                        "vector": float(query.weights_for("atlas").get("vector", 1.0)),
+                        "text": float(query.weights_for("atlas").get("text", 1.0)),
                     }
                 },
                 "scoreDetails": True,
@@ -216,6 +216,9 @@ class AtlasSearcher(Searcher):
     which the vector indexes are created with): no layer above needs to know the tier."""
 
     tier: ClassVar[str] = "atlas"
+    relevance_scale: ClassVar[str] = "rank"
+    #: Atlas's search indexes catch up with writes asynchronously.
+    sees_writes_at_once: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -349,7 +352,7 @@ class AtlasSearcher(Searcher):
                 documents.setdefault(doc["_id"], doc)
                 ranking.append((doc["_id"], score))
             rankings[name] = ranking
-        fused = reciprocal_rank_fusion(rankings, weights=query.weights, k=RRF_K)
+        fused = reciprocal_rank_fusion(rankings, weights=query.weights_for("atlas"), k=RRF_K)
         hits = [
             SearchHit(doc_id, documents[doc_id], score, sources)
             for doc_id, score, sources in fused[: query.limit]

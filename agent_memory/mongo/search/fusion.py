@@ -18,13 +18,21 @@ datasets/dialogues, tuning on some conversations and scoring on the others (docs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 
 from agent_memory.mongo.search.types import SourceScore
 
-__all__ = ["RRF_K", "SHRINK", "reciprocal_rank_fusion", "score_fusion", "standardise"]
+__all__ = [
+    "RRF_K",
+    "SHRINK",
+    "reciprocal_rank_fusion",
+    "relevances",
+    "score_fusion",
+    "standardise",
+]
 
 #: The constant of reciprocal rank fusion; 60 is the value MongoDB's $rankFusion uses.
 RRF_K = 60
@@ -147,3 +155,22 @@ def score_fusion(
         }
         result.append((position, float(total[position]), sources))
     return result
+
+
+def relevances(fused: Sequence[float], *, scale: str = "z") -> list[float]:
+    """Relevance from 0 to 1 for each hit of one search, from its fused search score, keeping
+    the search's order, so that with equal recency, importance and feedback the memories rank
+    exactly as the search ranked them.
+
+    ``scale="z"`` (the plain tier: weighted z-scores, 0 = an average document of the tenant)
+    maps through the logistic function: a hit a few standard deviations above the rest is near
+    1, a near-tie stays a near-tie that feedback, importance or recency can decide.
+    ``scale="rank"`` (the Atlas tier: reciprocal rank fusion, small positive numbers) takes the
+    share of the best hit's score.
+    """
+    if scale == "rank":
+        best = max(fused, default=0.0)
+        if not best > 0:
+            return [0.0 for _ in fused]
+        return [max(0.0, min(1.0, value / best)) for value in fused]
+    return [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value)))) for value in fused]

@@ -79,7 +79,7 @@ def rank(
         scores["vector"] = corpus.vector_scores(query.vector)
     if query.text is not None:
         scores["text"], coverage = corpus.keyword_scores(query.text, allowed)
-    weights = dict(query.weights)
+    weights = dict(query.weights_for(PlainSearcher.tier))
     if len(scores) == 2:
         if trusted is not None and query.learn_above is not None:
             near = scores["vector"][allowed]

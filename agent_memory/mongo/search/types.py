@@ -6,7 +6,7 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -155,6 +155,10 @@ class SearchQuery:
     limit: int = 10
     num_candidates: int | None = None
     weights: Mapping[str, float] = field(default_factory=lambda: {"vector": 1.0, "text": 1.0})
+    #: Weights for one tier only (``{"atlas": {...}}``): each tier fuses its own way (z-scores
+    #: on the plain tier, reciprocal ranks on Atlas), so a caller gives each its weights and
+    #: the searcher picks its own (:meth:`weights_for`); a tier not named uses ``weights``.
+    tier_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     #: Plain tier: the keyword weight is scaled by the coverage of its best match to this power.
     coverage_power: float = 0.0
     #: Plain tier: learn per tenant how far keyword matches can be trusted (:mod:`.trust`);
@@ -199,11 +203,28 @@ class SearchQuery:
             raise InvalidInputError("learns must be a bool")
         if self.learn_above is not None:  # a cosine similarity
             check_number(self.learn_above, "learn_above", minimum=-1, maximum=1)
-        for name, weight in self.weights.items():
-            if name not in ("vector", "text") or not (
-                isinstance(weight, int | float) and math.isfinite(weight) and weight >= 0
-            ):
-                raise InvalidInputError("weights are non-negative numbers for 'vector' and 'text'")
+        if not isinstance(self.tier_weights, Mapping) or not set(self.tier_weights) <= {
+            "plain",
+            "atlas",
+        }:
+            raise InvalidInputError("tier_weights maps 'plain' or 'atlas' to weights")
+        for weights in (self.weights, *self.tier_weights.values()):
+            if not isinstance(weights, Mapping):
+                raise InvalidInputError("weights map 'vector' and 'text' to numbers")
+            for name, weight in weights.items():
+                if name not in ("vector", "text") or not (
+                    isinstance(weight, int | float)
+                    and not isinstance(weight, bool)
+                    and math.isfinite(weight)
+                    and weight >= 0
+                ):
+                    raise InvalidInputError(
+                        "weights are non-negative numbers for 'vector' and 'text'"
+                    )
+
+    def weights_for(self, tier: str) -> Mapping[str, float]:
+        """The source weights the ``tier`` fuses with."""
+        return self.tier_weights.get(tier, self.weights)
 
     @property
     def depth(self) -> int:
@@ -230,12 +251,15 @@ class SourceScore:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A found document with its fused ``score`` and the ranking in each source that found it."""
+    """A found document with its fused ``score`` (on the tier's own scale), the ranking in
+    each source that found it, and its ``relevance`` from 0 to 1 in the search's order, set by
+    the searcher (:meth:`Searcher.search`): the one score a caller needs, on every tier."""
 
     id: Any
     document: dict[str, Any]
     score: float
     sources: Mapping[str, SourceScore]
+    relevance: float = 0.0
 
     def explain(self) -> str:
         parts = [
@@ -246,16 +270,32 @@ class SearchHit:
 
 
 class Searcher(ABC):
-    """Runs a :class:`SearchQuery` against a :class:`SearchTarget` on one tier."""
+    """Runs a :class:`SearchQuery` against a :class:`SearchTarget` on one tier.
+
+    The searcher owns what differs between tiers, so the memories above it never ask which
+    tier they run on: the weights it fuses with (:meth:`SearchQuery.weights_for`), the
+    relevance from 0 to 1 of each hit (:attr:`relevance_scale`), and whether a document
+    written a moment ago is already found (:attr:`sees_writes_at_once`).
+    """
 
     tier: ClassVar[str]
+    #: How the fused scores become relevances (:func:`.fusion.relevances`): ``"z"`` for
+    #: weighted z-scores, ``"rank"`` for reciprocal-rank scores.
+    relevance_scale: ClassVar[str] = "z"
+    #: Whether a search finds what was written before it at once (an index that catches up
+    #: with writes asynchronously, as Atlas's search indexes do, does not).
+    sees_writes_at_once: ClassVar[bool] = True
 
     async def search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]:
-        """The fused top ``query.limit`` hits, best first."""
+        """The fused top ``query.limit`` hits, best first, each with its relevance."""
+        from agent_memory.mongo.search.fusion import relevances
+
         started = time.perf_counter()
         # Events logged while searching (retries, warnings) carry the tenant they concern.
         with structlog.contextvars.bound_contextvars(**query.tenant):
             hits = await self._search(target, query)
+            scaled = relevances([hit.score for hit in hits], scale=self.relevance_scale)
+            hits = [replace(hit, relevance=value) for hit, value in zip(hits, scaled, strict=True)]
             _log_search(self.tier, target, query, hits, started)
         return hits
 
