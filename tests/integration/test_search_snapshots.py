@@ -195,10 +195,88 @@ async def test_a_first_read_is_one_find_and_new_vectors_come_in_bounded_batches(
     with counter.count() as sent:
         hits = await reader.retrieve(ALICE, "kites", k=30, query_vector=vector)
     assert len(hits) == 19
-    # token, the documents without vectors, then 7 new vectors 3 at a time
+    # token, the writes logged since the reader's token, then the 7 new documents 3 at a time
     assert sent == ["find", "find", "find", "find", "find"]
     await reader.aclose()
     await writer.aclose()
+
+
+def _finds(counter, since):
+    return [body for name, body in counter.documents[since:] if name == "find"]
+
+
+async def test_a_reader_behind_by_a_few_writes_reads_only_what_they_touched(counted, embedder):
+    """Another process's write costs a reader the documents it touched, not the tenant's
+    history: the reader follows the writes logged in the generation document."""
+    connection, counter = counted
+    await IndexManager(connection, embedder.signature).setup()
+    writer, reader = LongTermMemory(connection, embedder), LongTermMemory(connection, embedder)
+    stored = await writer.store_many(
+        ALICE, [NewMemory(f"Alice note {i} about kites") for i in range(40)], consolidate=False
+    )
+    await reader.retrieve(ALICE, "kites")
+    await reader.drain()
+    added = await writer.store(ALICE, "Alice flew a red box kite at the beach")
+    await writer.forget(ALICE, stored[0].id)
+    await writer.edit(ALICE, stored[1].id, content="Alice repaired a torn kite sail")
+    since = len(counter.documents)
+    found = await reader.retrieve(ALICE, "kite", k=50)
+    ids = {hit.memory.id for hit in found}
+    assert added.id in ids and stored[0].id not in ids
+    assert "Alice repaired a torn kite sail" in [hit.memory.content for hit in found]
+    reads = [body for body in _finds(counter, since) if "memories" in str(body.get("find"))]
+    assert reads, "the reader read nothing"
+    for body in reads:  # only the touched documents, never the tenant's whole history
+        assert set(body["filter"]["_id"]["$in"]) <= {added.id, stored[0].id, stored[1].id}
+    assert reader._searcher.snapshots.followed == 1
+    await reader.aclose()
+    await writer.aclose()
+
+
+async def test_a_reader_reads_again_when_the_log_cannot_say_what_changed(counted, embedder):
+    from agent_memory.mongo.search import snapshots
+
+    connection, counter = counted
+    await IndexManager(connection, embedder.signature).setup()
+    writer, reader = LongTermMemory(connection, embedder), LongTermMemory(connection, embedder)
+    await writer.store_many(ALICE, [NewMemory(f"Alice note {i} about owls") for i in range(6)])
+    await reader.retrieve(ALICE, "owls")
+    # A write around the class names nothing: the reader reads the tenant again.
+    await connection.collection("memories").update_many(
+        {"user_id": "alice"}, {"$set": {"tags": ["birds"]}}
+    )
+    await writer.announce(ALICE)
+    since = len(counter.documents)
+    assert len(await reader.retrieve(ALICE, "owls", k=10, tags="birds")) == 6
+    whole = [b for b in _finds(counter, since) if "_id" not in b.get("filter", {})]
+    assert any("memories" in str(b.get("find")) for b in whole)
+    # Too far behind: more writes than the log remembers.
+    await reader.retrieve(ALICE, "owls")
+    for i in range(snapshots.LOG_LENGTH + 1):
+        await writer.store(ALICE, f"Alice saw barn owl number {i}", consolidate=False)
+    before = reader._searcher.snapshots.refreshes
+    assert len(await reader.retrieve(ALICE, "barn owl", k=100)) == 6 + snapshots.LOG_LENGTH + 1
+    assert reader._searcher.snapshots.refreshes == before + 1
+    await reader.aclose()
+    await writer.aclose()
+
+
+async def test_a_corpus_slow_to_read_is_read_for_its_age_less_often(two, monkeypatch):
+    """A full read for the corpus's age takes at most FULL_READ_SHARE of the time it is kept:
+    a corpus that took 10 s to read is not read again after the 300 s maximum age."""
+    import time
+
+    from agent_memory.mongo.search import snapshots as module
+
+    reader, _ = two
+    snapshots = reader._searcher.snapshots
+    kept = next(iter(snapshots._kept.values()))
+    kept.read_at = time.monotonic() - 2 * module.DEFAULT_MAX_AGE_SECONDS
+    assert not snapshots.current(kept, kept.token)
+    kept.read_seconds = 10.0  # a long history: 10 s / 0.01 = 1,000 s between full reads
+    assert snapshots.current(kept, kept.token)
+    kept.read_at = time.monotonic() - 10.0 / module.FULL_READ_SHARE - 1
+    assert not snapshots.current(kept, kept.token)
 
 
 async def test_a_write_whose_announcement_failed_is_still_found_by_this_process(
@@ -322,3 +400,20 @@ async def test_a_search_cancelled_while_its_token_is_read_leaves_the_others_answ
         await cancelled
     assert contents(await memory.retrieve(ALICE, "poetry")) == ["Alice reads poetry"]
     await memory.aclose()
+
+
+async def test_a_write_that_says_only_which_memories_it_touched_reaches_every_reader(two):
+    """Tags added to some memories (one update of many, no description of each): the writer's
+    kept copy and another reader both read just those memories again, and filter by the tag."""
+    reader, writer = two
+    await writer.retrieve(ALICE, "gardening")  # the writer keeps Alice's memories too
+    notes = await writer.list_memories(ALICE, limit=3)
+    ids = [memory.id for memory in notes]
+    writer_snapshots, reader_snapshots = writer._searcher.snapshots, reader._searcher.snapshots
+    refreshes = (writer_snapshots.refreshes, reader_snapshots.refreshes)
+    assert await writer.tag_memories(ALICE, ids, "favourite") == 3
+    for memory in (writer, reader):
+        found = await memory.retrieve(ALICE, "gardening", k=10, tags="favourite")
+        assert sorted(hit.memory.id for hit in found) == sorted(ids)
+    assert (writer_snapshots.refreshes, reader_snapshots.refreshes) == refreshes
+    assert reader_snapshots.followed == 1

@@ -471,7 +471,7 @@ class LongTermMemory:
             tenant, decision.targets[0], item, now
         ):
             if item.tags:  # tags are filtered on: searches must see the new ones
-                await self._announce(tenant)
+                await self._announce(tenant, Change(touched=[decision.targets[0]]))
             return StoreResult(decision.targets[0], "reinforced")
         # A reinforce target superseded meanwhile falls through to a plain insert.
         document = self._document(tenant, item, vector, now)
@@ -1219,8 +1219,8 @@ class LongTermMemory:
             result = await self.collection.update_one(
                 {"_id": memory_id, **tenant.filter(), "status": NOT_FIELD}, {"$set": fields}
             )
-            if result.matched_count:
-                await self._announce(tenant)  # tags are filtered on: every search reads again
+            if result.matched_count:  # tags are filtered on: every search reads it again
+                await self._announce(tenant, Change(touched=[memory_id]))
         return result.matched_count == 1
 
     async def move_to_user(
@@ -1262,7 +1262,7 @@ class LongTermMemory:
                     {**tenant.filter(), "_id": {"$in": fields}}, field_update
                 )
             await self._announce(tenant, Change(removed=[*ids, *fields]))
-            await self._announce(target)
+            await self._announce(target, Change(touched=[*ids, *fields]))
         return result.modified_count
 
     async def tag_memories(self, tenant: Tenant, memory_ids: Sequence[str], tag: str) -> int:
@@ -1279,12 +1279,13 @@ class LongTermMemory:
                 {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD},
                 {"$addToSet": {"tags": tag}},
             )
-            await self.collection.update_many(
-                fields_of(tenant, ids),
-                {"$addToSet": {"tags": tag}},
-            )
-            if result.modified_count:
-                await self._announce(tenant)  # tags are filtered on: every search reads again
+            fields = await self.collection.distinct("_id", fields_of(tenant, ids))
+            if fields:
+                await self.collection.update_many(
+                    {**tenant.filter(), "_id": {"$in": fields}}, {"$addToSet": {"tags": tag}}
+                )
+            if result.modified_count:  # tags are filtered on: every search reads them again
+                await self._announce(tenant, Change(touched=[*ids, *fields]))
         return result.modified_count
 
     async def set_expiry(
@@ -1316,7 +1317,7 @@ class LongTermMemory:
                     fields={memory_id: {"expires_at": expires_at} for memory_id in [*ids, *fields]}
                 )
                 if result.matched_count == len(ids)
-                else None
+                else Change(touched=[*ids, *fields])
             )
             await self._announce(tenant, change)
         return result.modified_count
@@ -1383,9 +1384,16 @@ class LongTermMemory:
             )
             if updated is None:  # forgotten meanwhile
                 raise NotFoundError(f"no memory {memory_id!r} for this user")
+            gone: list[str] = []
             if "content" in fields and by_fields:
+                gone = await self.collection.distinct("_id", fields_of(tenant, [memory_id]))
                 await self.collection.delete_many(fields_of(tenant, [memory_id]))
-            await self._announce(tenant)  # content, importance and tags are all searched on
+            # Content, importance and tags are all searched on: every search sees the edit
+            # (this process's kept copy follows it; others read this memory again).
+            edited = {name: value for name, value in updated.items() if name != "_id"}
+            if "embedding" in fields:
+                edited["embedding"] = fields["embedding"]
+            await self._announce(tenant, Change(fields={memory_id: edited}, removed=gone))
         logger.info(
             "memory_edited",
             agent_id=tenant.agent_id,

@@ -260,6 +260,9 @@ class Corpus:
             return
         old = self._documents[position]
         assert old is not None
+        unread = self._target.unread
+        if any(path in unread for path in update):  # never kept (the vector, the omitted)
+            update = {path: value for path, value in update.items() if path not in unread}
         if any(path in self._index for path in update):
             self._index_fields(position, old, add=False, paths=update.keys())
             new = {**old, **update}

@@ -18,6 +18,14 @@ document in Python). A target whose writers all announce their writes keeps its 
   without vectors, then the vectors of documents not held yet) and the search runs again. A
   write announced before a search started is always seen by that search.
 
+**Only what changed is read again.** Each announcement also appends the ids its write touched
+to a short log in the generation document (:data:`LOG_LENGTH` writes, newest last; a write
+that does not say which documents it touched, or touched more than :data:`LOG_IDS`, is logged
+as "anything may have changed"). A reader whose kept corpus is a few writes behind finds its
+own token in the log and reads only the documents named after it, so another process's write
+costs a reader what that write touched, not the tenant's whole history. A reader too far
+behind, or behind a write that named nothing, reads the tenant again.
+
 The kept documents are whole (without their vectors), so a search answers from memory after one
 small read of the token: every writer of a field that ranking or filtering reads (content,
 status, tags, importance, feedback) announces its write. Access statistics are the exception:
@@ -53,6 +61,7 @@ __all__ = [
     "announce",
     "announce_write",
     "announce_writes",
+    "change_ids",
     "current_token",
     "erase_tenant",
     "erase_token",
@@ -72,6 +81,15 @@ DEFAULT_MAX_DOCUMENTS = 50_000
 DEFAULT_MAX_AGE_SECONDS = 300.0
 #: Ids in one ``$in`` when reading the vectors of documents not held yet.
 VECTOR_BATCH = 500
+#: Writes a generation document remembers (see the module's docstring).
+LOG_LENGTH = 64
+#: Ids one logged write names at most; a larger write is logged as touching anything.
+LOG_IDS = 256
+#: A full read of a kept corpus for its age takes at most this share of the time it is kept:
+#: a corpus whose last full read took ``r`` seconds is read for its age after
+#: ``max(max_age, r / FULL_READ_SHARE)`` (100,000 memories on the embedded engine take
+#: seconds to read; without this they were read again every five minutes).
+FULL_READ_SHARE = 0.01
 #: Turns of the event loop a token read waits for others to join it (see :class:`TokenReads`).
 READ_WINDOW_TURNS = 4
 #: Tokens read in one ``find`` at most.
@@ -100,16 +118,46 @@ def _legacy_generation_id(collection: str, tenant: Mapping[str, str]) -> dict[st
     return {"collection": collection, **{key: tenant[key] for key in sorted(tenant)}}
 
 
-def _token_update(tenant: Mapping[str, str], token: str) -> dict[str, Any]:
-    return {"$set": {"token": token, **tenant, "updated_at": datetime.now(UTC)}}
+def _token_update(
+    tenant: Mapping[str, str], token: str, ids: Sequence[Hashable] | None = None
+) -> dict[str, Any]:
+    """The new token, and the write logged with the ids it touched (``None``: any)."""
+    logged = list(ids) if ids is not None and len(ids) <= LOG_IDS else None
+    return {
+        "$set": {"token": token, **tenant, "updated_at": datetime.now(UTC)},
+        "$push": {"log": {"$each": [{"t": token, "ids": logged}], "$slice": -LOG_LENGTH}},
+    }
 
 
-async def announce_write(generations: Any, collection: str, tenant: Mapping[str, str]) -> str:
+def change_ids(change: Change | None) -> list[Hashable] | None:
+    """The ids of the documents ``change`` touched (``None`` when it is not known)."""
+    if change is None:
+        return None
+    return list(
+        dict.fromkeys(
+            [
+                *(document["_id"] for document in change.added),
+                *change.fields,
+                *change.removed,
+                *change.touched,
+            ]
+        )
+    )
+
+
+async def announce_write(
+    generations: Any,
+    collection: str,
+    tenant: Mapping[str, str],
+    ids: Sequence[Hashable] | None = None,
+) -> str:
     """Record that ``tenant``'s documents in ``collection`` changed (one upsert); returns the
-    new token. Call it after the write has landed, also when it failed half-way."""
+    new token. ``ids`` names the documents the write touched (added, changed or removed), so
+    that readers read only those; ``None`` when not known. Call it after the write has landed,
+    also when it failed half-way (then with ``ids=None``)."""
     token = secrets.token_hex(8)
     await generations.update_one(
-        {"_id": generation_id(collection, tenant)}, _token_update(tenant, token), upsert=True
+        {"_id": generation_id(collection, tenant)}, _token_update(tenant, token, ids), upsert=True
     )
     return token
 
@@ -146,7 +194,7 @@ async def announce(
     if snapshots is not None:
         await snapshots.announce(target, tenant, change)
     else:
-        await announce_write(generations, target.collection, tenant)
+        await announce_write(generations, target.collection, tenant, change_ids(change))
 
 
 async def current_token(
@@ -256,6 +304,26 @@ class TokenReads:
                         future.cancel()
 
 
+async def _read_again(
+    collection: Any,
+    target: SearchTarget,
+    tenant: Mapping[str, str],
+    corpus: Corpus,
+    ids: Sequence[Hashable],
+) -> int:
+    """Read the documents ``ids`` of the tenant again (whole, a bounded list of ids at a time)
+    into ``corpus``: each found replaces what was kept, each not found is dropped. How many
+    were found."""
+    where = {path: {"$eq": tenant[path]} for path in target.tenant_paths}
+    documents: list[dict[str, Any]] = []
+    for start in range(0, len(ids), VECTOR_BATCH):
+        documents += await collection.find(
+            {**where, "_id": {"$in": list(ids[start : start + VECTOR_BATCH])}}
+        ).to_list(None)
+    corpus.changed(Change(added=documents, removed=[doc_id for doc_id in ids if doc_id in corpus]))
+    return len(documents)
+
+
 def _token_of(found: Mapping[str, Any] | None) -> str | None:
     token = None if found is None else found.get("token")
     return token if isinstance(token, str) else None
@@ -269,6 +337,9 @@ class Change:
     added: Sequence[Mapping[str, Any]] = ()
     fields: Mapping[Hashable, Mapping[str, Any]] = field(default_factory=dict)
     removed: Sequence[Hashable] = ()
+    #: Documents the writer changed without saying how (an update of many, a pipeline): every
+    #: reader, this process's kept corpus too, reads them again.
+    touched: Sequence[Hashable] = ()
 
 
 @dataclass(slots=True)
@@ -277,6 +348,8 @@ class Snapshot:
     corpus: Corpus
     #: ``time.monotonic()`` when the corpus was last read in full.
     read_at: float = field(default_factory=time.monotonic)
+    #: How long that full read took, in seconds.
+    read_seconds: float = 0.0
 
 
 class Snapshots:
@@ -299,6 +372,8 @@ class Snapshots:
         self._kept: OrderedDict[Hashable, Snapshot] = OrderedDict()
         self._tokens = TokenCache()
         self.refreshes = 0
+        #: Kept corpora brought up to date from the log instead of a full read.
+        self.followed = 0
 
     @staticmethod
     def _key(target: SearchTarget, tenant: Mapping[str, str]) -> Hashable:
@@ -314,7 +389,8 @@ class Snapshots:
     def current(self, snapshot: Snapshot, token: str) -> bool:
         """Whether ``snapshot`` may answer a search: nothing announced since it was kept, and
         not older than the maximum age."""
-        return snapshot.token == token and time.monotonic() - snapshot.read_at <= self._max_age
+        age_limit = max(self._max_age, snapshot.read_seconds / FULL_READ_SHARE)
+        return snapshot.token == token and time.monotonic() - snapshot.read_at <= age_limit
 
     async def token(self, target: SearchTarget, tenant: Mapping[str, str]) -> str:
         """The tenant's generation token now (see :func:`current_token`)."""
@@ -328,10 +404,16 @@ class Snapshots:
         token: str,
     ) -> Snapshot:
         """Bring the tenant's corpus up to date as of ``token`` (read before this call): with
+        a kept corpus a few logged writes behind, the documents those writes touched; with
         nothing held, the tenant's documents with their vectors in one ``find``; otherwise the
         documents without their vectors, then the vectors of those not held yet."""
         where = {path: {"$eq": tenant[path]} for path in target.tenant_paths}
         old = self.kept(target, tenant)
+        if old is not None and old.token != token:
+            followed = await self._follow_log(collection, target, tenant, old)
+            if followed:
+                return old
+        started = time.monotonic()
         vectors: dict[Any, Any] = {}
         if old is None:
             # Nothing held: the documents with their vectors, in one read, whole: the omitted
@@ -360,7 +442,8 @@ class Snapshots:
             dimensions=self._dimensions,
             tokens=self._tokens,
         )
-        snapshot = Snapshot(token, corpus)
+        snapshot = Snapshot(token, corpus, read_at=started)
+        snapshot.read_seconds = time.monotonic() - started
         self._keep(self._key(target, tenant), snapshot)
         self.refreshes += 1
         logger.debug(
@@ -370,6 +453,42 @@ class Snapshots:
             read=len(vectors),
         )
         return snapshot
+
+    async def _follow_log(
+        self, collection: Any, target: SearchTarget, tenant: Mapping[str, str], kept: Snapshot
+    ) -> bool:
+        """Bring ``kept`` up to date by the writes logged since its token: the documents they
+        touched read again (whole), the ones gone dropped. False, with ``kept`` untouched,
+        when the log cannot say (too far behind, a write that named nothing, a token set
+        without logging it)."""
+        found = await self._generations.find_one(
+            {"_id": generation_id(target.collection, tenant)}, {"token": 1, "log": 1}
+        )
+        log = found.get("log") if found is not None else None
+        if not isinstance(log, list):
+            return False
+        tokens = [entry.get("t") if isinstance(entry, Mapping) else None for entry in log]
+        if kept.token not in tokens:
+            return False
+        later = log[len(tokens) - tokens[::-1].index(kept.token) :]
+        if not later or later[-1].get("t") != found.get("token"):
+            return False  # the token moved without a logged write
+        ids: dict[Hashable, None] = {}
+        for entry in later:
+            named = entry.get("ids")
+            if not isinstance(named, list):
+                return False
+            ids.update(dict.fromkeys(named))
+        read = await _read_again(collection, target, tenant, kept.corpus, list(ids))
+        kept.token = str(found["token"])
+        self.followed += 1
+        logger.debug(
+            "search_snapshot_followed",
+            collection=target.collection,
+            writes=len(later),
+            read=read,
+        )
+        return True
 
     def touch(
         self,
@@ -398,13 +517,18 @@ class Snapshots:
                 token = secrets.token_hex(8)
                 result = await self._generations.update_one(
                     {"_id": generation_id(target.collection, tenant), "token": kept.token},
-                    _token_update(tenant, token),
+                    _token_update(tenant, token, change_ids(change)),
                 )
                 if result.matched_count == 1:
                     kept.corpus.changed(change)
                     kept.token = token
+                    if change.touched:
+                        collection = self._generations.database[target.collection]
+                        await _read_again(
+                            collection, target, tenant, kept.corpus, list(change.touched)
+                        )
                     return
-            await announce_write(self._generations, target.collection, tenant)
+            await announce_write(self._generations, target.collection, tenant, change_ids(change))
         except BaseException:
             # The write landed but may not be announced: this process reads the tenant again
             # at its next search (others within the maximum age, or at the next write).
