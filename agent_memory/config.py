@@ -81,6 +81,16 @@ class Settings(BaseSettings):
         "plain; atlas: fail when the server has no Atlas Search; plain: exact vector "
         "similarity and BM25 in the framework on any server.",
     )
+    search_cache_mb: int = Field(
+        default=1024,
+        ge=8,
+        le=1_048_576,
+        description="MiB of memory the plain tier may use to keep users' searchable documents "
+        "(vectors, text, fields) between searches, shared by every store of a connection; "
+        "beyond it the users searched least recently are dropped, and their next search "
+        "reads their documents again. About 3.5 KB per memory at 256 dimensions, 5.5 KB at "
+        "1024.",
+    )
     atlas_layout: Literal["auto", "full", "vector"] = Field(
         default="auto",
         description="Atlas search indexes: full (a vector and a text index per searched "

@@ -42,7 +42,7 @@ from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.embedded import EmbeddedServer
 from agent_memory.mongo.embedded_takeover import Standby, serve_or_share
 from agent_memory.mongo.search.layout import Layout, LayoutWatch, choose_layout, read_layout
-from agent_memory.mongo.search.snapshots import GENERATIONS, TokenReads
+from agent_memory.mongo.search.snapshots import GENERATIONS, KeptBudget, TokenReads
 
 __all__ = ["META_COLLECTION", "Connection", "connect", "ensure_collection"]
 
@@ -92,6 +92,9 @@ class Connection:
         #: Generation tokens of the kept search corpora, read together by every store of this
         #: connection (:class:`~agent_memory.mongo.search.snapshots.TokenReads`).
         self.token_reads = TokenReads(db[settings.collection_prefix + GENERATIONS])
+        #: The memory every kept search corpus of this connection shares
+        #: (:class:`~agent_memory.mongo.search.snapshots.KeptBudget`, ``search_cache_mb``).
+        self.kept_budget = KeptBudget(settings.search_cache_mb * 2**20)
         self._client = client
         self._embedded = embedded
         self._standby = standby

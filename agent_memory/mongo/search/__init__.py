@@ -49,6 +49,7 @@ def make_searcher(
         connection.collection(GENERATIONS),
         dimensions=dimensions,
         reads=connection.token_reads,
+        budget=connection.kept_budget,
     )
     if connection.tier == "atlas":
         # With vector indexes only (search/layout.py) the plain tier ranks the keywords; the

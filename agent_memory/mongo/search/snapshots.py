@@ -49,12 +49,14 @@ from typing import Any
 from pymongo import ReturnDocument, UpdateOne
 
 from agent_memory._log import get_logger
-from agent_memory.mongo.search.corpus import Corpus, TokenCache
+from agent_memory.mongo.search.corpus import Corpus
 from agent_memory.mongo.search.types import SearchTarget
 
 __all__ = [
+    "DEFAULT_BUDGET_BYTES",
     "GENERATIONS",
     "Change",
+    "KeptBudget",
     "Snapshot",
     "Snapshots",
     "TokenReads",
@@ -72,9 +74,6 @@ logger = get_logger(__name__)
 
 #: The collection of generation tokens (its name gets the connection's prefix).
 GENERATIONS = "search_generations"
-#: Documents kept in memory over all tenants, by default (about 1.6 KB each at 384 dimensions,
-#: plus their text and terms).
-DEFAULT_MAX_DOCUMENTS = 50_000
 #: A kept corpus is read again after this long even when no write was announced: a bound on
 #: how late another process's access statistics, or a write whose announcement was lost to
 #: a crash, reach this process.
@@ -342,6 +341,59 @@ class Change:
     touched: Sequence[Hashable] = ()
 
 
+#: The memory all kept corpora of a connection may use, by default (``search_cache_mb``).
+DEFAULT_BUDGET_BYTES = 1024 * 2**20
+
+
+class KeptBudget:
+    """One memory budget for the corpora kept by every store of a connection: long-term
+    memories, knowledge and action logs of every user, together. Each kept corpus is charged
+    its estimated size (:attr:`Corpus.nbytes`) when kept and whenever a write changes it;
+    beyond the budget the corpora searched least recently are dropped (a user dropped costs
+    one read at their next search). A single corpus larger than the whole budget is still
+    kept while it is the one being searched."""
+
+    def __init__(self, max_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+        if not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise ValueError("max_bytes must be a positive int")
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[int, Hashable], tuple[Snapshots, int]] = OrderedDict()
+        self.used = 0
+        #: Corpora dropped for the budget so far.
+        self.evicted = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def charge(self, owner: Snapshots, key: Hashable, size: int) -> None:
+        """Record ``owner``'s corpus ``key`` at ``size`` bytes, as the most recently used,
+        and drop the least recently used others while over the budget."""
+        entry = (id(owner), key)
+        previous = self._entries.pop(entry, None)
+        if previous is not None:
+            self.used -= previous[1]
+        self._entries[entry] = (owner, size)
+        self.used += size
+        while self.used > self.max_bytes and len(self._entries) > 1:
+            (_, dropped_key), (dropped_owner, dropped_size) = next(iter(self._entries.items()))
+            if dropped_owner is owner and dropped_key == key:
+                break  # only the corpus being searched is left over the budget
+            self._entries.popitem(last=False)
+            self.used -= dropped_size
+            dropped_owner._dropped(dropped_key)
+            self.evicted += 1
+
+    def touch(self, owner: Snapshots, key: Hashable) -> None:
+        entry = (id(owner), key)
+        if entry in self._entries:
+            self._entries.move_to_end(entry)
+
+    def release(self, owner: Snapshots, key: Hashable) -> None:
+        found = self._entries.pop((id(owner), key), None)
+        if found is not None:
+            self.used -= found[1]
+
+
 @dataclass(slots=True)
 class Snapshot:
     token: str
@@ -353,24 +405,24 @@ class Snapshot:
 
 
 class Snapshots:
-    """Kept corpora, least recently used dropped first beyond ``max_documents`` in all."""
+    """Kept corpora of one store, within a memory budget shared with the other stores of the
+    connection (:class:`KeptBudget`): least recently searched dropped first."""
 
     def __init__(
         self,
         generations: Any,
         *,
         dimensions: int,
-        max_documents: int = DEFAULT_MAX_DOCUMENTS,
         max_age: float = DEFAULT_MAX_AGE_SECONDS,
         reads: TokenReads | None = None,
+        budget: KeptBudget | None = None,
     ) -> None:
         self._generations = generations
         self._reads = reads or TokenReads(generations)
         self._max_age = max_age
         self._dimensions = dimensions
-        self._max_documents = max_documents
-        self._kept: OrderedDict[Hashable, Snapshot] = OrderedDict()
-        self._tokens = TokenCache()
+        self._budget = budget if budget is not None else KeptBudget()
+        self._kept: dict[Hashable, Snapshot] = {}
         self.refreshes = 0
         #: Kept corpora brought up to date from the log instead of a full read.
         self.followed = 0
@@ -383,7 +435,7 @@ class Snapshots:
         key = self._key(target, tenant)
         found = self._kept.get(key)
         if found is not None:
-            self._kept.move_to_end(key)
+            self._budget.touch(self, key)
         return found
 
     def current(self, snapshot: Snapshot, token: str) -> bool:
@@ -440,7 +492,6 @@ class Snapshots:
             None if old is None else old.corpus,
             target,
             dimensions=self._dimensions,
-            tokens=self._tokens,
         )
         snapshot = Snapshot(token, corpus, read_at=started)
         snapshot.read_seconds = time.monotonic() - started
@@ -481,6 +532,7 @@ class Snapshots:
             ids.update(dict.fromkeys(named))
         read = await _read_again(collection, target, tenant, kept.corpus, list(ids))
         kept.token = str(found["token"])
+        self._charge(target, tenant, kept)
         self.followed += 1
         logger.debug(
             "search_snapshot_followed",
@@ -527,6 +579,7 @@ class Snapshots:
                         await _read_again(
                             collection, target, tenant, kept.corpus, list(change.touched)
                         )
+                    self._charge(target, tenant, kept)
                     return
             await announce_write(self._generations, target.collection, tenant, change_ids(change))
         except BaseException:
@@ -536,12 +589,20 @@ class Snapshots:
             raise
 
     def forget(self, target: SearchTarget, tenant: Mapping[str, str]) -> None:
-        self._kept.pop(self._key(target, tenant), None)
+        key = self._key(target, tenant)
+        if self._kept.pop(key, None) is not None:
+            self._budget.release(self, key)
 
     def _keep(self, key: Hashable, snapshot: Snapshot) -> None:
         self._kept[key] = snapshot
-        self._kept.move_to_end(key)
-        total = sum(len(kept.corpus) for kept in self._kept.values())
-        while total > self._max_documents and len(self._kept) > 1:
-            _, dropped = self._kept.popitem(last=False)
-            total -= len(dropped.corpus)
+        self._budget.charge(self, key, snapshot.corpus.nbytes)
+
+    def _charge(self, target: SearchTarget, tenant: Mapping[str, str], kept: Snapshot) -> None:
+        """Charge a kept corpus a write changed at its new size."""
+        key = self._key(target, tenant)
+        if self._kept.get(key) is kept:
+            self._budget.charge(self, key, kept.corpus.nbytes)
+
+    def _dropped(self, key: Hashable) -> None:
+        """The budget dropped this corpus (called by :class:`KeptBudget`)."""
+        self._kept.pop(key, None)
