@@ -207,6 +207,43 @@ def speed(
     run(main)
 
 
+@app.command("users")
+def users(
+    users: int = typer.Option(1000, "--users", min=1, max=100_000, help="Users of one agent."),
+    memories: int = typer.Option(
+        1000, "--memories", min=1, max=100_000, help="Memories of each user."
+    ),
+    queries: int = typer.Option(
+        500, "--queries", min=1, max=100_000, help="Retrieves, each for a random user."
+    ),
+    out: Path = typer.Option(
+        Path("bench-results/users.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="local, voyage or fake (default: the configured one)."
+    ),
+) -> None:
+    """Many users in one process: retrieve of a cold and a warm user, and the process's
+    memory against the search memory budget (search_cache_mb)."""
+    from agent_memory.bench.users import render_users, run_users
+
+    async def main() -> None:
+        async with open_runtime(embedder=embedder) as rt:
+            await IndexManager(rt.connection, rt.embedder.signature).setup()
+            result = await run_users(
+                rt.connection, rt.embedder, users=users, memories=memories, queries=queries
+            )
+        data = {**result.as_json(), "commit": _commit()}
+        table = render_users(data)
+        write_result(out, data, table)
+        console.print(table, highlight=False, markup=False)
+
+    run(main)
+
+
 def _commit() -> str | None:
     """The checkout's commit, when the package runs from a git checkout (for the record)."""
     import subprocess

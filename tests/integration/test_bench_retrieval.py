@@ -222,3 +222,31 @@ async def test_a_memory_kept_for_turns_with_the_same_text_finds_each_of_them(
     data = (await run_retrieval(connection, embedder, dataset, context=False)).as_json()
     assert data["questions"] == 1
     assert data["recall"]["1"] == 1.0
+
+
+async def test_users_benchmark_measures_cold_and_warm_users_within_the_budget(small_budget):
+    from agent_memory.bench.users import render_users, run_users
+
+    connection, embedder = small_budget
+    data = (
+        await run_users(connection, embedder, users=6, memories=30, queries=8, batch=10)
+    ).as_json()
+    assert data["users"] == 6 and data["ingest_per_second"] > 0
+    assert data["retrieve_cold_ms"]["count"] >= 1
+    assert data["retrieve_cold_ms"]["count"] + data["retrieve_warm_ms"]["count"] == 16
+    assert data["kept_mb"] <= data["budget_mb"] and data["rss_mb"]["end"] > 0
+    assert "| retrieve, cold user" in render_users(data)
+    assert await connection.collection("memories").count_documents({}) == 0
+
+
+@pytest.fixture
+async def small_budget(settings, embedder):
+    from agent_memory.mongo.connection import connect
+
+    connection = await connect(settings.model_copy(update={"search_cache_mb": 8}))
+    try:
+        await IndexManager(connection, embedder.signature).setup()
+        yield connection, embedder
+    finally:
+        await connection.client.drop_database(settings.database)
+        await connection.close()
