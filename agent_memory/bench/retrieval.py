@@ -36,6 +36,8 @@ from agent_memory.bench.embedders import (
     KS,
     Conversation,
     LoadReport,
+    Question,
+    Turn,
     WrappedEmbedder,
     bm25_scores,
     load_locomo,
@@ -216,13 +218,20 @@ async def run_retrieval(
     *,
     limit: int | None = None,
     context: bool = True,
+    one_user: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> RetrievalRun:
     """Ingest and ask every conversation of ``dataset``; the memories stored for the run are
     erased again afterwards (also when it fails). With ``context`` every memory carries its
-    neighbouring turns of the same session as ``NewMemory.context``."""
+    neighbouring turns of the same session as ``NewMemory.context``. With ``one_user`` the
+    conversations are one user's history, stored and asked in order (a long-time user); the
+    per-conversation table still shows each conversation's questions."""
     started = time.perf_counter()
     conversations, report = load_locomo(dataset, limit=limit)
+    labels: list[str] | None = None
+    if one_user and conversations:
+        labels = [c.sample_id for c in conversations for _ in c.questions]
+        conversations = [merge_conversations(conversations)]
     recorder = RecordingEmbedder(embedder)
     memory = LongTermMemory(connection, recorder)
     result = RetrievalRun(
@@ -238,7 +247,7 @@ async def run_retrieval(
             tenant = Tenant(AGENT_ID, _user_id(conversation.sample_id, number))
             await memory.forget_user(tenant)
             try:
-                await _one(memory, recorder, tenant, conversation, result, context)
+                await _one(memory, recorder, tenant, conversation, result, context, labels)
             finally:
                 await memory.drain()
                 await memory.forget_user(tenant)
@@ -256,6 +265,21 @@ async def run_retrieval(
     return result
 
 
+def merge_conversations(conversations: list[Conversation]) -> Conversation:
+    """One conversation of all of ``conversations``, in order: their turns one after the
+    other and their questions with evidence pointing at the merged turns."""
+    turns: list[Turn] = []
+    questions: list[Question] = []
+    for conversation in conversations:
+        offset = len(turns)
+        turns.extend(conversation.turns)
+        questions.extend(
+            Question(q.text, q.category, tuple(offset + e for e in q.evidence))
+            for q in conversation.questions
+        )
+    return Conversation(f"one-user-{len(conversations)}", turns, questions)
+
+
 def _user_id(sample_id: str, number: int) -> str:
     cleaned = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in sample_id)[:60]
     return cleaned or f"conversation-{number}"
@@ -268,7 +292,10 @@ async def _one(
     conversation: Conversation,
     result: RetrievalRun,
     with_context: bool,
+    labels: list[str] | None = None,
 ) -> None:
+    """One conversation stored for ``tenant`` and its questions asked; ``labels`` names the
+    conversation each question counts for (by default this one)."""
     texts = [memory_text(conversation, i) for i in range(len(conversation.turns))]
     items = [
         NewMemory(
@@ -303,10 +330,10 @@ async def _one(
             np.array([position.get(e, _MISSED) for e in question.evidence], dtype=np.int64)
         )
     result.query_seconds += time.perf_counter() - t0
-    sample = conversation.sample_id
-    result.sample_ids.append(sample)
-    for question, ranks in zip(conversation.questions, framework_rows, strict=True):
-        result.framework.add(sample, question.category, ranks)
+    names = labels or [conversation.sample_id] * len(conversation.questions)
+    result.sample_ids.extend(dict.fromkeys(names))
+    for name, question, ranks in zip(names, conversation.questions, framework_rows, strict=True):
+        result.framework.add(name, question.category, ranks)
 
     # Baselines over the same memories: vectors of their content and context (and of their
     # content alone), and BM25 over content and context, with the same embedder.
@@ -319,7 +346,7 @@ async def _one(
     ):
         ranks = ranks_of(scores)
         for row, question in enumerate(conversation.questions):
-            ranks_table.add(sample, question.category, ranks[row, list(question.evidence)])
+            ranks_table.add(names[row], question.category, ranks[row, list(question.evidence)])
 
 
 async def _vectors(recorder: RecordingEmbedder, texts: list[str]) -> np.ndarray:

@@ -55,6 +55,12 @@ def retrieval(
         "--context/--no-context",
         help="Store each turn with its neighbouring turns as the memory's context.",
     ),
+    one_user: bool = typer.Option(
+        False,
+        "--one-user",
+        help="All conversations as one user's history (a long-time user), stored and asked "
+        "in order.",
+    ),
 ) -> None:
     """Evidence recall@k on LoCoMo through store_many and retrieve, with vector and BM25
     baselines computed in the same run."""
@@ -75,6 +81,7 @@ def retrieval(
                 dataset,
                 limit=limit,
                 context=context,
+                one_user=one_user,
                 progress=lambda line: err_console.print(line, highlight=False, markup=False),
             )
         table, image = write_outputs(result, out)

@@ -76,6 +76,29 @@ async def test_recall_through_the_framework_with_baselines_and_outputs(
     assert image.read_bytes().startswith(b"\x89PNG")
 
 
+async def test_every_conversation_as_one_users_history(connection, embedder, tmp_path):
+    """--one-user: the conversations are one user's memories (each question's evidence points
+    at its own conversation's turns among all of them), and each conversation still has its
+    row."""
+    from agent_memory.bench.embedders import load_locomo
+    from agent_memory.bench.retrieval import merge_conversations
+
+    await IndexManager(connection, embedder.signature).setup()
+    dataset = _two_conversations(tmp_path / "locomo.json")
+    conversations, _ = load_locomo(dataset)
+    merged = merge_conversations(conversations)
+    assert len(merged.turns) == sum(len(c.turns) for c in conversations) == 5
+    taxes = next(q for q in merged.questions if "tax" in q.text)
+    assert [merged.turns[e].text for e in taxes.evidence] == ["My tax forms are due on Friday."]
+    run = await run_retrieval(connection, embedder, dataset, context=False, one_user=True)
+    data = run.as_json()
+    assert data["questions"] == 4 and data["recall"]["1"] == 1.0
+    per = {entry["sample_id"]: entry for entry in data["per_conversation"]}
+    assert set(per) == {conversations[0].sample_id, "conv-2"}
+    assert per["conv-2"]["questions"] == 2
+    assert await connection.collection("memories").count_documents({"agent_id": AGENT_ID}) == 0
+
+
 def test_a_conversation_below_a_baseline_is_marked(tmp_path):
     from agent_memory.bench.embedders import LoadReport
     from agent_memory.bench.retrieval import RetrievalRun, render
