@@ -1436,7 +1436,7 @@ class LongTermMemory:
         now = utcnow()
         with translate_errors("forgetting expired memories"):
             expired = await self.collection.distinct(
-                "_id", {**tenant.filter(), "expires_at": {"$lte": now}, "status": NOT_FIELD}
+                "_id", {**tenant.filter(), "expires_at": _passed(now), "status": NOT_FIELD}
             )
             # Their field documents (:mod:`.fields`), and any that expired on their own.
             fields = await self.collection.distinct(
@@ -1444,7 +1444,7 @@ class LongTermMemory:
                 {
                     **tenant.filter(),
                     "status": FIELD,
-                    "$or": [{"of": {"$in": expired}}, {"expires_at": {"$lte": now}}],
+                    "$or": [{"of": {"$in": expired}}, {"expires_at": _passed(now)}],
                 },
             )
             if not expired and not fields:
@@ -1488,6 +1488,13 @@ def _findable(document: Mapping[str, Any], now: datetime) -> bool:
 def _live(now: datetime) -> dict[str, Any]:
     """The filter of memories not expired at ``now`` (a missing ``expires_at`` is never)."""
     return {"$or": [{"expires_at": None}, {"expires_at": {"$gt": now}}]}
+
+
+def _passed(now: datetime) -> dict[str, Any]:
+    """The condition on ``expires_at`` of a memory expired at ``now``: a date, not after it.
+    A memory that never expires holds ``None``, which MongoDB never orders against a date
+    but the embedded engine sorts before every date (so ``$lte`` alone matched it there)."""
+    return {"$type": "date", "$lte": now}
 
 
 def _check_expiry(expires_at: Any) -> datetime | None:
