@@ -4,7 +4,8 @@ Every retrieval counts an access to each memory it returned (``access_count``, a
 ``last_accessed`` for the recency score). Writing that per retrieval doubles the writes of a
 read-heavy agent; instead the accesses are gathered in memory and one flush at a time writes
 everything gathered so far: under load, many retrievals share one flush (per tenant, one
-``update_many`` per distinct count). Counts stay exact; ``last_accessed`` may be moved later
+``update_many`` per distinct count and :data:`~agent_memory.mongo.batches.BOUND` memories).
+Counts stay exact; ``last_accessed`` may be moved later
 by the length of one flush window (the memories of a batch with the same count share the
 latest time), and everything arrives at most one flush late. A process that dies loses the accesses not yet flushed, which only
 makes those memories look slightly less used.
@@ -21,6 +22,7 @@ from typing import Any
 from agent_memory._log import get_logger
 from agent_memory.memory.background import BackgroundWrites
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import slices
 from agent_memory.tenancy import Tenant
 
 __all__ = ["AccessRecorder"]
@@ -68,13 +70,18 @@ class AccessRecorder:
                         by_count[count].append(memory_id)
                         latest[count] = max(latest.get(count, last), last)
                     for count, ids in by_count.items():
-                        with translate_errors("recording memory accesses"):
-                            await self._collection.update_many(
-                                {"_id": {"$in": ids}, "agent_id": agent_id, "user_id": user_id},
-                                {
-                                    "$inc": {"access_count": count},
-                                    "$max": {"last_accessed": latest[count]},
-                                },
-                            )
+                        for part in slices(ids):
+                            with translate_errors("recording memory accesses"):
+                                await self._collection.update_many(
+                                    {
+                                        "_id": {"$in": part},
+                                        "agent_id": agent_id,
+                                        "user_id": user_id,
+                                    },
+                                    {
+                                        "$inc": {"access_count": count},
+                                        "$max": {"last_accessed": latest[count]},
+                                    },
+                                )
         finally:
             self._flushing = False
