@@ -159,9 +159,10 @@ class SessionStore:
         return True
 
     def record_later(self, tenant: Tenant, session_id: str, documents: list[dict]) -> None:
-        """Record an appended turn on the session with a write nobody waits for."""
-        self.background.schedule(
-            self._record(tenant, session_id, documents), "conversation session activity"
+        """Record an appended turn on the session with a write nobody waits for (tried
+        again after a transient failure: the session's count and time are not lost)."""
+        self.background.schedule_retried(
+            lambda: self._record(tenant, session_id, documents), "conversation session activity"
         )
 
     async def _record(self, tenant: Tenant, session_id: str, documents: list[dict]) -> None:
