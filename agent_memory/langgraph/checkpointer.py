@@ -41,6 +41,7 @@ from agent_memory.checks import check_document_size, check_id, check_int, shown
 from agent_memory.config import Settings
 from agent_memory.errors import ConflictError, DependencyMissingError, InvalidInputError
 from agent_memory.mongo._errors import map_error, translate_errors
+from agent_memory.mongo.batches import BOUND, delete_in, slices
 from agent_memory.mongo.connection import Connection, connect
 from agent_memory.mongo.migrations import retire_indexes, threads_per_tenant
 from agent_memory.stamps import utcnow
@@ -83,7 +84,9 @@ logger = get_logger(__name__)
 
 CHECKPOINTS = "lg_checkpoints"
 WRITES = "lg_checkpoint_writes"
-_BATCH = 100
+#: Documents per page read and per bulk write, and values per ``$in`` or ``$or`` built from a
+#: list (an erasure's threads, a deletion's run ids and keys): within ``mongo.batches.BOUND``.
+_BATCH = min(100, BOUND)
 _CHECKPOINT_KEY = ("agent_id", "user_id", "thread_id", "checkpoint_ns", "checkpoint_id")
 _WRITE_KEY = (*_CHECKPOINT_KEY, "task_id", "idx")
 #: The scope of threads run without a tenant (``strict=False``): both keys stored as null.
@@ -497,9 +500,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         if not ids:
             return
         with translate_errors("deleting LangGraph runs"):
-            for start in range(0, len(ids), _BATCH):
-                query = {**scope, "metadata.run_id": {"$in": ids[start : start + _BATCH]}}
-                await self._delete_with_writes(query)
+            for part in slices(ids, _BATCH):
+                await self._delete_with_writes({**scope, "metadata.run_id": {"$in": part}})
 
     async def acopy_thread(
         self, source_thread_id: str, target_thread_id: str, *, tenant: Tenant | None = None
@@ -576,10 +578,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
         writes first, so a failure half-way leaves no write without its checkpoint."""
         cursor = self._checkpoints.find(query, {**dict.fromkeys(_CHECKPOINT_KEY, 1), "_id": 0})
         keys = [_match({k: row.get(k) for k in _CHECKPOINT_KEY}) async for row in cursor]
-        for start in range(0, len(keys), _BATCH):
-            await self._writes.delete_many({"$or": keys[start : start + _BATCH]})
-        for start in range(0, len(keys), _BATCH):
-            await self._checkpoints.delete_many({"$or": keys[start : start + _BATCH]})
+        await delete_in(self._writes, keys, lambda part: {"$or": part})
+        await delete_in(self._checkpoints, keys, lambda part: {"$or": part})
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         """Erase every thread of ``tenant`` (runs whose ``configurable`` named its
@@ -600,9 +600,8 @@ class MongoCheckpointer(BaseCheckpointSaver[int]):
             for collection in (self._checkpoints, self._writes):
                 async for row in collection.find(tenant.filter(), {"thread_id": 1, "_id": 0}):
                     threads.add(row["thread_id"])
-            ordered = sorted(threads)
-            for start in range(0, len(ordered), _BATCH):
-                sole = await self._held_only_by(tenant, ordered[start : start + _BATCH])
+            for part in slices(sorted(threads), _BATCH):
+                sole = await self._held_only_by(tenant, part)
                 if not sole:
                     continue
                 legacy = {"thread_id": {"$in": sole}, **_UNATTRIBUTED}

@@ -25,6 +25,7 @@ from agent_memory.checks import check_id
 from agent_memory.langgraph.namespaces import APP_WIDE
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import slices
 from agent_memory.tenancy import Tenant, check_tenant
 
 __all__ = [
@@ -56,7 +57,8 @@ def names_user(namespace: Sequence[Any], user_id: str, roots: Sequence[str]) -> 
 
 def _candidates(agent_ids: Sequence[str], user_id: str, roots: Sequence[str]) -> dict[str, Any]:
     # Namespaces holding the user id and a root label (an array field equals a value when one
-    # of its elements does); whether they are next to each other is checked in Python.
+    # of its elements does); whether they are next to each other is checked in Python. Of at
+    # most BOUND agents (mongo.batches).
     return {
         "agent_id": {"$in": [check_id(agent, "agent_id") for agent in agent_ids]},
         "user_id": APP_WIDE,
@@ -81,13 +83,14 @@ async def _named(
     found = []
     if not agent_ids or not roots:
         return found
-    query = _candidates(agent_ids, user_id, roots)
     projection = {"agent_id": 1, "key": 1, "source.namespace": 1}
-    async for doc in long_term.collection.find(query, projection):
-        if names_user((doc.get("source") or {}).get("namespace") or (), user_id, roots):
-            found.append(doc)
-            if first:
-                break
+    for part in slices(agent_ids):
+        query = _candidates(part, user_id, roots)
+        async for doc in long_term.collection.find(query, projection):
+            if names_user((doc.get("source") or {}).get("namespace") or (), user_id, roots):
+                found.append(doc)
+                if first:
+                    return found
     return found
 
 

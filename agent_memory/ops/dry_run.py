@@ -29,11 +29,13 @@ from agent_memory.memory.long_term.decay import DecayReport
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import BOUND
 
 __all__ = ["count_run"]
 
-#: Stale sessions read per query when counting their messages.
-_SESSIONS_PER_COUNT = 200
+#: Stale sessions read per query when counting their messages (an ``$or`` of one scope
+#: each: bounded as every such list, :mod:`agent_memory.mongo.batches`).
+_SESSIONS_PER_COUNT = BOUND
 
 
 def empty_counts(decay: DecayReport) -> dict[str, Any]:

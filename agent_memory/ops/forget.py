@@ -37,6 +37,7 @@ from agent_memory.memory.knowledge.base import SHARED_USER
 from agent_memory.memory.long_term.fields import NOT_FIELD
 from agent_memory.memory.system import MemorySystem
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import count_in
 from agent_memory.mongo.catalog import user_collections
 from agent_memory.tenancy import Tenant
 
@@ -170,8 +171,14 @@ async def held(memories: MemorySystem, user_id: str, agent_id: str | None = None
         for name in USER_COLLECTIONS:
             # A memory's field documents (its vectors per index field) go with it, uncounted.
             only = {"status": NOT_FIELD} if name == "memories" else {}
-            counts[name] = await memories.connection.collection(name).count_documents(
-                {"agent_id": {"$in": agents}, "user_id": {"$eq": user_id}, **only}
+            counts[name] = await count_in(
+                memories.connection.collection(name),
+                agents,
+                lambda part, only=only: {
+                    "agent_id": {"$in": part},
+                    "user_id": {"$eq": user_id},
+                    **only,
+                },
             )
     from agent_memory.langgraph.erasure import count_named_items
 

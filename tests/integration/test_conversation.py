@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from pymongo.errors import AutoReconnect
 from structlog.testing import capture_logs
 
 from agent_memory._tokens import estimate_tokens
@@ -18,6 +19,7 @@ from agent_memory.errors import (
     InvalidInputError,
     NotFoundError,
 )
+from agent_memory.memory import background
 from agent_memory.memory.conversation import queries as q
 from agent_memory.memory.conversation.memory import (
     ConversationConfig,
@@ -815,3 +817,27 @@ async def test_works_on_a_motor_database_handed_in(settings, embedded_server):
         await client.drop_database(settings.database)
     finally:
         client.close()
+
+
+async def test_a_turns_activity_is_written_again_after_a_transient_failure(memory, monkeypatch):
+    """The session's count and time are written in the background; a write the server could
+    not take at that moment is tried again, not dropped."""
+    monkeypatch.setattr(background, "RETRY_DELAYS", (0.01, 0.01, 0.01), raising=False)
+    await memory.start_session(ALICE, "s1")
+    await memory.append_turn(ALICE, "s1", turn(0))
+    await memory.drain()
+    store = memory._store
+    claim = store.claim
+    failures = [AutoReconnect("connection reset")]
+
+    async def flaky(*args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return await claim(*args, **kwargs)
+
+    monkeypatch.setattr(store, "claim", flaky)
+    with capture_logs() as logs:
+        await memory.append_turn(ALICE, "s1", turn(1))
+        await memory.drain()
+    assert not failures and not [e for e in logs if e["log_level"] == "warning"]
+    assert (await memory.get_session(ALICE, "s1")).message_count == 4

@@ -931,3 +931,18 @@ async def test_reads_carry_the_trail_and_searches_leave_it_out(connection, memor
     kept = memory._snapshots.kept(memory.target, ALICE.filter())
     assert kept is not None and len(kept.corpus.documents) == 3
     assert all("importance_trail" not in doc for doc in kept.corpus.documents)
+
+
+async def test_forget_expired_deletes_the_expired_and_keeps_what_never_expires(memory):
+    """A memory without an expiry holds ``expires_at: None``, which the embedded engine
+    sorted before every date: ``forget_expired`` deleted it with the expired ones."""
+    # Without the TTL index, as on a MongoDB server before its TTL monitor has run (the
+    # embedded engine would remove the expired memory itself on the next read).
+    await memory.collection.drop_index("expires_at_ttl")
+    past = datetime.now(UTC) - timedelta(minutes=1)
+    kept = await memory.store(ALICE, "Alice's passport never expires")
+    gone = await memory.store(ALICE, "Alice is in Paris this week", expires_at=past)
+    assert await memory.forget_expired(ALICE) == 1
+    assert (await memory.get(ALICE, kept.id)).expires_at is None
+    with pytest.raises(NotFoundError):
+        await memory.get(ALICE, gone.id)

@@ -23,6 +23,7 @@ from agent_memory.memory.background import BackgroundWrites
 from agent_memory.memory.conversation import queries as q
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import delete_in, update_in
 from agent_memory.mongo.connection import Connection
 from agent_memory.tenancy import Tenant
 
@@ -158,9 +159,10 @@ class SessionStore:
         return True
 
     def record_later(self, tenant: Tenant, session_id: str, documents: list[dict]) -> None:
-        """Record an appended turn on the session with a write nobody waits for."""
-        self.background.schedule(
-            self._record(tenant, session_id, documents), "conversation session activity"
+        """Record an appended turn on the session with a write nobody waits for (tried
+        again after a transient failure: the session's count and time are not lost)."""
+        self.background.schedule_retried(
+            lambda: self._record(tenant, session_id, documents), "conversation session activity"
         )
 
     async def _record(self, tenant: Tenant, session_id: str, documents: list[dict]) -> None:
@@ -169,7 +171,7 @@ class SessionStore:
             return
         # Removed and created again meanwhile and removed once more: take the turn back out.
         ids = [document["_id"] for document in documents]
-        await self.messages.delete_many({**tenant.filter(), "_id": {"$in": ids}})
+        await delete_in(self.messages, ids, lambda part: {**tenant.filter(), "_id": {"$in": part}})
         self.forget(tenant, session_id)
         logger.warning(
             "conversation_append_conflicted", agent_id=tenant.agent_id, session_id=session_id
@@ -203,17 +205,22 @@ class SessionStore:
                 if not found:
                     break
                 counts["batches"] += 1
-                match = {"$or": q.owners(found), **guard}
+                owners = q.owners(found)  # an $or of them, a bounded part at a time
+
+                def match(part: list[dict[str, Any]]) -> dict[str, Any]:
+                    return {"$or": part, **guard}
+
                 if archive:
-                    result = await self.sessions.update_many(
-                        match, {"$set": {"status": "archived", "archived_at": now}}
-                    )
+                    archived = {"$set": {"status": "archived", "archived_at": now}}
+                    result = await update_in(self.sessions, owners, match, archived)
                     progress = result.modified_count
                     counts["archived"] += progress
                 else:
-                    gone = await self.messages.delete_many({"$or": q.session_scopes(found)})
-                    progress = (await self.sessions.delete_many(match)).deleted_count
-                    counts["messages_deleted"] += gone.deleted_count
+                    gone = await delete_in(
+                        self.messages, q.session_scopes(found), lambda part: {"$or": part}
+                    )
+                    progress = await delete_in(self.sessions, owners, match)
+                    counts["messages_deleted"] += gone
                     counts["sessions_deleted"] += progress
                     for s in found:
                         self._known.pop((s["agent_id"], s["user_id"], s["session_id"]), None)

@@ -53,6 +53,7 @@ from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory.episodic.records import EpisodicConfig
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import update_in
 from agent_memory.mongo.search.snapshots import GENERATIONS, announce_write
 from agent_memory.mongo.transactions import run_in_transaction
 from agent_memory.stamps import new_id, utcnow
@@ -338,9 +339,12 @@ class FeedbackLedger:
     ) -> int:
         """Credit the tenant's listed memories once each: a memory that already holds ``op``
         in ``credit_ops`` is not matched, so running this twice changes nothing."""
-        result = await self._memories.update_many(
-            {
-                "_id": {"$in": list(memory_ids)},
+        # A bounded part of the ids at a time, all in the caller's transaction when given.
+        result = await update_in(
+            self._memories,
+            list(memory_ids),
+            lambda part: {
+                "_id": {"$in": part},
                 **_tenant_filter(tenant),
                 "feedback.credit_ops": {"$ne": credit.op},
             },

@@ -41,6 +41,7 @@ from agent_memory.errors import ConflictError
 from agent_memory.memory.episodic.records import OUTCOMES, EpisodicConfig, day_end, day_start
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import update_in
 from agent_memory.stamps import new_id
 
 __all__ = ["ActionRetention", "RetentionReport", "SuccessRates", "Tally", "aggregate_id"]
@@ -270,8 +271,10 @@ class ActionRetention:
         end = day_end(rows[0]["timestamp"])
         ids = [row["_id"] for row in rows if row["timestamp"] < end]
         batch = new_id("ret")
-        await self._logs.update_many(
-            {"_id": {"$in": ids}, "retention_batch": {"$exists": False}},
+        await update_in(
+            self._logs,
+            ids,
+            lambda part: {"_id": {"$in": part}, "retention_batch": {"$exists": False}},
             {"$set": {"retention_batch": batch}},
         )
         return batch

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agent_memory.mongo.batches import delete_in, distinct_in, update_in
 from agent_memory.mongo.search.snapshots import Change
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.stamps import utcnow
@@ -109,12 +110,14 @@ def by_fields(
 
 
 def fields_of(tenant: Tenant, memory_ids: Sequence[str]) -> dict[str, Any]:
-    """The field documents of these memories."""
+    """The field documents of these memories (at most
+    :data:`~agent_memory.mongo.batches.BOUND` of them: :mod:`agent_memory.mongo.batches`)."""
     return {**tenant.filter(), "status": FIELD, "of": {"$in": list(memory_ids)}}
 
 
 def stale_fields(tenant: Tenant, keys: Sequence[str]) -> dict[str, Any]:
-    """The field documents of the memories stored under ``keys``."""
+    """The field documents of the memories stored under ``keys`` (at most
+    :data:`~agent_memory.mongo.batches.BOUND` of them)."""
     return {**tenant.filter(), "status": FIELD, "of_key": {"$in": sorted(set(keys))}}
 
 
@@ -159,11 +162,13 @@ async def replace_fields(
         added += field_documents(tenant, result.id, item, vectors, now)
     if not keys:
         return None
-    fresh = [document["_id"] for document in added]
+    fresh = {document["_id"] for document in added}
     stale = [
         doc_id
-        for doc_id in await collection.distinct("_id", stale_fields(tenant, keys))
-        if doc_id not in set(fresh)
+        for doc_id in await distinct_in(
+            collection, "_id", sorted(set(keys)), lambda part: stale_fields(tenant, part)
+        )
+        if doc_id not in fresh
     ]
     if added:
         try:
@@ -171,8 +176,7 @@ async def replace_fields(
         except BaseException:
             await _untag(collection, tenant, owners, [*fresh, *stale])
             raise
-    if stale:
-        await collection.delete_many({**tenant.filter(), "_id": {"$in": stale}})
+    await delete_in(collection, stale, lambda part: {**tenant.filter(), "_id": {"$in": part}})
     return Change(added=added, removed=stale) if stale or added else None
 
 
@@ -180,8 +184,12 @@ async def _untag(collection: Any, tenant: Tenant, owners: list[str], documents: 
     """After a failed write of field documents: the memories are searched by their own
     vector (no tag) and have none (best effort: the write's own error is what is raised)."""
     with contextlib.suppress(Exception):  # the caller raises the write's error
-        await collection.update_many(
-            {**tenant.filter(), "_id": {"$in": owners}, "status": {"$ne": FIELD}},
+        await update_in(
+            collection,
+            owners,
+            lambda part: {**tenant.filter(), "_id": {"$in": part}, "status": {"$ne": FIELD}},
             {"$pull": {"tags": FIELDS_TAG}},
         )
-        await collection.delete_many({**tenant.filter(), "_id": {"$in": documents}})
+        await delete_in(
+            collection, documents, lambda part: {**tenant.filter(), "_id": {"$in": part}}
+        )

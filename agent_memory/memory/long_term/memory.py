@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -99,6 +99,7 @@ from agent_memory.memory.long_term.records import (
 from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append, trail_start
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import delete_in, distinct_in, find_in, slices, update_in
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, make_searcher
@@ -430,17 +431,16 @@ class LongTermMemory:
             await self._announce(tenant, Change(added=[document]))
             return
         document["supersedes"] = list(supersede)
+        superseded = {
+            "$set": {"status": "superseded", "superseded_by": document["_id"], "valid_to": now}
+        }
         operations = [
             InsertOne(document),
-            UpdateMany(
-                {"_id": {"$in": list(supersede)}, **tenant.filter(), "status": "active"},
-                {
-                    "$set": {
-                        "status": "superseded",
-                        "superseded_by": document["_id"],
-                        "valid_to": now,
-                    }
-                },
+            *(
+                UpdateMany(
+                    {"_id": {"$in": part}, **tenant.filter(), "status": "active"}, superseded
+                )
+                for part in slices(supersede)
             ),
         ]
         change = Change(
@@ -690,10 +690,12 @@ class LongTermMemory:
         if len(keys) < 2:
             return {}
         found: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
-        docs = await self.collection.find(
-            {**tenant.filter(), "key": {"$in": keys}, "status": "active"},
+        docs = await find_in(
+            self.collection,
+            keys,
+            lambda part: {**tenant.filter(), "key": {"$in": part}, "status": "active"},
             {**_KEYED_FIELDS, "key": 1},
-        ).to_list(None)
+        )
         for doc in docs:
             found[doc["key"]].append(doc)
         return found
@@ -879,9 +881,9 @@ class LongTermMemory:
         return Memory.from_document(doc)
 
     async def get_many(self, tenant: Tenant, memory_ids: Sequence[str]) -> dict[str, Memory]:
-        """The user's memories among ``memory_ids`` in one read: id -> memory, for the ids
-        found (another user's, or one forgotten, is left out, as :meth:`get` would not find
-        it). Round trips: 1 (none for no ids)."""
+        """The user's memories among ``memory_ids``: id -> memory, for the ids found
+        (another user's, or one forgotten, is left out, as :meth:`get` would not find it).
+        Round trips: 1 per :data:`~agent_memory.mongo.batches.BOUND` ids (none for no ids)."""
         tenant = check_tenant(tenant)
         if isinstance(memory_ids, str):
             raise InvalidInputError("memory_ids must be a list of ids, not one str")
@@ -889,9 +891,12 @@ class LongTermMemory:
         if not wanted:
             return {}
         with translate_errors("reading memories"):
-            docs = await self.collection.find(
-                {**tenant.filter(), "_id": {"$in": wanted}, "status": NOT_FIELD}, {"embedding": 0}
-            ).to_list(None)
+            docs = await find_in(
+                self.collection,
+                wanted,
+                lambda part: {**tenant.filter(), "_id": {"$in": part}, "status": NOT_FIELD},
+                {"embedding": 0},
+            )
         return {doc["_id"]: Memory.from_document(doc) for doc in docs}
 
     async def list_memories(
@@ -949,23 +954,28 @@ class LongTermMemory:
         return None if doc is None else Memory.from_document(doc)
 
     async def current_many(self, tenant: Tenant, keys: Sequence[str | None]) -> dict[str, Memory]:
-        """:meth:`current` for several keys in one read: key -> its active memory, for the
+        """:meth:`current` for several keys in one read (one per
+        :data:`~agent_memory.mongo.batches.BOUND` keys): key -> its active memory, for the
         keys that have one (``None`` keys are skipped)."""
         tenant = check_tenant(tenant)
         wanted = sorted({check_id(key, "key") for key in keys if key is not None})
         if not wanted:
             return {}
+        now = utcnow()
         with translate_errors("reading memories"):
-            docs = await self.collection.find(
-                {
+            # Every version of a key is in the part of its key: sorted within the part.
+            docs = await find_in(
+                self.collection,
+                wanted,
+                lambda part: {
                     **tenant.filter(),
-                    "key": {"$in": wanted},
+                    "key": {"$in": part},
                     "status": "active",
-                    **_live(utcnow()),
+                    **_live(now),
                 },
                 {"embedding": 0},
                 sort=[("valid_from", 1), ("_id", 1)],
-            ).to_list(None)
+            )
         return {doc["key"]: Memory.from_document(doc) for doc in docs}  # the newest wins
 
     def _browsing(
@@ -1124,11 +1134,14 @@ class LongTermMemory:
         owners = sorted(
             {doc["of"] for doc, _ in scored if doc.get("status") == FIELD} - set(documents)
         )
-        if owners:
-            query = {"_id": {"$in": owners}, **tenant.filter(), "status": "active"}
-            async for doc in self.collection.find(query, {"embedding": 0, TRAIL_FIELD: 0}):
-                if _findable(doc, now):
-                    documents[doc["_id"]] = doc
+        for doc in await find_in(
+            self.collection,
+            owners,
+            lambda part: {"_id": {"$in": part}, **tenant.filter(), "status": "active"},
+            {"embedding": 0, TRAIL_FIELD: 0},
+        ):
+            if _findable(doc, now):
+                documents[doc["_id"]] = doc
         return [
             (Memory.from_document(documents[memory_id]), score)
             for memory_id, score in best_per_memory(scored)
@@ -1188,8 +1201,11 @@ class LongTermMemory:
         ids = [memory_id for memory_id, _ in updates]
         with translate_errors("updating memories' sources"):
             present = set(
-                await self.collection.distinct(
-                    "_id", {"_id": {"$in": ids}, **tenant.filter(), "status": "active"}
+                await distinct_in(
+                    self.collection,
+                    "_id",
+                    ids,
+                    lambda part: {"_id": {"$in": part}, **tenant.filter(), "status": "active"},
                 )
             )
         return [memory_id in present for memory_id in ids]
@@ -1250,17 +1266,15 @@ class LongTermMemory:
         if untag is not None:
             update["$pull"] = {"tags": check_id(untag, "untag")}
         with translate_errors("moving memories"):
-            fields = await self.collection.distinct("_id", fields_of(tenant, ids))
-            result = await self.collection.update_many(
-                {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD}, update
+            fields = await distinct_in(
+                self.collection, "_id", ids, lambda part: fields_of(tenant, part)
             )
+            result = await update_in(self.collection, ids, _memories_in(tenant), update)
             if fields:
                 field_update: dict[str, Any] = {"$set": {"user_id": target.user_id}}
                 if "$pull" in update:
                     field_update["$pull"] = update["$pull"]
-                await self.collection.update_many(
-                    {**tenant.filter(), "_id": {"$in": fields}}, field_update
-                )
+                await update_in(self.collection, fields, _documents_in(tenant), field_update)
             await self._announce(tenant, Change(removed=[*ids, *fields]))
             await self._announce(target, Change(touched=[*ids, *fields]))
         return result.modified_count
@@ -1275,15 +1289,12 @@ class LongTermMemory:
         if not ids:
             return 0
         with translate_errors("tagging memories"):
-            result = await self.collection.update_many(
-                {**tenant.filter(), "_id": {"$in": ids}, "status": NOT_FIELD},
-                {"$addToSet": {"tags": tag}},
+            tagged = {"$addToSet": {"tags": tag}}
+            result = await update_in(self.collection, ids, _memories_in(tenant), tagged)
+            fields = await distinct_in(
+                self.collection, "_id", ids, lambda part: fields_of(tenant, part)
             )
-            fields = await self.collection.distinct("_id", fields_of(tenant, ids))
-            if fields:
-                await self.collection.update_many(
-                    {**tenant.filter(), "_id": {"$in": fields}}, {"$addToSet": {"tags": tag}}
-                )
+            await update_in(self.collection, fields, _documents_in(tenant), tagged)
             if result.modified_count:  # tags are filtered on: every search reads them again
                 await self._announce(tenant, Change(touched=[*ids, *fields]))
         return result.modified_count
@@ -1292,24 +1303,33 @@ class LongTermMemory:
         self, tenant: Tenant, memory_ids: Sequence[str], expires_at: datetime | None
     ) -> int:
         """Move the expiry of these active, unexpired memories of the user to ``expires_at``
-        (``None``: never); how many were moved. One write."""
+        (``None``: never); how many were moved. One write per
+        :data:`~agent_memory.mongo.batches.BOUND` memories."""
         tenant = check_tenant(tenant)
         ids = check_ids(list(memory_ids), "memory_ids") if memory_ids else []
         if not ids:
             return 0
         expires_at = _check_expiry(expires_at)
+        now = utcnow()
+        expiry = {"$set": {"expires_at": expires_at}}
         with translate_errors("updating memories' expiry"):
-            result = await self.collection.update_many(
-                {"_id": {"$in": ids}, **tenant.filter(), "status": "active", **_live(utcnow())},
-                {"$set": {"expires_at": expires_at}},
+            result = await update_in(
+                self.collection,
+                ids,
+                lambda part: {
+                    "_id": {"$in": part},
+                    **tenant.filter(),
+                    "status": "active",
+                    **_live(now),
+                },
+                expiry,
             )
             # The field documents (:mod:`.fields`) expire with their memory.
-            fields = await self.collection.distinct("_id", fields_of(tenant, ids))
+            fields = await distinct_in(
+                self.collection, "_id", ids, lambda part: fields_of(tenant, part)
+            )
             if fields:
-                await self.collection.update_many(
-                    {**tenant.filter(), "_id": {"$in": fields}},
-                    {"$set": {"expires_at": expires_at}},
-                )
+                await update_in(self.collection, fields, _documents_in(tenant), expiry)
             # The kept corpora follow the change only when every memory took it (one expired
             # or superseded meanwhile must not look live there); otherwise they read again.
             change = (
@@ -1413,30 +1433,36 @@ class LongTermMemory:
             )
             fields = await self.collection.distinct("_id", fields_of(tenant, [memory_id]))
             if fields:
-                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+                await delete_in(self.collection, fields, _documents_in(tenant))
             await self._announce(tenant, Change(removed=[memory_id, *fields]))
         if result.deleted_count == 0:
             raise NotFoundError(f"no memory {memory_id!r} for this user")
         logger.info("memory_forgotten", agent_id=tenant.agent_id)
 
     async def forget_keys(self, tenant: Tenant, keys: Sequence[str]) -> int:
-        """Delete every memory (every version) stored under these keys for the user, in one
-        write; how many were deleted."""
+        """Delete every memory (every version) stored under these keys for the user; how
+        many were deleted."""
         tenant = check_tenant(tenant)
         wanted = sorted({check_id(key, "key") for key in keys})
         if not wanted:
             return 0
-        query = {**tenant.filter(), "key": {"$in": wanted}}
         with translate_errors("forgetting memories"):
-            ids = await self.collection.distinct("_id", query)
-            fields = await self.collection.distinct("_id", stale_fields(tenant, wanted))
+            ids = await distinct_in(
+                self.collection,
+                "_id",
+                wanted,
+                lambda part: {**tenant.filter(), "key": {"$in": part}},
+            )
+            fields = await distinct_in(
+                self.collection, "_id", wanted, lambda part: stale_fields(tenant, part)
+            )
             if not ids and not fields:
                 return 0
-            result = await self.collection.delete_many({**tenant.filter(), "_id": {"$in": ids}})
+            deleted = await delete_in(self.collection, ids, _documents_in(tenant))
             if fields:  # the keys' field documents (:mod:`.fields`)
-                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+                await delete_in(self.collection, fields, _documents_in(tenant))
             await self._announce(tenant, Change(removed=[*ids, *fields]))
-        return result.deleted_count
+        return deleted
 
     async def forget_expired(self, tenant: Tenant) -> int:
         """Delete the user's memories whose ``expires_at`` has passed, now: the TTL index
@@ -1446,24 +1472,29 @@ class LongTermMemory:
         now = utcnow()
         with translate_errors("forgetting expired memories"):
             expired = await self.collection.distinct(
-                "_id", {**tenant.filter(), "expires_at": {"$lte": now}, "status": NOT_FIELD}
+                "_id", {**tenant.filter(), "expires_at": _passed(now), "status": NOT_FIELD}
             )
             # Their field documents (:mod:`.fields`), and any that expired on their own.
-            fields = await self.collection.distinct(
-                "_id",
-                {
-                    **tenant.filter(),
-                    "status": FIELD,
-                    "$or": [{"of": {"$in": expired}}, {"expires_at": {"$lte": now}}],
-                },
+            fields = list(
+                dict.fromkeys(
+                    [
+                        *await distinct_in(
+                            self.collection, "_id", expired, lambda part: fields_of(tenant, part)
+                        ),
+                        *await self.collection.distinct(
+                            "_id",
+                            {**tenant.filter(), "status": FIELD, "expires_at": _passed(now)},
+                        ),
+                    ]
+                )
             )
             if not expired and not fields:
                 return 0
-            result = await self.collection.delete_many({"_id": {"$in": expired}, **tenant.filter()})
+            deleted = await delete_in(self.collection, expired, _documents_in(tenant))
             if fields:
-                await self.collection.delete_many({**tenant.filter(), "_id": {"$in": fields}})
+                await delete_in(self.collection, fields, _documents_in(tenant))
             await self._announce(tenant, Change(removed=[*expired, *fields]))
-        return result.deleted_count
+        return deleted
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         tenant = check_tenant(tenant)
@@ -1495,9 +1526,26 @@ def _findable(document: Mapping[str, Any], now: datetime) -> bool:
     return document.get("indexed") is not False
 
 
+def _memories_in(tenant: Tenant) -> Callable[[list[str]], dict[str, Any]]:
+    """The query of the tenant's memories (not their field documents) among a part of ids."""
+    return lambda part: {**tenant.filter(), "_id": {"$in": part}, "status": NOT_FIELD}
+
+
+def _documents_in(tenant: Tenant) -> Callable[[list[Any]], dict[str, Any]]:
+    """The query of the tenant's documents (memories or field documents) among a part of ids."""
+    return lambda part: {**tenant.filter(), "_id": {"$in": part}}
+
+
 def _live(now: datetime) -> dict[str, Any]:
     """The filter of memories not expired at ``now`` (a missing ``expires_at`` is never)."""
     return {"$or": [{"expires_at": None}, {"expires_at": {"$gt": now}}]}
+
+
+def _passed(now: datetime) -> dict[str, Any]:
+    """The condition on ``expires_at`` of a memory expired at ``now``: a date, not after it.
+    A memory that never expires holds ``None``, which MongoDB never orders against a date
+    but the embedded engine sorts before every date (so ``$lte`` alone matched it there)."""
+    return {"$type": "date", "$lte": now}
 
 
 def _check_expiry(expires_at: Any) -> datetime | None:

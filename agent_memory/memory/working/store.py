@@ -17,6 +17,7 @@ from agent_memory._log import get_logger
 from agent_memory.errors import ConflictError, NotFoundError
 from agent_memory.memory.working.tasks import Change, check_tenant, check_version
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import delete_in
 from agent_memory.stamps import new_id, utcnow
 from agent_memory.tenancy import Tenant
 
@@ -165,9 +166,8 @@ class CheckpointStore:
             # which the next checkpoint's pruning removes.
             cursor = self.collection.find(owner, {"_id": 1}).sort(CHECKPOINT_ORDER)
             stale = await cursor.skip(self.kept).limit(1_000).to_list(None)
-            if stale:
-                ids = [item["_id"] for item in stale]
-                await self.collection.delete_many({"_id": {"$in": ids}, **owner})
+            ids = [item["_id"] for item in stale]
+            await delete_in(self.collection, ids, lambda part: {"_id": {"$in": part}, **owner})
         logger.info(
             "checkpoint_taken",
             task_id=task["_id"],

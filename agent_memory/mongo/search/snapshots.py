@@ -49,6 +49,7 @@ from typing import Any
 from pymongo import ReturnDocument, UpdateOne
 
 from agent_memory._log import get_logger
+from agent_memory.mongo.batches import BOUND
 from agent_memory.mongo.search.corpus import Corpus
 from agent_memory.mongo.search.types import SearchTarget
 
@@ -78,8 +79,9 @@ GENERATIONS = "search_generations"
 #: how late another process's access statistics, or a write whose announcement was lost to
 #: a crash, reach this process.
 DEFAULT_MAX_AGE_SECONDS = 300.0
-#: Ids in one ``$in`` when reading the vectors of documents not held yet.
-VECTOR_BATCH = 500
+#: Ids in one ``$in`` when reading the vectors of documents not held yet (the shared bound of
+#: :mod:`agent_memory.mongo.batches`: the embedded engine refused 495).
+VECTOR_BATCH = BOUND
 #: Writes a generation document remembers (see the module's docstring).
 LOG_LENGTH = 64
 #: Ids one logged write names at most; a larger write is logged as touching anything.
@@ -91,8 +93,8 @@ LOG_IDS = 256
 FULL_READ_SHARE = 0.01
 #: Turns of the event loop a token read waits for others to join it (see :class:`TokenReads`).
 READ_WINDOW_TURNS = 4
-#: Tokens read in one ``find`` at most.
-READ_BATCH = 500
+#: Tokens read in one ``find`` (an ``$in`` of their ids) at most.
+READ_BATCH = BOUND
 
 
 def generation_id(collection: str, tenant: Mapping[str, str]) -> str:
@@ -479,7 +481,7 @@ class Snapshots:
             documents = await collection.find(where, unread).to_list(None)
             missing = [doc["_id"] for doc in documents if doc["_id"] not in old.corpus]
             # Vectors of the documents not held yet, a bounded list of ids at a time (some
-            # servers limit the size of one $in; the embedded engine's is about 1,000).
+            # servers limit the size of one $in: mongo.batches).
             for start in range(0, len(missing), VECTOR_BATCH):
                 found = await collection.find(
                     {**where, "_id": {"$in": missing[start : start + VECTOR_BATCH]}},
