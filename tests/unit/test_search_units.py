@@ -184,3 +184,13 @@ def test_no_kind_of_memory_asks_which_tier_it_runs_on():
         if re.search(r"\.tier\b", line) and not line.lstrip().startswith("#")
     ]
     assert asking == []
+
+
+def test_a_filter_of_more_values_than_one_query_takes_is_refused_clearly():
+    tags = [f"t{n}" for n in range(401)]
+    target = IndexCatalog.load(dimensions=8).target("memories")
+    with pytest.raises(InvalidInputError, match="at most 400 values, got 401"):
+        plain_filter(target, SearchQuery(tenant=TENANT, text="x", filters={"tags": tags}))
+    with pytest.raises(InvalidInputError, match="at most 400 values"):
+        plain_filter(target, SearchQuery(tenant=TENANT, text="x", exclude={"tags": tags}))
+    assert plain_filter(target, SearchQuery(tenant=TENANT, text="x", filters={"tags": tags[:400]}))

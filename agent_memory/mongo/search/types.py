@@ -15,6 +15,7 @@ import structlog
 from agent_memory._log import get_logger
 from agent_memory.checks import check_int, check_number
 from agent_memory.errors import InvalidInputError
+from agent_memory.mongo.batches import BOUND
 from agent_memory.mongo.search.trust import KeywordTrust
 
 __all__ = [
@@ -104,6 +105,10 @@ def check_filters(
         if isinstance(value, list | tuple):
             if not value:
                 raise InvalidInputError(f"{kind} {path!r}: an empty list matches nothing")
+            if len(value) > BOUND:  # one $in of a query; servers limit its size
+                raise InvalidInputError(
+                    f"{kind} {path!r}: at most {BOUND} values, got {len(value)}"
+                )
             checked[path] = [_check_value(path, item) for item in value]
         else:
             checked[path] = _check_value(path, value)
