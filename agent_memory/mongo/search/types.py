@@ -160,10 +160,6 @@ class SearchQuery:
     limit: int = 10
     num_candidates: int | None = None
     weights: Mapping[str, float] = field(default_factory=lambda: {"vector": 1.0, "text": 1.0})
-    #: Weights for one tier only (``{"atlas": {...}}``): each tier fuses its own way (z-scores
-    #: on the plain tier, reciprocal ranks on Atlas), so a caller gives each its weights and
-    #: the searcher picks its own (:meth:`weights_for`); a tier not named uses ``weights``.
-    tier_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     #: Plain tier: the keyword weight is scaled by the coverage of its best match to this power.
     coverage_power: float = 0.0
     #: Plain tier: learn per tenant how far keyword matches can be trusted (:mod:`.trust`);
@@ -174,6 +170,10 @@ class SearchQuery:
     #: ... and only when some allowed document's cosine similarity to the query vector reaches
     #: this (a question a memory answers, not one about the weather); None: no such condition.
     learn_above: float | None = None
+    #: Weights for one tier only (``{"atlas": {...}}``): each tier fuses its own way (z-scores
+    #: on the plain tier, reciprocal ranks on Atlas), so a caller gives each its weights and
+    #: the searcher picks its own (:meth:`weights_for`); a tier not named uses ``weights``.
+    tier_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.text is None and self.vector is None:
