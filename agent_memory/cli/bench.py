@@ -190,6 +190,7 @@ def speed(
     from agent_memory.bench.speed import plot_speed, render_speed, run_speed_sizes
 
     sizes = _sizes(memories)
+    commit = _commit()  # the code measured, read before the run (a long run outlives commits)
 
     async def main() -> None:
         async with open_runtime(embedder=embedder) as rt:
@@ -202,7 +203,7 @@ def speed(
             table = render_speed(data)
             write_result(out, data, table)
         else:
-            data = {"runs": [run.as_json() for run in runs], "commit": _commit()}
+            data = {"runs": [run.as_json() for run in runs], "commit": commit}
             table = render_speed(data)
             write_with_plot(out, data, table, lambda image: plot_speed(data, image))
         console.print(table, highlight=False, markup=False)
@@ -237,13 +238,15 @@ def users(
     memory against the search memory budget (search_cache_mb)."""
     from agent_memory.bench.users import render_users, run_users
 
+    commit = _commit()
+
     async def main() -> None:
         async with open_runtime(embedder=embedder) as rt:
             await IndexManager(rt.connection, rt.embedder.signature).setup()
             result = await run_users(
                 rt.connection, rt.embedder, users=users, memories=memories, queries=queries
             )
-        data = {**result.as_json(), "commit": _commit()}
+        data = {**result.as_json(), "commit": commit}
         table = render_users(data)
         write_result(out, data, table)
         console.print(table, highlight=False, markup=False)
