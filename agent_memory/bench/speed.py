@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from agent_memory.bench._memory import rss_bytes
 from agent_memory.memory.long_term.memory import LongTermMemory
 from agent_memory.memory.long_term.records import NewMemory
 from agent_memory.mongo.connection import Connection
@@ -188,13 +189,13 @@ async def _numpy_reference(
 
 
 def _rss_mb() -> float:
-    """This process's resident memory now (Linux), else its peak, in MiB."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-        return pages * resource.getpagesize() / 2**20
-    except (OSError, ValueError, IndexError):
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+    """This process's resident memory now (Linux, :func:`~agent_memory.bench._memory.rss_bytes`),
+    else its peak, in MiB."""
+    now = rss_bytes()
+    if now is not None:
+        return now / 2**20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
 def render_speed(data: dict[str, Any]) -> str:
