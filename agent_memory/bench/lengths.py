@@ -326,39 +326,48 @@ async def run_lengths(
     say = progress or (lambda line: None)
     rng = random.Random(settings.seed)
     scales = [_Scale(n, Tenant(_agent(n), USER)) for n in sorted(set(settings.scales))]
-    memories = MemorySystem(connection, embedder)
     token = "bench-lengths-" + "x" * 20
-    transport = httpx.ASGITransport(app=console(memories, token))
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+    # Each scale reads through memories and a console of its own, as a process serving that
+    # agent would: what the plain tier keeps in memory for the largest scale would otherwise
+    # push out the smaller one's at every turn (the budget shared between users is another
+    # question: issue 36 item 6).
+    systems = {scale.n: MemorySystem(connection, embedder) for scale in scales}
+    async with contextlib.AsyncExitStack() as stack:
+        for system in systems.values():
+            stack.push_async_callback(system.aclose)
+        clients = {}
+        for n, system in systems.items():
+            transport = httpx.ASGITransport(app=console(system, token))
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
+            )
             signed = await client.post("/login", data={"secret": token})
             if signed.status_code != 303:
                 raise RuntimeError(f"the console refused the sign-in ({signed.status_code})")
-            for scale in scales:
-                times = scale.fill_seconds
-                await _timed("conversation", times, _fill_conversation(memories, scale, rng))
-                await _timed("memories", times, _fill_memories(memories, scale, rng))
-                await _timed("actions", times, _fill_actions(memories, embedder, scale, settings))
-                await _timed("knowledge", times, _fill_knowledge(memories, scale, rng))
-                say(f"filled scale {scale.n}: {times}")
-            queries = [_sentence(rng, 6) for _ in range(settings.reads)]
-            vectors = [await embedder.embed_query(query) for query in queries]
-            reads = {s.n: _reads(memories, client, s, queries, vectors) for s in scales}
-            for name in READS:
-                for scale in scales:  # the first read fills what the process keeps
-                    await reads[scale.n][name](0)
-                for i in range(settings.reads):
-                    for scale in scales:
-                        started = time.perf_counter()
-                        await reads[scale.n][name](i)
-                        elapsed = (time.perf_counter() - started) * 1000
-                        scale.timings.setdefault(name, []).append(elapsed)
-                say(
-                    f"{name}: "
-                    + ", ".join(f"{s.n}: {_summary(s.timings[name])['p50']} ms" for s in scales)
-                )
-    finally:
-        await memories.aclose()
+            clients[n] = client
+        for scale in scales:
+            memories, times = systems[scale.n], scale.fill_seconds
+            await _timed("conversation", times, _fill_conversation(memories, scale, rng))
+            await _timed("memories", times, _fill_memories(memories, scale, rng))
+            await _timed("actions", times, _fill_actions(memories, embedder, scale, settings))
+            await _timed("knowledge", times, _fill_knowledge(memories, scale, rng))
+            say(f"filled scale {scale.n}: {times}")
+        queries = [_sentence(rng, 6) for _ in range(settings.reads)]
+        vectors = [await embedder.embed_query(query) for query in queries]
+        reads = {s.n: _reads(systems[s.n], clients[s.n], s, queries, vectors) for s in scales}
+        for name in READS:
+            for scale in scales:  # the first read fills what the process keeps
+                await reads[scale.n][name](0)
+            for i in range(settings.reads):
+                for scale in scales:
+                    started = time.perf_counter()
+                    await reads[scale.n][name](i)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    scale.timings.setdefault(name, []).append(elapsed)
+            say(
+                f"{name}: "
+                + ", ".join(f"{s.n}: {_summary(s.timings[name])['p50']} ms" for s in scales)
+            )
     return _result(connection, embedder, settings, scales)
 
 
