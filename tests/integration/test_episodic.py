@@ -830,17 +830,15 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     assert targets(start) == [("find", "search_generations"), ("find", "action_logs")]
     start = len(counter.documents)
     await episodic.success_rates("agent")
-    # The kept hours; the hours not counted yet and the window's two ends, from their logs
-    # (concurrently); the new counts kept.
-    assert sorted(targets(start)) == [
-        ("aggregate", "action_logs"),
-        ("aggregate", "action_logs"),
-        ("find", "action_hours"),
-        ("update", "action_hours"),
-    ]
+    # The kept hours; the hours not counted yet (one aggregate per day of the window) and the
+    # window's two ends, from their logs (concurrently); the new counts kept.
+    sent = targets(start)
+    assert sent[0] == ("find", "action_hours") and sent[-1] == ("update", "action_hours")
+    assert set(sent[1:-1]) == {("aggregate", "action_logs")} and 2 <= len(sent) - 2 <= 33
     with counter.count() as sent:
         await episodic.success_rates("agent")
-    assert sorted(sent) == ["aggregate", "find"]  # the kept hours, the two ends
+    # the kept hours; the two ends, one aggregate per day they fall on
+    assert sorted(sent) in (["aggregate", "find"], ["aggregate", "aggregate", "find"])
     with counter.count() as sent:
         await episodic.apply_retention(agent_id="agent")
     assert sent == ["distinct", "find", "delete"]  # nothing claimed, nothing old

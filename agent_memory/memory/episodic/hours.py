@@ -19,9 +19,9 @@ changes what an hour counts (a logged action, a rating, an erasure) goes:
    connection closes).
 
 A read takes an hour as kept when its ``pending`` is 0 and its tally was counted at its
-current version; every other hour in the window is counted from its logs (one aggregate for
-all of them, through the ``agent_hour`` index), and that count is kept only if the hour is
-still as the read found it (a compare-and-set on ``pending`` and ``version``): a write that
+current version; every other hour in the window is counted from its logs (one aggregate per
+day, through the ``agent_hour`` index), and that count is kept only if the hour is still as
+the read found it (a compare-and-set on ``pending`` and ``version``): a write that
 began or ended meanwhile is never hidden by a count made before it (a count kept while the
 mark had not landed yet is undone by the release, which follows the write). A process that
 dies between 1 and 3 leaves ``pending`` above 0, as does a mark that failed and a release
@@ -217,23 +217,17 @@ class HourTallies:
         decodes up to 744 hours of them)."""
         if not hours:
             return {}
-        match: dict[str, Any] = {"agent_id": {"$eq": agent_id}, "hour": {"$in": hours}}
-        if since is not None and until is not None:
-            match["timestamp"] = {"$gte": since, "$lt": until}
-        rows = await _driver.aggregate(
-            self._logs,
-            [
-                {"$match": match},
-                {
-                    "$group": {
-                        "_id": {"hour": "$hour", "type": "$action_type", "outcome": "$outcome"},
-                        **_GROUP_SUMS,
-                    }
-                },
-            ],
+        # A day's hours per aggregate: a first read of a long history is not one $group over
+        # every log of the window (the embedded engine refuses a $group of more than 50,000
+        # documents unless it may spill to disk, which it is also allowed here).
+        parts = await asyncio.gather(
+            *(
+                self._count_part(agent_id, part, since, until)
+                for part in _by_day(hours, keys=False).values()
+            )
         )
         per_hour: dict[str, dict[str, list[Any]]] = defaultdict(dict)
-        for row in rows:
+        for row in (row for rows in parts for row in rows):
             key = row["_id"]
             entry = per_hour[key.get("hour")].setdefault(
                 key.get("type"), [key.get("type"), *[0] * (len(OUTCOMES) + len(_SUMS))]
@@ -244,6 +238,26 @@ class HourTallies:
             for index, name in enumerate(_SUMS, start=1 + len(OUTCOMES)):
                 entry[index] += row.get(name) or 0
         return {hour: list(types.values()) for hour, types in per_hour.items()}
+
+    async def _count_part(
+        self, agent_id: str, hours: list[str], since: datetime | None, until: datetime | None
+    ) -> list[dict[str, Any]]:
+        match: dict[str, Any] = {"agent_id": {"$eq": agent_id}, "hour": {"$in": hours}}
+        if since is not None and until is not None:
+            match["timestamp"] = {"$gte": since, "$lt": until}
+        return await _driver.aggregate(
+            self._logs,
+            [
+                {"$match": match},
+                {
+                    "$group": {
+                        "_id": {"hour": "$hour", "type": "$action_type", "outcome": "$outcome"},
+                        **_GROUP_SUMS,
+                    }
+                },
+            ],
+            allowDiskUse=True,
+        )
 
     async def _keep(
         self,
@@ -307,10 +321,11 @@ def _key(hour: str) -> str:
     return "h" + hour[11:]
 
 
-def _by_day(hours: Iterable[str]) -> dict[str, list[str]]:
+def _by_day(hours: Iterable[str], *, keys: bool = True) -> dict[str, list[str]]:
+    """``hours`` per day: as their fields in the day's document (``keys``), or as they are."""
     by_day: dict[str, list[str]] = defaultdict(list)
     for hour in sorted(set(hours)):
-        by_day[hour[:10]].append(_key(hour))
+        by_day[hour[:10]].append(_key(hour) if keys else hour)
     return dict(by_day)
 
 

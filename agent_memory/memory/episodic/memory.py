@@ -38,8 +38,8 @@ similar_actions (plain tier)       the tenant's search token (read with the othe
 similar_actions (Atlas tier)       aggregate ($rankFusion), or [$vectorSearch | $search];     2
                                    the winners whole
 success_rates (within retention)   find the agent's kept hours; [aggregate the hours not      2-3
-                                   kept | aggregate the window's two ends]; update keeping
-                                   the new counts (when some were counted)
+                                   kept, one per day | aggregate the window's two ends];
+                                   update keeping the new counts (when some were counted)
 success_rates (longer windows)     [aggregate live logs | find summaries]                     1
 forget_user                        delete, delete the search token, update the agent's        3
                                    hours (when something was deleted)
