@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -49,6 +51,7 @@ from typing import Any
 import httpx
 
 from agent_memory.config import Settings
+from agent_memory.errors import AgentMemoryError
 from agent_memory.memory.conversation.records import NewMessage
 from agent_memory.memory.knowledge.base import SharedKnowledge
 from agent_memory.memory.long_term.records import NewMemory
@@ -117,6 +120,14 @@ class _Scale:
     memory_ids: list[str] = field(default_factory=list)
     fill_seconds: dict[str, float] = field(default_factory=dict)
     timings: dict[str, list[float]] = field(default_factory=dict)
+    #: Reads that failed at this scale: the error's first line.
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def _shown(scale: _Scale, name: str) -> str:
+    if name in scale.failed:
+        return f"failed ({scale.failed[name]})"
+    return f"{_summary(scale.timings[name])['p50']} ms"
 
 
 def parse_scales(text: str) -> tuple[int, ...]:
@@ -281,7 +292,9 @@ def _reads(
     async def page(path: str, **params: str) -> None:
         response = await client.get(path, params={"agent": agent, **params})
         if response.status_code != 200:
-            raise RuntimeError(f"{path} answered {response.status_code}")
+            said = re.search(r'<p class="error" role="alert">(.*?)</p>', response.text, re.S)
+            why = html.unescape(said.group(1)).strip() if said else ""
+            raise RuntimeError(f"{path} answered {response.status_code} {why}".strip())
 
     return {
         "context": lambda i: memories.conversation.context(tenant, LONG_SESSION),
@@ -356,18 +369,22 @@ async def run_lengths(
         vectors = [await embedder.embed_query(query) for query in queries]
         reads = {s.n: _reads(systems[s.n], clients[s.n], s, queries, vectors) for s in scales}
         for name in READS:
+            timed = []
             for scale in scales:  # the first read fills what the process keeps
-                await reads[scale.n][name](0)
+                try:
+                    await reads[scale.n][name](0)
+                except (AgentMemoryError, RuntimeError) as exc:
+                    # Said in the table (and the command's exit code), not hidden.
+                    scale.failed[name] = (str(exc).splitlines() or [type(exc).__name__])[0]
+                    continue
+                timed.append(scale)
             for i in range(settings.reads):
-                for scale in scales:
+                for scale in timed:
                     started = time.perf_counter()
                     await reads[scale.n][name](i)
                     elapsed = (time.perf_counter() - started) * 1000
                     scale.timings.setdefault(name, []).append(elapsed)
-            say(
-                f"{name}: "
-                + ", ".join(f"{s.n}: {_summary(s.timings[name])['p50']} ms" for s in scales)
-            )
+            say(f"{name}: " + ", ".join(f"{s.n}: {_shown(s, name)}" for s in scales))
     return _result(connection, embedder, settings, scales)
 
 
@@ -378,9 +395,12 @@ def _result(
     for name, label in READS.items():
         row: dict[str, Any] = {"read": name, "label": label, "scales": {}}
         for scale in scales:
-            summary = _summary(scale.timings[name])
+            if name in scale.failed:
+                row["scales"][str(scale.n)] = {"failed": scale.failed[name]}
+                continue
+            summary: dict[str, Any] = _summary(scale.timings[name])
             tenth = next((s for s in scales if s.n * 10 == scale.n), None)
-            if tenth is not None:
+            if tenth is not None and name not in tenth.failed:
                 below = _summary(tenth.timings[name])["p50"]
                 summary["ratio"] = round(summary["p50"] / below, 2) if below else None
             row["scales"][str(scale.n)] = summary
@@ -393,6 +413,7 @@ def _result(
         "tier": connection.tier,
         "fill_seconds": {str(s.n): s.fill_seconds for s in scales},
         "reads": rows,
+        "failed": sum(len(s.failed) for s in scales),
     }
 
 
@@ -415,6 +436,9 @@ def render_lengths(data: dict[str, Any]) -> str:
         cells = []
         for n in scales:
             s = row["scales"][str(n)]
+            if "failed" in s:
+                cells.append(f"**failed**: {s['failed']}")
+                continue
             ratio = f" ({s['ratio']}x)" if s.get("ratio") is not None else ""
             cells.append(f"{s['p50']} / {s['p95']}{ratio}")
         lines.append(f"| {row['label']} | " + " | ".join(cells) + " |")

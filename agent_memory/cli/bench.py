@@ -483,7 +483,8 @@ def lengths(
     ),
 ) -> None:
     """Conversation, episodic and knowledge reads and the console's pages at a size and at a
-    tenth of it, on a server of the run's own (a fresh embedded one by default)."""
+    tenth of it, on a server of the run's own (a fresh embedded one by default). Exits 1 when
+    a read failed (the table says which and why)."""
     from agent_memory.bench.lengths import (
         LengthSettings,
         lengths_connection,
@@ -524,6 +525,9 @@ def lengths(
     markdown = write_result(out, result, table)
     console.print(table, highlight=False, markup=False)
     console.print(f"wrote {out} and {markdown}", highlight=False, markup=False)
+    if result["failed"]:
+        err_console.print(f"{result['failed']} read(s) failed: see the table", highlight=False)
+        raise typer.Exit(1)
 
 
 def register(root: typer.Typer) -> None:

@@ -9,7 +9,7 @@ import pytest
 from pymongo import MongoClient
 from typer.testing import CliRunner
 
-from agent_memory.bench.lengths import READS, parse_scales
+from agent_memory.bench.lengths import READS, parse_scales, render_lengths
 from agent_memory.cli import app
 
 
@@ -41,3 +41,24 @@ def test_a_bad_scale_is_one_line_and_nothing_runs(bad, tmp_path):
 
 def test_scales_are_read_as_a_sorted_set():
     assert parse_scales("1000, 10000,1000") == (1_000, 10_000)
+
+
+def test_a_read_that_failed_is_in_the_table():
+    data = {
+        "scales": [10, 100],
+        "action_factor": 10,
+        "reads_per_scale": 2,
+        "embedder": "fake",
+        "tier": "plain",
+        "fill_seconds": {"10": {"actions": 1.0}, "100": {"actions": 9.0}},
+        "reads": [
+            {
+                "read": "page_users",
+                "label": "console: the agent's users",
+                "scales": {"10": {"p50": 5.0, "p95": 6.0}, "100": {"failed": "503 too large"}},
+            }
+        ],
+        "failed": 1,
+    }
+    table = render_lengths(data)
+    assert "| console: the agent's users | 5.0 / 6.0 | **failed**: 503 too large |" in table
