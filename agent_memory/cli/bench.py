@@ -551,5 +551,75 @@ def soak(
         raise typer.Exit(1)
 
 
+@app.command("lengths")
+def lengths(
+    scale: str = typer.Option(
+        "1000,10000",
+        "--scale",
+        help="Messages and chunks per scale, separated by commas (actions: --action-factor "
+        "times as many); each read's p50 is compared with the scale ten times smaller.",
+    ),
+    action_factor: int = typer.Option(
+        10, "--action-factor", min=1, max=100, help="Actions per message of a scale."
+    ),
+    reads: int = typer.Option(20, "--reads", min=1, max=1_000, help="Timed reads per scale."),
+    embedder: str = typer.Option(
+        "fake", "--embedder", help="local, voyage or fake (the framework's own cost)."
+    ),
+    out: Path = typer.Option(
+        Path("bench-results/lengths.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
+    ),
+) -> None:
+    """Conversation, episodic and knowledge reads and the console's pages at a size and at a
+    tenth of it, on a server of the run's own (a fresh embedded one by default). Exits 1 when
+    a read failed (the table says which and why)."""
+    from agent_memory.bench.lengths import (
+        LengthSettings,
+        lengths_connection,
+        parse_scales,
+        render_lengths,
+        run_lengths,
+    )
+    from agent_memory.config import load_settings
+    from agent_memory.console import create_console_app
+    from agent_memory.providers.registry import make_embedder
+
+    try:
+        scales = parse_scales(scale)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--scale") from None
+    config = load_settings(embedder=embedder)
+    # The console signs in with the run's token: keys configured for real agents stay out.
+    console_settings = config.model_copy(update={"api_keys": {}})
+
+    async def main() -> dict:
+        model = make_embedder(config)
+        try:
+            async with lengths_connection(config, model) as connection:
+                return await run_lengths(
+                    connection,
+                    model,
+                    LengthSettings(scales=scales, action_factor=action_factor, reads=reads),
+                    console=lambda memories, token: create_console_app(
+                        memories, settings=console_settings, token=token
+                    ),
+                    progress=lambda line: err_console.print(line, highlight=False, markup=False),
+                )
+        finally:
+            await model.aclose()
+
+    result = run(main)
+    table = render_lengths(result)
+    markdown = write_result(out, result, table)
+    console.print(table, highlight=False, markup=False)
+    console.print(f"wrote {out} and {markdown}", highlight=False, markup=False)
+    if result["failed"]:
+        err_console.print(f"{result['failed']} read(s) failed: see the table", highlight=False)
+        raise typer.Exit(1)
+
+
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="bench")

@@ -526,7 +526,11 @@ def create_console_app(
         listed = await memories.episodic.list_actions(tenant, session_id=session or None, limit=200)
         used = await long_term.get_many(tenant, [i for action in listed for i in action.memory_ids])
         types = sorted({action.action_type for action in listed})
-        rates = [await memories.episodic.success_rates(tenant.agent_id, t) for t in types]
+        # Every type's rates in one read of the agent's kept hourly counts.
+        by_type = (
+            await memories.episodic.success_rates_by_type(tenant.agent_id, types) if types else {}
+        )
+        rates = [by_type[t] for t in types]
         return page(
             request,
             "actions.html",

@@ -34,7 +34,10 @@ and its value) but filters a string equality with others, so SQLite never chose 
 every filter other than ``_id`` read its whole collection; the check whether a sort needs
 Python did the same once more. Here a string equality also states the index's own
 expressions, which say the same thing, and the sort check filters with the engine's own
-translation, so SQLite finds the documents through the index. A compound unique index was
+translation, so SQLite finds the documents through the index; a range of strings on a field
+without arrays also compares the index's value expression, so an index whose first fields the
+query fixes serves the range (the newest messages of a session from a ``seq`` on read 250
+index entries, not the session's 10,000). A compound unique index was
 checked by decoding every document of the collection at each write; here the documents that
 could hold the same key of plain strings are found through the index.
 
@@ -521,12 +524,29 @@ def _indexed_equality(original: Any) -> Any:
     - ``_id == "s"`` and ``_id $in ["s", ...]``: also the document's storage key, which the
       table's primary key serves (an ``_id`` is never an array). The engine read every
       document of the collection for them (a tenant's generation tokens, a batch of
-      memories by id)."""
+      memories by id);
+    - ``field > "s"`` (``>=``, ``<``, ``<=``) on a top-level field without arrays: the same
+      comparison of the index's value expression, so that an index whose earlier fields the
+      query fixes serves the range (a session's messages from a ``seq`` on: the engine read
+      every message of the session for them)."""
     try:
-        from mongoeco.core.query_plan import EqualsCondition, InCondition
+        from mongoeco.core.query_plan import (
+            EqualsCondition,
+            GreaterThanCondition,
+            GreaterThanOrEqualCondition,
+            InCondition,
+            LessThanCondition,
+            LessThanOrEqualCondition,
+        )
         from mongoeco.engines.sqlite_query import index_expressions_sql, json_path_for_field
     except ImportError:
         return None
+    ranges = {
+        GreaterThanCondition: ">",
+        GreaterThanOrEqualCondition: ">=",
+        LessThanCondition: "<",
+        LessThanOrEqualCondition: "<=",
+    }
 
     def _translate_query_plan_with_multikey(
         self: Any, db_name: str, coll_name: str, plan: Any
@@ -567,6 +587,30 @@ def _indexed_equality(original: Any) -> Any:
                     f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) "
                     f"IN ({marks}) AND {type_sql} = '' AND {value_sql} IN ({marks}))",
                     [*values, *values],
+                )
+        elif (
+            type(plan) in ranges
+            and type(plan.value) is str
+            and isinstance(field, str)
+            and "." not in field
+        ):
+            path = _literal(json_path_for_field(field))
+            operator = ranges[type(plan)]
+            plain = (
+                f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) "
+                f"{operator} ?)"
+            )
+            arrays = getattr(self, "_field_is_top_level_array_in_collection", None)
+            if (
+                sql == plain
+                and params == [plan.value]
+                and arrays is not None
+                and not arrays(db_name, coll_name, field)
+            ):
+                type_sql, value_sql = index_expressions_sql(field)
+                return (
+                    f"({plain[1:-1]} AND {type_sql} = '' AND {value_sql} {operator} ?)",
+                    [plan.value, plan.value],
                 )
         return sql, params
 

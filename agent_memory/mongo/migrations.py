@@ -23,6 +23,7 @@ from agent_memory.stamps import utcnow
 
 __all__ = [
     "MIGRATIONS",
+    "action_hours",
     "THREAD_COLLECTIONS",
     "retire_indexes",
     "retired_present",
@@ -132,8 +133,22 @@ async def session_ids_per_tenant(sessions: Any) -> int:
     return result.modified_count
 
 
+async def action_hours(logs: Any) -> int:
+    """Action logs stored before they carried their UTC ``hour`` (``"YYYY-MM-DDTHH"``), which
+    success rates count by and lists of the newest actions sort by: given it, from their
+    ``timestamp``."""
+    result = await logs.update_many(
+        {"hour": {"$exists": False}, "timestamp": {"$type": "date"}},
+        [{"$set": {"hour": {"$dateToString": {"format": "%Y-%m-%dT%H", "date": "$timestamp"}}}}],
+    )
+    if result.modified_count:
+        logger.info("action_logs_migrated", field="hour", count=result.modified_count)
+    return result.modified_count
+
+
 #: Data changes a collection needs before its indexes can be created, by collection name.
 MIGRATIONS: dict[str, Callable[[Any], Awaitable[int]]] = {
+    "action_logs": action_hours,
     "sessions": session_ids_per_tenant,
     **dict.fromkeys(THREAD_COLLECTIONS, threads_per_tenant),
 }

@@ -776,38 +776,94 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     episodic = EpisodicMemory(connection, embedder)
     vector = await embedder.embed_query("reset password")
 
-    with counter.count() as sent:
-        action_id = await log(episodic, memory_ids=["mem_1"], content="reset", embedding=vector)
-    assert sent == ["insert"]
+    def targets(sent_from: int) -> list[tuple[str, str]]:
+        """The commands sent since ``sent_from``, each with the collection it names."""
+        return [(name, str(body.get(name))) for name, body in counter.documents[sent_from:]]
+
+    start = len(counter.documents)
+    action_id = await log(episodic, memory_ids=["mem_1"], content="reset", embedding=vector)
+    await episodic.drain()
+    sent = targets(start)
+    # The hour's mark beside the insert (one round trip), the search's token after it; the
+    # hour's release (not awaited) once both landed.
+    assert sorted(sent[:2]) == [("insert", "action_logs"), ("update", "action_hours")]
+    assert sorted(sent[2:]) == [("update", "action_hours"), ("update", "search_generations")]
     with counter.count() as sent:
         await episodic.get_action(ALICE, action_id)
     assert sent == ["find"]
     use_transactions(connection, True)
-    with counter.count() as sent:
-        await episodic.add_feedback(ALICE, action_id, rating=4, idempotency_key="k")
-    # ... and the memories' new ranking announced to searches after the commit
-    assert sent == ["find", "update", "update", "commitTransaction", "update"]
-    with counter.count() as sent:
-        await episodic.add_feedback(ALICE, action_id, rating=4, idempotency_key="k")
-    assert sent == ["find"]
-    with counter.count() as sent:
-        await episodic.similar_actions(ALICE, query="reset password", query_vector=vector)
-    assert sent == ["find"]  # the logs with their vectors; both rankings computed here
+    start = len(counter.documents)
+    await episodic.add_feedback(ALICE, action_id, rating=4, idempotency_key="k")
+    await episodic.drain()
+    sent = targets(start)
+    # The action's hour, then its mark beside the ledger's transaction; the memories' new
+    # ranking announced to searches after the commit; the hour released.
+    assert sent[0] == ("find", "action_logs") and sent[-1] == ("update", "action_hours")
+    assert sorted(sent[1:-1]) == sorted(
+        [
+            ("update", "action_hours"),
+            ("find", "action_logs"),
+            ("update", "action_logs"),
+            ("update", "memories"),
+            ("commitTransaction", "1"),
+            ("update", "search_generations"),
+        ]
+    )
+    start = len(counter.documents)
+    await episodic.add_feedback(ALICE, action_id, rating=4, idempotency_key="k")
+    await episodic.drain()
+    sent = targets(start)
+    assert sent[0] == ("find", "action_logs") and sorted(sent[1:3]) == [
+        ("find", "action_logs"),
+        ("update", "action_hours"),
+    ]
+    start = len(counter.documents)
+    await episodic.similar_actions(ALICE, query="reset password", query_vector=vector)
+    # The tenant's token, its logs (kept from then on), the winners whole.
+    assert targets(start) == [
+        ("find", "search_generations"),
+        ("find", "action_logs"),
+        ("find", "action_logs"),
+    ]
+    start = len(counter.documents)
+    await episodic.similar_actions(ALICE, query="reset password", query_vector=vector)
+    assert targets(start) == [("find", "search_generations"), ("find", "action_logs")]
+    start = len(counter.documents)
+    await episodic.success_rates("agent")
+    # The kept hours; the hours not counted yet (one aggregate per day of the window) and the
+    # window's two ends, from their logs (concurrently); the new counts kept.
+    sent = targets(start)
+    assert sent[0] == ("find", "action_hours") and sent[-1] == ("update", "action_hours")
+    assert set(sent[1:-1]) == {("aggregate", "action_logs")} and 2 <= len(sent) - 2 <= 33
     with counter.count() as sent:
         await episodic.success_rates("agent")
-    assert sorted(sent) == ["aggregate", "find"]  # concurrently
+    # the kept hours; the two ends, one aggregate per day they fall on
+    assert sorted(sent) in (["aggregate", "find"], ["aggregate", "aggregate", "find"])
     with counter.count() as sent:
         await episodic.apply_retention(agent_id="agent")
-    assert sent == ["distinct", "find"]  # nothing claimed, nothing old
+    assert sent == ["distinct", "find", "delete"]  # nothing claimed, nothing old
     with counter.count() as sent:
         await episodic.forget_user(BOB)
-    assert sent == ["delete"]
+    assert sent == ["delete", "delete"]  # the logs, the search token
 
     use_transactions(connection, False)
-    with counter.count() as sent:
-        await episodic.add_feedback(ALICE, action_id, rating=1)
-    # action (+ pending), memories, search generation, action (pending cleared)
-    assert sent == ["find", "update", "update", "update", "update"]
+    start = len(counter.documents)
+    await episodic.add_feedback(ALICE, action_id, rating=1)
+    await episodic.drain()
+    sent = targets(start)
+    # action (+ pending), memories, search generation, action (pending cleared), beside the
+    # hour's mark after the action's hour was read; the hour released
+    assert sent[0] == ("find", "action_logs") and sent[-1] == ("update", "action_hours")
+    assert sorted(sent[1:-1]) == sorted(
+        [
+            ("update", "action_hours"),
+            ("find", "action_logs"),
+            ("update", "action_logs"),
+            ("update", "memories"),
+            ("update", "search_generations"),
+            ("update", "action_logs"),
+        ]
+    )
 
 
 async def test_logs_say_what_happened_never_the_payload(episodic, memories):

@@ -206,14 +206,17 @@ async def _snapshot(connection, names: Any = None) -> dict[str, list[dict[str, A
     """Bob's documents and the agent's shared ones (knowledge, summaries; not alice's thread).
 
     Calls may create new tenants (a valid new user id is the caller's to use), so documents
-    of users other than bob are not compared."""
+    of users other than bob are not compared. Nor is ``action_hours``: the agent's success
+    counts per hour, which every user's logs and ratings move on by design (counts derived
+    from the logs, with no user data; ``test_lengths.py`` holds them exact)."""
     others = {
         "$or": [
             {"user_id": BOB.user_id},
             {"user_id": {"$exists": False}, "thread_id": {"$ne": ALICE_THREAD}},
         ]
     }
-    names = sorted(names or await connection.db.list_collection_names())
+    hours = connection.collection_name("action_hours")
+    names = sorted(n for n in names or await connection.db.list_collection_names() if n != hours)
     found = await asyncio.gather(
         *(connection.db[name].find(others).sort("_id", 1).to_list(None) for name in names)
     )

@@ -9,7 +9,7 @@ each of them; caller values only ever appear as plain equality values, never ins
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory.stamps import new_id
@@ -20,6 +20,7 @@ __all__ = [
     "after_summary_lookup",
     "clear_update",
     "new_session_fields",
+    "newest_floor",
     "newest_lookup",
     "owned",
     "owners",
@@ -32,7 +33,11 @@ __all__ = [
 ]
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _AFTER_SUMMARY = {"$match": {"$expr": {"$gt": ["$seq", "$$through"]}}}
+#: Turns a session remembers (their time and message count, newest kept) so that a read of its
+#: newest messages can bound its query below (:func:`newest_floor`).
+RECENT_TURNS = 256
 
 
 def owned(tenant: Tenant, session_id: str) -> dict[str, Any]:
@@ -75,10 +80,16 @@ def after_summary_lookup(
     }
 
 
-def standalone(lookup: dict[str, Any], through: str | None) -> list[dict[str, Any]]:
+def standalone(
+    lookup: dict[str, Any], through: str | None, recent: Any = None
+) -> list[dict[str, Any]]:
     """The pipeline of ``lookup`` (made by :func:`newest_lookup` or
     :func:`after_summary_lookup`) to run on the messages alone, for a session whose
-    ``summary_through`` is ``through``: the same messages, without the join."""
+    ``summary_through`` is ``through``: the same messages, without the join.
+
+    With the session's ``recent`` turns (its ``recent_turns``), a newest-first lookup also
+    matches only messages from :func:`newest_floor` on: the same messages, from a query that
+    does not match the whole session (the embedded engine sorts every match)."""
     pipeline = []
     for stage in lookup["$lookup"]["pipeline"]:
         if stage == _AFTER_SUMMARY:
@@ -86,7 +97,58 @@ def standalone(lookup: dict[str, Any], through: str | None) -> list[dict[str, An
                 pipeline.append({"$match": {"seq": {"$gt": through}}})
             continue
         pipeline.append(stage)
+    floor = newest_floor(recent, _newest_count(pipeline))
+    if floor is not None:
+        pipeline[0] = {"$match": {**pipeline[0]["$match"], "seq": {"$gte": floor}}}
     return pipeline
+
+
+def _newest_count(pipeline: list[dict[str, Any]]) -> int | None:
+    """How many messages a newest-first pipeline (match, sort by seq descending, limit) reads;
+    ``None`` for any other pipeline."""
+    if len(pipeline) != 3 or [next(iter(stage)) for stage in pipeline] != [
+        "$match",
+        "$sort",
+        "$limit",
+    ]:
+        return None
+    if pipeline[1]["$sort"] != {"seq": -1} or "seq" in pipeline[0]["$match"]:
+        return None
+    return pipeline[2]["$limit"]
+
+
+def newest_floor(recent: Any, count: int | None) -> str | None:
+    """A ``seq`` at or below the ``count``-th newest message of a session whose recent turns
+    are ``recent`` (``[{"at": <turn time>, "n": <messages>}, ...]``, as
+    :func:`activity_update` keeps them), or ``None`` when they do not account for ``count``
+    messages (a session older than them, or cleared since).
+
+    A turn's messages have keys that start with its time in epoch milliseconds (13 digits,
+    :class:`~agent_memory.memory.conversation.records.TurnClock`), so every message of the
+    newest turns that hold ``count`` messages has a key at or above the oldest of their
+    times: at least ``count`` messages do, hence the newest ``count`` all do. Turns recorded
+    in any order, late or twice only lower the floor; it is never above a message it should
+    include while the turns it counts exist (a clear empties the list with the messages)."""
+    if count is None or count < 1 or not isinstance(recent, list):
+        return None
+    turns = [
+        turn
+        for turn in recent
+        if isinstance(turn, dict)
+        and isinstance(turn.get("at"), datetime)
+        and isinstance(turn.get("n"), int)
+        and turn["n"] > 0
+    ]
+    turns.sort(key=lambda turn: turn["at"], reverse=True)
+    held = 0
+    for turn in turns:
+        held += turn["n"]
+        if held >= count:
+            oldest = turn["at"]
+            if oldest.tzinfo is None:  # BSON dates come back naive unless tz_aware
+                oldest = oldest.replace(tzinfo=UTC)
+            return f"{(oldest - _EPOCH) // timedelta(milliseconds=1):013d}"
+    return None
 
 
 def new_session_fields(metadata: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -121,6 +183,8 @@ def activity_update(count: int, at: datetime) -> dict[str, Any]:
         # $max: activity writes that are not awaited may land out of order.
         "$max": {"last_active_at": at, "updated_at": at},
         "$inc": {"message_count": count},
+        # The turn's time and size, for reads of the newest messages (newest_floor).
+        "$push": {"recent_turns": {"$each": [{"at": at, "n": count}], "$slice": -RECENT_TURNS}},
     }
 
 
@@ -141,7 +205,7 @@ def summary_update(text: str, through: str, now: datetime) -> dict[str, Any]:
 
 def clear_update(now: datetime) -> dict[str, Any]:
     return {
-        "$set": {"summary": "", "summary_through": None, "message_count": 0},
+        "$set": {"summary": "", "summary_through": None, "message_count": 0, "recent_turns": []},
         # A refresh that read the summary before the clear must not store it after.
         "$inc": {"summary_version": 1},
         "$max": {"updated_at": now},

@@ -10,32 +10,51 @@ than ``retention_days`` are summarised per agent, action type and day, then dele
 Round trips (what the caller waits for; ``[a | b]`` run concurrently and count once).
 Provider calls are separate: ``log_action`` embeds ``content`` once unless ``embedding`` is
 given, ``similar_actions`` embeds ``query`` once unless ``query_vector`` is given; nothing
-else calls a provider.
+else calls a provider. Writes to the hourly counts of success rates (:mod:`.hours`) go beside
+the write they count; their release afterwards is not awaited ("+1 later").
 
 =================================  =========================================================  ===
 operation                          commands                                                   RTs
 =================================  =========================================================  ===
-log_action                         insert                                                     1
+log_action                         [update the hour | insert], update search generation       2
+                                   (+1 later)
 get_action                         find                                                       1
-add_feedback (transactions)        find, update action, update memories, commitTransaction,   5
-                                   update search generation (announces the new ranking)
-add_feedback (no transactions)     find, update action (+ pending), update memories,          5
-                                   update search generation, update action (clear pending)
-  ... no memories to credit        find, update action (+ commitTransaction)                  2-3
-  ... replayed idempotency key     find                                                       1
+list_actions                       find (embedded server: one per span of time tried,         1
+                                   until one holds ``limit`` logs; at most 5)
+add_feedback (transactions)        find the action's hour; [update the hour | find, update    6
+                                   action, update memories, commitTransaction, update search
+                                   generation (announces the new ranking)] (+1 later)
+add_feedback (no transactions)     find the hour; [update the hour | find, update action      6
+                                   (+ pending), update memories, update search generation,
+                                   update action (clear pending)] (+1 later)
+  ... no memories to credit        find the hour; [update the hour | find, update action      3-4
+                                   (+ commitTransaction)] (+1 later)
+  ... replayed idempotency key     find the hour; [update the hour | find] (+1 later)         2
   ... a crashed credit pending     +3 first: update memories, update search generation,      +3
                                    update action
-similar_actions (plain tier)       find the tenant's logs with their vectors (ranked here)   1
-similar_actions (Atlas tier)       aggregate ($rankFusion), or [$vectorSearch | $search]      1
-success_rates                      [aggregate live logs | find summaries]                     1
-forget_user                        delete                                                     1
+similar_actions (plain tier)       the tenant's search token (read with the other searches    2
+                                   of the moment); when another writer changed the tenant,
+                                   its logs first (then kept in memory); the winners whole
+similar_actions (Atlas tier)       aggregate ($rankFusion), or [$vectorSearch | $search];     2
+                                   the winners whole
+success_rates (within retention)   find the agent's kept hours; [aggregate the hours not      2-3
+                                   kept, one per day | aggregate the window's two ends];
+                                   update keeping the new counts (when some were counted)
+success_rates (longer windows)     [aggregate live logs | find summaries]                     1
+forget_user                        delete, delete the search token, update the agent's        3
+                                   hours (when something was deleted)
 repair_pending_credits             distinct agents (unless given); per agent find; per        ..
                                    pending action update memories, update action
 apply_retention                    distinct agents (unless given); per agent distinct         ..
                                    claimed batches; per batch find + update (claim), find,
                                    one upsert per action type and day, delete; one find
-                                   per agent that ends it
+                                   per agent that ends it; delete the hours before the cutoff
 =================================  =========================================================  ===
+
+Searches on the plain tier keep each tenant's logs in memory between searches (every writer
+here announces its writes: ``mongo/search/snapshots.py``), without the payloads, feedback and
+metadata, which no search reads: the winners are read again whole, so what they show of
+ratings is always current.
 """
 
 from __future__ import annotations
@@ -49,6 +68,7 @@ from agent_memory._log import get_logger
 from agent_memory.checks import (
     check_document_size,
     check_id,
+    check_ids,
     check_int,
     check_mapping,
     check_text,
@@ -56,6 +76,7 @@ from agent_memory.checks import (
 )
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.memory.episodic.feedback import Feedback, FeedbackLedger, FeedbackRequest
+from agent_memory.memory.episodic.hours import HOURS, HourTallies, hour_of
 from agent_memory.memory.episodic.records import (
     Action,
     EpisodicConfig,
@@ -67,11 +88,18 @@ from agent_memory.memory.episodic.records import (
     check_rating,
     check_tally,
     check_tenant,
+    day_start,
     render_content,
 )
-from agent_memory.memory.episodic.retention import ActionRetention, RetentionReport, SuccessRates
+from agent_memory.memory.episodic.retention import (
+    ActionRetention,
+    RetentionReport,
+    SuccessRates,
+    Tally,
+)
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.search import MAX_CANDIDATES, SearchQuery, make_searcher
+from agent_memory.mongo.search.snapshots import GENERATIONS, Change, announce, erase_tenant
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.stamps import new_id, utcnow
 
@@ -97,6 +125,14 @@ AGGREGATES = "action_aggregates"
 MEMORIES = "memories"
 #: How far in the future a caller-supplied timestamp may be (clock skew between hosts).
 _FUTURE_SKEW = timedelta(minutes=5)
+#: Fields of a log that no search filters on or ranks by: not kept by the plain tier.
+_UNSEARCHED = ("action", "feedback", "metadata", "memory_ids", "retention_batch")
+#: Candidates a search returns beyond those asked for, in case some were deleted since the
+#: tenant's logs were kept (retention deletes old logs without announcing each tenant).
+_SPARE = 5
+#: The spans, back from now, that lists of the newest actions try in turn on the embedded
+#: engine before they read without a bound (see ``EpisodicMemory._newest``).
+_SPANS = (timedelta(hours=1), timedelta(hours=12), timedelta(days=3), timedelta(days=15))
 
 
 class EpisodicMemory:
@@ -128,18 +164,30 @@ class EpisodicMemory:
         self._embedder = embedder
         self.config = config or EpisodicConfig()
         self._logs = connection.collection(LOGS)
+        # Every write that adds or removes a log, or changes what a search filters on, goes
+        # through this class and is announced, so the plain tier keeps each tenant's logs in
+        # memory between searches instead of reading them all at every search. What a search
+        # neither filters on nor ranks by (the payloads, feedback, metadata) is left out of
+        # what it keeps; the winners are read again whole (``similar_actions``).
         self._target = connection.index_catalog(
             dimensions=embedder.dimensions, similarity=embedder.similarity
-        ).target(LOGS)
+        ).target(LOGS, snapshot=True, omit=_UNSEARCHED)
         self._searcher = make_searcher(
             connection, dimensions=embedder.dimensions, similarity=embedder.similarity
         )
+        self._snapshots = getattr(self._searcher, "snapshots", None)
+        self._generations = connection.collection(GENERATIONS)
         self._feedback = FeedbackLedger(
             self._logs, connection.collection(MEMORIES), connection, self.config
         )
         self._retention = ActionRetention(
             self._logs, connection.collection(AGGREGATES), self.config
         )
+        self._hour_counts = connection.collection(HOURS)
+        self._hours = HourTallies(self._logs, self._hour_counts, connection)
+        #: The embedded engine sorts every match of a query before it takes the first: lists
+        #: of the newest actions ask for recent hours first (:meth:`_newest`).
+        self._sorts_every_match = connection.capabilities.mongoeco
 
     # --- logging ----------------------------------------------------------------------------
 
@@ -240,6 +288,9 @@ class EpisodicMemory:
             "content": content,
             "feedback": {},
             "timestamp": when,
+            # The UTC hour, as a string: success rates count per hour (hours.py), and
+            # the embedded engine's indexes serve ranges of strings, not of dates.
+            "hour": hour_of(when),
         }
         # Size first, so an oversized document costs no provider call.
         check_document_size(document, "the action log")
@@ -248,7 +299,16 @@ class EpisodicMemory:
         if vector is not None:
             document["embedding"] = to_bson_vector(vector)
         with translate_errors("logging an action"):
-            await self._logs.insert_one(document)
+            await self._hours.write(
+                tenant.agent_id, [document["hour"]], self._logs.insert_one(document)
+            )
+            await announce(
+                self._snapshots,
+                self._generations,
+                self._target,
+                tenant.filter(),
+                Change(added=[document]),
+            )
         logger.info(
             "action_logged",
             action_id=action_id,
@@ -297,13 +357,35 @@ class EpisodicMemory:
         if rated:
             where["feedback.credited"] = {"$exists": True}
         with translate_errors("listing actions"):
+            docs = await self._newest(where, limit)
+        return [Action.from_document(doc) for doc in docs]
+
+    async def _newest(self, where: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` logs matching ``where`` (by time, then id).
+
+        MongoDB walks the ``tenant_hour_time`` index from its end. The embedded engine sorts
+        every document a query matches before it keeps the first ``limit``: 100 ms for the
+        newest 200 of 10,000 actions, ten times that at 100,000. There the same query asks
+        for the last hour's logs first, then for ever longer spans (:data:`_SPANS`), and
+        stops once a span holds ``limit`` logs: every log outside a span is older than
+        every log inside it, so those are the newest. A user with few recent actions costs a
+        few small reads more; the last read has no bound, so none is ever missed."""
+        order = [("hour", -1), ("timestamp", -1), ("_id", -1)]
+        spans = _SPANS if self._sorts_every_match else ()
+        now = utcnow()
+        for span in spans:
+            bounded = {**where, "hour": {"$gte": hour_of(now - span)}}
             docs = (
-                await self._logs.find(where, {"embedding": 0})
-                .sort([("timestamp", -1), ("_id", -1)])
+                await self._logs.find(bounded, {"embedding": 0})
+                .sort(order)
                 .limit(limit)
                 .to_list(limit)
             )
-        return [Action.from_document(doc) for doc in docs]
+            if len(docs) == limit:
+                return docs
+        return (
+            await self._logs.find(where, {"embedding": 0}).sort(order).limit(limit).to_list(limit)
+        )
 
     # --- feedback ---------------------------------------------------------------------------
 
@@ -343,7 +425,18 @@ class EpisodicMemory:
         if idempotency_key is not None:
             idempotency_key = check_id(idempotency_key, "idempotency_key")
         request = FeedbackRequest(rating, helpful, correction, idempotency_key)
-        return await self._feedback.record(tenant, action_id, request)
+        with translate_errors("reading an action"):
+            found = await self._logs.find_one(
+                {"_id": {"$eq": action_id}, **_tenant_filter(tenant)}, {"hour": 1, "timestamp": 1}
+            )
+        if found is None:  # the ledger says so, as it always did
+            return await self._feedback.record(tenant, action_id, request)
+        # A rating changes its hour's counts (success rates): the hour is marked around it.
+        hour = found.get("hour") or hour_of(found["timestamp"])
+        with translate_errors("recording feedback"):
+            return await self._hours.write(
+                tenant.agent_id, [hour], self._feedback.record(tenant, action_id, request)
+            )
 
     async def repair_pending_credits(
         self, *, agent_id: str | None = None, limit: int = 1_000
@@ -406,17 +499,23 @@ class EpisodicMemory:
         hits = await self._searcher.search(
             self._target,
             SearchQuery(
-                tenant=tenant.filter(), text=query, vector=vector, filters=filters, limit=fetch
+                tenant=tenant.filter(),
+                text=query,
+                vector=vector,
+                filters=filters,
+                limit=min(MAX_CANDIDATES, fetch + _SPARE),
             ),
         )
+        whole = await self._whole(tenant, [hit.document for hit in hits])
         found = []
         for hit in hits:
-            rating = (hit.document.get("feedback") or {}).get("rating")
+            document = whole.get(hit.id)
+            if document is None:  # deleted since the tenant's logs were kept
+                continue
+            rating = (document.get("feedback") or {}).get("rating")
             if min_rating is not None and not (isinstance(rating, int) and rating >= min_rating):
                 continue
-            found.append(
-                SimilarAction(Action.from_document(hit.document), hit.score, hit.explain())
-            )
+            found.append(SimilarAction(Action.from_document(document), hit.score, hit.explain()))
             if len(found) == limit:
                 break
         logger.info(
@@ -429,6 +528,21 @@ class EpisodicMemory:
             **tenant.filter(),
         )
         return found
+
+    async def _whole(
+        self, tenant: Tenant, documents: list[dict[str, Any]]
+    ) -> dict[Any, dict[str, Any]]:
+        """The found logs whole and as stored now, by id: read again when the search kept
+        them without their payloads and feedback (one ``find`` of at most a few hundred
+        ids); a log deleted meanwhile is not among them."""
+        if all("action" in document for document in documents):
+            return {document["_id"]: document for document in documents}
+        ids = [document["_id"] for document in documents]
+        with translate_errors("reading actions"):
+            rows = await self._logs.find(
+                {"_id": {"$in": ids}, **_tenant_filter(tenant)}, {"embedding": 0}
+            ).to_list(None)
+        return {row["_id"]: row for row in rows}
 
     # --- statistics and retention -----------------------------------------------------------
 
@@ -446,15 +560,30 @@ class EpisodicMemory:
         expose this to whoever may see the whole agent's statistics. Days already summarised by
         retention are included (whole days, see
         :mod:`~agent_memory.memory.episodic.retention`). ``action_type=None`` means all types.
+
+        Within ``retention_days`` (the default window) the counts come from each hour's kept
+        counts (:mod:`~agent_memory.memory.episodic.hours`): a few documents, however many
+        actions the agent logged.
         """
         agent_id = check_id(agent_id, "agent_id")
         if action_type is not None:
             action_type = check_id(action_type, "action_type")
-        check_int(days, "days", minimum=1, maximum=3_660)
-        until = utcnow() if now is None else check_now(now)
-        rates = await self._retention.success_rates(
-            agent_id, action_type, since=until - timedelta(days=days), until=until
-        )
+        since, until = self._window(days, now)
+        if self._within_retention(since, until):
+            with translate_errors("computing success rates"):
+                tally = await self._hours.tally(agent_id, action_type, since=since, until=until)
+            rates = SuccessRates.from_tally(
+                tally,
+                agent_id=agent_id,
+                action_type=action_type,
+                since=since,
+                until=until,
+                summarised=0,
+            )
+        else:
+            rates = await self._retention.success_rates(
+                agent_id, action_type, since=since, until=until
+            )
         logger.info(
             "success_rates_computed",
             agent_id=agent_id,
@@ -464,6 +593,55 @@ class EpisodicMemory:
             summarised=rates.summarised,
         )
         return rates
+
+    async def success_rates_by_type(
+        self,
+        agent_id: str,
+        action_types: Sequence[str] | None = None,
+        *,
+        days: int = 30,
+        now: Any = None,
+    ) -> dict[str, SuccessRates]:
+        """:meth:`success_rates` of each action type at once: of ``action_types`` (each one
+        there, with zero counts when it has none), or of every type the window holds. Within
+        ``retention_days`` one read of the kept hourly counts answers for all types;
+        longer windows read once per type."""
+        agent_id = check_id(agent_id, "agent_id")
+        wanted = None if action_types is None else check_ids(action_types, "action_types")
+        since, until = self._window(days, now)
+        if not self._within_retention(since, until):
+            if wanted is None:
+                with translate_errors("computing success rates"):
+                    found = await self._logs.distinct("action_type", {"agent_id": agent_id})
+                wanted = sorted(t for t in found if isinstance(t, str))
+            return {
+                name: await self.success_rates(agent_id, name, days=days, now=until)
+                for name in wanted
+            }
+        with translate_errors("computing success rates"):
+            tallies = await self._hours.tallies(agent_id, since=since, until=until)
+        names = sorted(tallies) if wanted is None else wanted
+        return {
+            name: SuccessRates.from_tally(
+                tallies.get(name) or Tally(),
+                agent_id=agent_id,
+                action_type=name,
+                since=since,
+                until=until,
+                summarised=0,
+            )
+            for name in names
+        }
+
+    def _window(self, days: int, now: Any) -> tuple[Any, Any]:
+        check_int(days, "days", minimum=1, maximum=3_660)
+        until = utcnow() if now is None else check_now(now)
+        return until - timedelta(days=days), until
+
+    def _within_retention(self, since: Any, until: Any) -> bool:
+        """Whether no day of ``[since, until)`` can be summarised yet: then the kept hourly
+        counts answer (longer windows count summaries and logs, as before)."""
+        return since >= day_start(until - timedelta(days=self.config.retention_days))
 
     async def apply_retention(
         self,
@@ -479,7 +657,18 @@ class EpisodicMemory:
         ``before_batch()`` runs before each batch; an exception from it stops the work there."""
         agent_id = None if agent_id is None else check_id(agent_id, "agent_id")
         moment = utcnow() if now is None else check_now(now)
-        return await self._retention.apply(agent_id=agent_id, now=moment, before_batch=before_batch)
+        report = await self._retention.apply(
+            agent_id=agent_id, now=moment, before_batch=before_batch
+        )
+        # Hourly counts of days before the cutoff are never read again (success rates of
+        # longer windows count those days from the summaries and logs).
+        cutoff = hour_of(day_start(moment - timedelta(days=self.config.retention_days)))[:10]
+        old: dict[str, Any] = {"day": {"$lt": cutoff}}
+        if agent_id is not None:
+            old["agent_id"] = {"$eq": agent_id}
+        with translate_errors("applying log retention"):
+            await self._hour_counts.delete_many(old)
+        return report
 
     async def forget_user(self, tenant: Tenant) -> dict[str, int]:
         """Delete every action log of this tenant; returns ``{collection: deleted}``.
@@ -490,9 +679,19 @@ class EpisodicMemory:
         tenant = check_tenant(tenant)
         with translate_errors("forgetting a user's action logs"):
             result = await self._logs.delete_many(_tenant_filter(tenant))
+            await erase_tenant(self._snapshots, self._generations, self._target, tenant.filter())
+            if result.deleted_count:
+                await self._hours.erased(tenant.agent_id)
         name = self._connection.collection_name(LOGS)
         logger.info("user_forgotten", deleted=result.deleted_count, **tenant.filter())
         return {name: result.deleted_count}
+
+    async def drain(self) -> None:
+        """Wait for the writes not awaited (the release of the hours a write marked)."""
+        await self._hours.drain()
+
+    async def aclose(self) -> None:
+        await self.drain()
 
     # --- helpers ----------------------------------------------------------------------------
 
