@@ -71,8 +71,12 @@ def test_fusion_without_a_full_sort_equals_the_sorted_one(seed):
     depth = int(rng.integers(1, 60))
     for scores in ({"vector": vector, "text": text}, {"vector": vector}, {"text": text}):
         weights = {"vector": 1.0, "text": 0.7}
-        assert score_fusion(scores, allowed, weights=weights, depth=depth) == _sorted_fusion(
-            scores, allowed, weights=weights, depth=depth
+        expected = _sorted_fusion(scores, allowed, weights=weights, depth=depth)
+        assert score_fusion(scores, allowed, weights=weights, depth=depth) == expected
+        limit = int(rng.integers(1, depth + 2))  # only the first ones, ranked the same
+        assert (
+            score_fusion(scores, allowed, weights=weights, depth=depth, limit=limit)
+            == expected[:limit]
         )
 
 

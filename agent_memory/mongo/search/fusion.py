@@ -94,17 +94,25 @@ def _top(positions: np.ndarray, values: np.ndarray, depth: int) -> np.ndarray:
 
 def _ranks(chosen: np.ndarray, positions: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The rank (from 1, by descending value, ties in position order) among ``positions``
-    (ascending, with ``values``) of each of ``chosen``, which are among them."""
-    ordered = np.sort(values)
+    (ascending, with ``values``) of each of ``chosen``, which are among them.
+
+    Without sorting ``values``: each value is placed among the few distinct values of
+    ``chosen`` (a binary search in a list of at most ``len(chosen)``), and how many values
+    lie above each of them is a running sum of those places."""
     mine = values[np.searchsorted(positions, chosen)]
-    lower = np.searchsorted(ordered, mine, side="left")
-    upper = np.searchsorted(ordered, mine, side="right")
-    ranks = positions.size - upper + 1  # 1 + how many are greater
-    tied = np.flatnonzero(upper - lower > 1)
-    for value in np.unique(mine[tied]):  # those equal to it and before it in position count
-        equal = positions[values == value]
-        at = tied[mine[tied] == value]
-        ranks[at] += np.searchsorted(equal, chosen[at])
+    distinct = np.unique(mine)  # ascending
+    below = np.searchsorted(distinct, values, side="left")  # how many of distinct lie below
+    upto = np.searchsorted(distinct, values, side="right")
+    # values above distinct[j]: those with more than j of distinct below them
+    placed = np.bincount(below, minlength=distinct.size + 1)
+    greater = placed[::-1].cumsum()[::-1][1:]
+    equal = np.bincount(below[upto > below], minlength=distinct.size)
+    at = np.searchsorted(distinct, mine)
+    ranks = greater[at] + 1
+    for index in np.flatnonzero(equal > 1):  # ties: those before it in position order count
+        value = distinct[index]
+        tied = np.flatnonzero(mine == value)
+        ranks[tied] += np.searchsorted(positions[values == value], chosen[tied])
     return ranks
 
 
@@ -114,6 +122,7 @@ def score_fusion(
     *,
     weights: Mapping[str, float],
     depth: int,
+    limit: int | None = None,
 ) -> list[tuple[int, float, dict[str, SourceScore]]]:
     """Fuse full score arrays (one per source, aligned with ``allowed``) into positions best
     first, with each position's fused score and its rank and raw score in every source that
@@ -121,11 +130,12 @@ def score_fusion(
 
     Candidates are each source's top ``depth`` among the allowed documents (for ``"text"``,
     only documents that matched a term); their fused score is the weighted sum of the sources'
-    z-scores (:func:`standardise`). Ties keep corpus order.
+    z-scores (:func:`standardise`). Ties keep corpus order. ``limit``: only the first
+    ``limit`` of them are returned (and only theirs ranked and described).
 
-    The cost is a few passes over the arrays and a sort of one source's values; no step
-    sorts documents with their positions, so a corpus ten times larger costs about ten times
-    the array work and nothing more.
+    The cost is a few passes over the arrays and binary searches among the few candidates;
+    nothing sorts the documents, so a corpus ten times larger costs about ten times the
+    array work and nothing more.
     """
     total = np.zeros(allowed.shape, dtype=np.float64)
     found_in: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -139,7 +149,7 @@ def score_fusion(
         total += float(weights.get(name, 1.0)) * standardise(values, valid)
     total *= int(allowed.sum()) / (int(allowed.sum()) + SHRINK)
     positions = np.unique(np.concatenate(tops)) if tops else np.zeros(0, dtype=np.int64)
-    positions = positions[np.lexsort((positions, -total[positions]))]
+    positions = positions[np.lexsort((positions, -total[positions]))][:limit]
     ranks: dict[str, dict[int, int]] = {}
     for name, (present, values) in found_in.items():
         chosen = positions[np.isin(positions, present, assume_unique=True)]

@@ -86,7 +86,7 @@ def rank(
             if not (near.size and float(near.max()) >= query.learn_above):
                 trusted = _not_counted(trusted)
         weights = fused_weights(weights, coverage, query.coverage_power, trusted)
-    return score_fusion(scores, allowed, weights=weights, depth=query.depth)[: query.limit]
+    return score_fusion(scores, allowed, weights=weights, depth=query.depth, limit=query.limit)
 
 
 def _not_counted(trusted: Callable[[float | None], float]) -> Callable[[float | None], float]:
