@@ -14,6 +14,7 @@ from bson.binary import Binary
 from agent_memory.errors import ConflictError, InvalidInputError, NotFoundError
 from agent_memory.memory.episodic.memory import EpisodicConfig, EpisodicMemory, Feedback
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.mongo.search.fusion import relevances
 from agent_memory.tenancy import Tenant
 
 ALICE = Tenant("agent", "alice")
@@ -562,6 +563,20 @@ async def test_similar_actions_are_found_by_meaning_not_recency(episodic, past):
     assert {hit.action.user_id for hit in hits} == {"alice"}
     assert all(hit.action.outcome == "success" for hit in hits)  # the default filter
     assert hits[0].score >= hits[-1].score and "vector #1" in hits[0].explanation
+
+
+async def test_similar_actions_score_the_searchers_relevance(episodic, past):
+    """``score`` is the relevance from 0 to 1 the search tier gave each action, the scale
+    every kind of memory reports on every tier; the tier's own fused score, what ``score``
+    was before, stays reachable as ``fused_score``."""
+    hits = await episodic.similar_actions(ALICE, query="reset my password", outcome=None, limit=5)
+    scores = [hit.score for hit in hits]
+    assert len(hits) == 5 and all(0 <= score <= 1 for score in scores)
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+    fused = [hit.fused_score for hit in hits]
+    scale = episodic._searcher.relevance_scale
+    assert scores == pytest.approx(relevances(fused, scale=scale))
+    assert f"fused {fused[0]:.4f}" in hits[0].explanation
 
 
 async def test_similar_actions_respect_filters_and_tenant(episodic, past):

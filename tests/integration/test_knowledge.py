@@ -15,6 +15,7 @@ from agent_memory.memory.knowledge.base import (
     SharedKnowledge,
 )
 from agent_memory.mongo.indexes import IndexManager
+from agent_memory.mongo.search import SearchQuery
 from agent_memory.providers.embedders.fake import FakeEmbedder
 from agent_memory.tenancy import Tenant
 
@@ -381,3 +382,31 @@ async def test_both_scopes_are_searched_at_once(kb, embedder, monkeypatch):
     hits = await kb.retrieve(ALICE, "tea", query_vector=vector)
     assert len(started) == 2
     assert {h.shared for h in hits} == {True, False}
+
+
+async def test_scopes_merge_by_the_relevance_the_searcher_gives(kb, embedder):
+    """The search tier owns the fusion: retrieve merges the two scopes' hits by the relevance
+    (0 to 1) the searcher gave each and fuses nothing again, so an empty shared scope changes
+    nothing, and every hit's score is its relevance, best first."""
+    query = "printer error 42 paper tray"
+    await kb.ingest(ALICE, source="manual.txt", text=MANUAL)
+    own = await kb.retrieve(ALICE, query, k=10, include_shared=False)
+    with_empty_shared = await kb.retrieve(ALICE, query, k=10)
+    assert [(h.id, h.score) for h in with_empty_shared] == [(h.id, h.score) for h in own]
+
+    await kb.ingest(SHARED, source="faq", text=MANUAL.replace("error 42", "code 7"))
+    hits = await kb.retrieve(ALICE, query, k=10)
+    vector = await embedder.embed_query(query)
+    relevance = {}
+    for scope in (ALICE.filter(), SHARED.filter()):
+        search = SearchQuery(
+            tenant=scope, text=query, vector=vector, filters={"state": "live"}, limit=40
+        )
+        relevance.update(
+            {hit.id: hit.relevance for hit in await kb._searcher.search(kb.target, search)}
+        )
+    scores = [hit.score for hit in hits]
+    assert {hit.shared for hit in hits} == {True, False} and len(hits) == 10
+    assert scores == pytest.approx([relevance[hit.id] for hit in hits])
+    assert scores == sorted(scores, reverse=True) and 0 <= scores[-1] <= scores[0] <= 1
+    assert "error 42" in hits[0].content and not hits[0].shared

@@ -169,19 +169,23 @@ async def test_the_searcher_gives_every_hit_a_relevance_on_its_own_scale(scale, 
 
 
 def test_no_kind_of_memory_asks_which_tier_it_runs_on():
-    """The searcher owns the tier's decisions (weights, relevance, whether a write is found at
-    once): code under memory/ never reads the connection's tier."""
+    """The searcher owns the tier's decisions (weights, fusion, relevance, whether a write is
+    found at once): code under memory/ (long-term, episodic, knowledge and the rest) never
+    reads the connection's tier or the searcher's scale, and never fuses rankings itself."""
     import re
     from pathlib import Path
 
     import agent_memory.memory as memory_package
 
     root = Path(memory_package.__file__).parent
+    kinds = {path.parent.name for path in root.rglob("*.py")}
+    assert {"long_term", "episodic", "knowledge"} <= kinds
     asking = [
         f"{path.relative_to(root)}:{number}"
         for path in sorted(root.rglob("*.py"))
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-        if re.search(r"\.tier\b", line) and not line.lstrip().startswith("#")
+        if re.search(r"\.tier\b|relevance_scale|reciprocal_rank_fusion|score_fusion", line)
+        and not line.lstrip().startswith("#")
     ]
     assert asking == []
 

@@ -462,7 +462,8 @@ class EpisodicMemory:
         limit: int | None = None,
     ) -> list[SimilarAction]:
         """This tenant's past actions closest in meaning to ``query`` (or ``query_vector``),
-        best first, through the connection's search tier (vector and keyword, fused).
+        best first, through the connection's search tier (vector and keyword, fused), each
+        with the relevance from 0 to 1 the searcher gave it as ``score``.
 
         ``action_type`` and ``outcome`` (``None`` for any) filter inside the search.
         ``min_rating`` is numeric, which search pre-filters cannot express, so it is applied
@@ -515,7 +516,11 @@ class EpisodicMemory:
             rating = (document.get("feedback") or {}).get("rating")
             if min_rating is not None and not (isinstance(rating, int) and rating >= min_rating):
                 continue
-            found.append(SimilarAction(Action.from_document(document), hit.score, hit.explain()))
+            found.append(
+                SimilarAction(
+                    Action.from_document(document), hit.relevance, hit.explain(), hit.score
+                )
+            )
             if len(found) == limit:
                 break
         logger.info(

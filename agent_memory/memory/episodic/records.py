@@ -140,11 +140,20 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class SimilarAction:
-    """A past action found by meaning, with its fused search score and how it was reached."""
+    """A past action found by meaning, with its relevance and how it was reached.
+
+    ``score`` is the relevance from 0 to 1 the search tier gave the action
+    (:attr:`~agent_memory.mongo.search.SearchHit.relevance`): one scale on every tier, the
+    one long-term memories and knowledge report. Up to 0.2.0 it was the search's fused score
+    on the tier's own scale (weighted z-scores on the plain tier, reciprocal ranks on
+    Atlas); that value is ``fused_score`` now."""
 
     action: Action
     score: float
     explanation: str
+    #: The search's fused score on its tier's own scale (what ``score`` was up to 0.2.0); it
+    #: orders like ``score`` but compares only within one tier.
+    fused_score: float = 0.0
 
 
 # --- checks ------------------------------------------------------------------------------

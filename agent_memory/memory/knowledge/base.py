@@ -12,9 +12,11 @@ user of the agent (:class:`SharedKnowledge`). Shared chunks are stored with the 
 else and every query filters on both. A ``Tenant`` whose ``user_id`` is ``"*"`` is refused by
 every method: a caller cannot reach or overwrite shared knowledge by accident. ``retrieve``
 searches two scopes, the user's and the agent's shared one, as two concurrent searches (a
-search is scoped to exactly one tenant), and fuses them again by each source's raw scores
-(cosine, keyword relevance), so per-source ranks in a hit are ranks over both scopes. Nothing
-outside the agent is ever searched.
+search is scoped to exactly one tenant), and merges their hits by the relevance the searcher
+gives each (0 to 1, :attr:`SearchHit.relevance`): the search tier owns the fusion, and this
+module neither fuses again nor asks which tier it runs on. Per-source ranks in a hit are
+ranks over both scopes' hits (by each source's raw score: cosine, keyword score); they
+explain a hit and never order them. Nothing outside the agent is ever searched.
 
 Re-ingesting a source. Each ingest is a new ``version`` (time-ordered). Its chunks are
 inserted with ``state: "pending"``, which searches exclude; one ``update_many`` then makes
@@ -90,7 +92,6 @@ from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search import SearchHit, SearchQuery, SourceScore, make_searcher
-from agent_memory.mongo.search.fusion import reciprocal_rank_fusion
 from agent_memory.mongo.search.snapshots import GENERATIONS, Snapshots, announce, erase_tenant
 from agent_memory.mongo.search.types import MAX_QUERY_CHARS
 from agent_memory.mongo.vectors import to_bson_vector
@@ -128,7 +129,8 @@ class KnowledgeConfig:
     max_chunks: int = 2_000
     max_title_chars: int = 1_000
     max_tags: int = 32
-    #: Each scope's search returns this many times ``k`` hits before the scopes are fused.
+    #: Each scope's search returns this many times ``k`` hits before the scopes are merged
+    #: (spares for hits of a source's older version, dropped while two versions are live).
     overfetch: int = 4
 
     def __post_init__(self) -> None:
@@ -196,8 +198,13 @@ class SourceInfo:
 
 @dataclass(frozen=True, slots=True)
 class KnowledgeHit:
-    """A retrieved chunk (or adjacent chunks merged): its text, where it comes from, its fused
-    ``score`` and its rank in each search source, over both scopes."""
+    """A retrieved chunk (or adjacent chunks merged): its text, where it comes from, its
+    ``score`` and its rank in each search source, over both scopes.
+
+    ``score`` is the relevance from 0 to 1 the search tier gave the chunk in its scope's
+    search (:attr:`~agent_memory.mongo.search.SearchHit.relevance`, the scale every kind of
+    memory reads); hits come best first. (Up to 0.2.0 it was a reciprocal rank fusion of
+    the two scopes' rankings, about 0.01 to 0.03.)"""
 
     id: str
     source: str
@@ -218,7 +225,9 @@ class KnowledgeHit:
         parts = [f"{n} #{s.rank} ({s.score:.3f})" for n, s in sorted(self.sources.items())]
         scope = "shared" if self.shared else "user"
         chunks = ",".join(map(str, self.chunk_indexes or (self.chunk_index,)))
-        return f"{self.source}#{chunks} ({scope}): fused {self.score:.4f} = " + " + ".join(parts)
+        return f"{self.source}#{chunks} ({scope}): relevance {self.score:.3f} from " + " + ".join(
+            parts
+        )
 
 
 def _new_version(now: datetime) -> str:
@@ -444,8 +453,8 @@ class KnowledgeBase:
             results = await asyncio.gather(
                 *(self._searcher.search(self.target, search) for search in searches)
             )
-        fused = _newest_versions(_fuse_scopes(results, searches[0].weights))[:k]
-        hits = [_hit(hit, score, ranks) for hit, score, ranks in fused]
+        ranks = _ranks_over_scopes(results)
+        hits = [_hit(hit, ranks) for hit in _newest_versions(_by_relevance(results))[:k]]
         return _merge_adjacent(hits) if merge_adjacent else hits
 
     # --- sources and forgetting ---------------------------------------------------------------
@@ -539,55 +548,57 @@ def _live_version(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"version": version, "fingerprint": mine[0].get("fingerprint"), "chunks": len(mine)}
 
 
-Fused = list[tuple[SearchHit, float, dict[str, SourceScore]]]
+def _by_relevance(results: Sequence[list[SearchHit]]) -> list[SearchHit]:
+    """The scopes' hits in one ranking, by the relevance the searcher gave each: one scale for
+    every search of a target, so hits of two scopes compare without fusing their rankings a
+    second time. Ties keep the user's scope first, then each search's own order."""
+    merged = [hit for hits in results for hit in hits]
+    merged.sort(key=lambda hit: -hit.relevance)  # stable
+    return merged
 
 
-def _fuse_scopes(results: Sequence[list[SearchHit]], weights: Mapping[str, float]) -> Fused:
-    """One ranking from the scopes' results: each source's hits of both scopes are ranked
-    again by their raw score (comparable: one embedder, one index), then fused by RRF."""
+def _ranks_over_scopes(results: Sequence[list[SearchHit]]) -> dict[Any, dict[str, SourceScore]]:
+    """Each hit's rank in each source over the hits of every scope searched, by the source's
+    raw score (a cosine, a keyword score; ties by the rank within the scope), for
+    :meth:`KnowledgeHit.explain`; with one scope, the searcher's own ranks. Explains, never
+    orders: the order is the relevance's."""
     if len(results) == 1:
-        return [(hit, hit.score, dict(hit.sources)) for hit in results[0]]
-    by_id: dict[Any, SearchHit] = {}
+        return {hit.id: dict(hit.sources) for hit in results[0]}
     entries: dict[str, list[tuple[float, int, Any]]] = {}
     for hits in results:
         for hit in hits:
-            by_id[hit.id] = hit
-            for name, ranked in hit.sources.items():
-                entries.setdefault(name, []).append((ranked.score, ranked.rank, hit.id))
-    rankings = {
-        # Ties (and servers that report no raw score) fall back to the rank in its scope.
-        name: [(doc_id, score) for score, _, doc_id in sorted(rows, key=lambda r: (-r[0], r[1]))]
-        for name, rows in entries.items()
-    }
-    return [
-        (by_id[doc_id], score, sources)
-        for doc_id, score, sources in reciprocal_rank_fusion(rankings, weights=weights)
-    ]
+            for name, found in hit.sources.items():
+                entries.setdefault(name, []).append((found.score, found.rank, hit.id))
+    ranks: dict[Any, dict[str, SourceScore]] = {hit.id: {} for hits in results for hit in hits}
+    for name, rows in entries.items():
+        rows.sort(key=lambda row: (-row[0], row[1]))
+        for rank, (score, _, doc_id) in enumerate(rows, start=1):
+            ranks[doc_id][name] = SourceScore(rank=rank, score=score)
+    return ranks
 
 
-def _newest_versions(fused: Fused) -> Fused:
+def _newest_versions(hits: list[SearchHit]) -> list[SearchHit]:
     """Drop hits of a source's older version while two versions are briefly both live."""
     newest: dict[tuple[str, str], str] = {}
-    for hit, _, _ in fused:
+    for hit in hits:
         key = (hit.document["user_id"], hit.document["source"])
         newest[key] = max(newest.get(key, ""), hit.document["version"])
     return [
-        item
-        for item in fused
-        if item[0].document["version"]
-        == newest[(item[0].document["user_id"], item[0].document["source"])]
+        hit
+        for hit in hits
+        if hit.document["version"] == newest[(hit.document["user_id"], hit.document["source"])]
     ]
 
 
-def _hit(hit: SearchHit, score: float, ranks: Mapping[str, SourceScore]) -> KnowledgeHit:
+def _hit(hit: SearchHit, ranks: Mapping[Any, dict[str, SourceScore]]) -> KnowledgeHit:
     doc = hit.document
     return KnowledgeHit(
         id=hit.id,
         source=doc["source"],
         chunk_index=int(doc["chunk_index"]),
         content=doc["content"],
-        score=score,
-        sources=ranks,
+        score=hit.relevance,
+        sources=ranks[hit.id],
         shared=doc["user_id"] == SHARED_USER,
         title=doc.get("title"),
         version=doc["version"],
