@@ -799,10 +799,14 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     action_id = await log(episodic, memory_ids=["mem_1"], content="reset", embedding=vector)
     await episodic.drain()
     sent = targets(start)
-    # The hour's mark beside the insert (one round trip), the search's token after it; the
-    # hour's release (not awaited) once both landed.
+    # The hour's mark beside the insert (one round trip), the search's token after it (the
+    # tenant's first: no earlier token, so no write to log); the hour's release (not
+    # awaited) once both landed.
     assert sorted(sent[:2]) == [("insert", "action_logs"), ("update", "action_hours")]
-    assert sorted(sent[2:]) == [("update", "action_hours"), ("update", "search_generations")]
+    assert sorted(sent[2:]) == [
+        ("findAndModify", "search_generations"),
+        ("update", "action_hours"),
+    ]
     with counter.count() as sent:
         await episodic.get_action(ALICE, action_id)
     assert sent == ["find"]
@@ -814,6 +818,9 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
     # The action's hour, then its mark beside the ledger's transaction; the memories' new
     # ranking announced to searches after the commit; the hour released.
     assert sent[0] == ("find", "action_logs") and sent[-1] == ("update", "action_hours")
+    # The memories' new ranking: their token swapped, and the write logged when the
+    # memories had a token before (then one command more).
+    logged = [("update", "search_generations")] * (("update", "search_generations") in sent)
     assert sorted(sent[1:-1]) == sorted(
         [
             ("update", "action_hours"),
@@ -821,7 +828,8 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
             ("update", "action_logs"),
             ("update", "memories"),
             ("commitTransaction", "1"),
-            ("update", "search_generations"),
+            ("findAndModify", "search_generations"),
+            *logged,
         ]
     )
     start = len(counter.documents)
@@ -875,7 +883,8 @@ async def test_each_operation_sends_no_more_commands_than_documented(counted, em
             ("find", "action_logs"),
             ("update", "action_logs"),
             ("update", "memories"),
-            ("update", "search_generations"),
+            ("findAndModify", "search_generations"),
+            ("update", "search_generations"),  # a token before: the write logged
             ("update", "action_logs"),
         ]
     )

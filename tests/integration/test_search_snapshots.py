@@ -257,6 +257,64 @@ async def test_a_reader_reads_again_when_the_log_cannot_say_what_changed(counted
     before = reader._searcher.snapshots.refreshes
     assert len(await reader.retrieve(ALICE, "barn owl", k=100)) == 6 + snapshots.LOG_LENGTH + 1
     assert reader._searcher.snapshots.refreshes == before + 1
+    # A link missing: a writer set its token and failed before logging it; the next write
+    # is logged, but the reader cannot know what the unlogged one touched.
+    await connection.collection("memories").update_many(
+        {"user_id": "alice", "content": "Alice saw barn owl number 0"},
+        {"$set": {"tags": ["lost"]}},
+    )
+    await connection.collection(snapshots.GENERATIONS).update_one(
+        {"_id": snapshots.generation_id("memories", ALICE.filter())},
+        {"$set": {"token": "set-by-a-writer-that-died"}},
+    )
+    await writer.store(ALICE, "Alice saw a snowy owl", consolidate=False)
+    before = reader._searcher.snapshots.refreshes
+    assert contents(await reader.retrieve(ALICE, "barn owl", k=5, tags="lost")) == [
+        "Alice saw barn owl number 0"
+    ]
+    assert reader._searcher.snapshots.refreshes == before + 1
+    await reader.aclose()
+    await writer.aclose()
+
+
+async def test_the_token_read_at_every_search_stays_small_however_long_the_log(counted, embedder):
+    """The log of writes is a document of its own: the token document every search reads
+    holds the token and the tenant, not the ids of the last writes (the embedded engine
+    decodes a whole document to return one field of it). A token document written by an
+    earlier version, with its log inside, loses the log at the next write."""
+    from bson import encode
+
+    from agent_memory.mongo.search import snapshots
+
+    connection, _ = counted
+    await IndexManager(connection, embedder.signature).setup()
+    generations = connection.collection(snapshots.GENERATIONS)
+    token_id = snapshots.generation_id("memories", ALICE.filter())
+    writer, reader = LongTermMemory(connection, embedder), LongTermMemory(connection, embedder)
+    await writer.store(ALICE, "Alice keeps bees", consolidate=False)
+    await reader.retrieve(ALICE, "bees")
+    await generations.update_one({"_id": token_id}, {"$set": {"log": ["x" * 40] * 3_000}})
+    for batch in range(snapshots.LOG_LENGTH + 2):
+        await writer.store_many(
+            ALICE,
+            [NewMemory(f"Alice hive {batch} frame {i}") for i in range(50)],
+            consolidate=False,
+        )
+    document = await generations.find_one({"_id": token_id})
+    assert set(document) == {"_id", "token", "agent_id", "user_id", "updated_at"}
+    assert len(encode(document)) < 1_000
+    log = await generations.find_one({"_id": snapshots.log_id("memories", ALICE.filter())})
+    assert len(log["log"]) == snapshots.LOG_LENGTH
+    assert [len(entry["ids"]) for entry in log["log"]] == [50] * snapshots.LOG_LENGTH
+    await reader.retrieve(ALICE, "bees")  # too far behind: read again, then kept
+    before = reader._searcher.snapshots.followed
+    await writer.store(ALICE, "Alice bought a smoker for the hives", consolidate=False)
+    assert contents(await reader.retrieve(ALICE, "smoker for the hives", k=1)) == [
+        "Alice bought a smoker for the hives"
+    ]
+    assert reader._searcher.snapshots.followed == before + 1
+    await writer.forget_user(ALICE)
+    assert await generations.count_documents({"user_id": "alice"}) == 0
     await reader.aclose()
     await writer.aclose()
 
@@ -301,6 +359,8 @@ async def test_a_write_whose_announcement_failed_is_still_found_by_this_process(
 
         async def update_one(self, *args, **kwargs):
             raise AutoReconnect("connection lost")
+
+        bulk_write = find_one_and_update = update_one
 
     snapshots._generations = Down()
     memory._generations = Down()

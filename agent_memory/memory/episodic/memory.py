@@ -10,8 +10,11 @@ than ``retention_days`` are summarised per agent, action type and day, then dele
 Round trips (what the caller waits for; ``[a | b]`` run concurrently and count once).
 Provider calls are separate: ``log_action`` embeds ``content`` once unless ``embedding`` is
 given, ``similar_actions`` embeds ``query`` once unless ``query_vector`` is given; nothing
-else calls a provider. Writes to the hourly counts of success rates (:mod:`.hours`) go beside
-the write they count; their release afterwards is not awaited ("+1 later").
+else calls a provider. "update search generation" is one command when this process keeps the
+tenant's logs, otherwise the token swapped and, after a token before, the write logged
+(two; ``mongo/search/snapshots.py``). Writes to the hourly counts of success rates
+(:mod:`.hours`) go beside the write they count; their release afterwards is not awaited
+("+1 later").
 
 =================================  =========================================================  ===
 operation                          commands                                                   RTs

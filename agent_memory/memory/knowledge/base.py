@@ -40,6 +40,9 @@ and provider calls; counted in ``tests/integration/test_knowledge.py``. An insta
 ingest or retrieve also reads the embedder record once, concurrently with its first read.
 ``insert_many`` is one command unless the driver splits it (over 48 MB or 100,000 chunks);
 ``embed_documents`` is one call, which the embedder may send in several batches.
+"announce" is one command when this process keeps the scope's chunks, otherwise the token
+swapped, then the write logged when the scope had a token before (two commands; see
+``mongo/search/snapshots.py``): the counts below are the first case.
 
 ==============================  ==========================================  ============
 operation                       commands                                    provider

@@ -18,13 +18,18 @@ document in Python). A target whose writers all announce their writes keeps its 
   without vectors, then the vectors of documents not held yet) and the search runs again. A
   write announced before a search started is always seen by that search.
 
-**Only what changed is read again.** Each announcement also appends the ids its write touched
-to a short log in the generation document (:data:`LOG_LENGTH` writes, newest last; a write
-that does not say which documents it touched, or touched more than :data:`LOG_IDS`, is logged
-as "anything may have changed"). A reader whose kept corpus is a few writes behind finds its
-own token in the log and reads only the documents named after it, so another process's write
-costs a reader what that write touched, not the tenant's whole history. A reader too far
-behind, or behind a write that named nothing, reads the tenant again.
+**Only what changed is read again.** Each announcement also appends to a short log (the
+tenant's log document beside its token document, :func:`log_id`; :data:`LOG_LENGTH` writes)
+the token it replaced, the token it set and the ids its write touched (a write that does not
+say which documents it touched, or touched more than :data:`LOG_IDS`, is logged as "anything
+may have changed"). A reader whose kept corpus is a few writes behind follows the links from
+its own token to the current one and reads only the documents they name, so another
+process's write costs a reader what that write touched, not the tenant's whole history. A
+reader too far behind, behind a write that named nothing, or missing a link (a writer that
+failed between its token and its log entry, or has not logged it yet) reads the tenant again.
+The log is a document of its own so that the token read at every search stays small: the
+embedded engine decodes a whole document before it projects a field out of it, and a log of
+64 writes of 50 memories is 3,200 ids.
 
 The kept documents are whole (without their vectors), so a search answers from memory after one
 small read of the token: every writer of a field that ranking or filtering reads (content,
@@ -86,6 +91,9 @@ VECTOR_BATCH = BOUND
 LOG_LENGTH = 64
 #: Ids one logged write names at most; a larger write is logged as touching anything.
 LOG_IDS = 256
+#: What a tenant's log document's ``_id`` adds to its token document's (a generation id is a
+#: JSON object, so no generation id ends with it).
+LOG_SUFFIX = "#log"
 #: A full read of a kept corpus for its age takes at most this share of the time it is kept:
 #: a corpus whose last full read took ``r`` seconds is read for its age after
 #: ``max(max_age, r / FULL_READ_SHARE)`` (100,000 memories on the embedded engine take
@@ -119,15 +127,53 @@ def _legacy_generation_id(collection: str, tenant: Mapping[str, str]) -> dict[st
     return {"collection": collection, **{key: tenant[key] for key in sorted(tenant)}}
 
 
-def _token_update(
-    tenant: Mapping[str, str], token: str, ids: Sequence[Hashable] | None = None
-) -> dict[str, Any]:
-    """The new token, and the write logged with the ids it touched (``None``: any)."""
-    logged = list(ids) if ids is not None and len(ids) <= LOG_IDS else None
+def log_id(collection: str, tenant: Mapping[str, str]) -> str:
+    """The ``_id`` of the tenant's log of writes for ``collection`` (see the module)."""
+    return generation_id(collection, tenant) + LOG_SUFFIX
+
+
+def _token_update(tenant: Mapping[str, str], token: str) -> dict[str, Any]:
+    """The new token (and no log kept in the token document by earlier versions)."""
     return {
         "$set": {"token": token, **tenant, "updated_at": datetime.now(UTC)},
-        "$push": {"log": {"$each": [{"t": token, "ids": logged}], "$slice": -LOG_LENGTH}},
+        "$unset": {"log": ""},
     }
+
+
+def _log_entry(
+    tenant: Mapping[str, str], previous: str, token: str, ids: Sequence[Hashable] | None
+) -> dict[str, Any]:
+    """The update that logs the write that replaced ``previous`` by ``token``, with the ids
+    it touched (``None``: any)."""
+    logged = list(ids) if ids is not None and len(ids) <= LOG_IDS else None
+    return {
+        "$set": {**tenant},
+        "$push": {
+            "log": {
+                "$each": [{"p": previous, "t": token, "ids": logged}],
+                "$slice": -LOG_LENGTH,
+            }
+        },
+    }
+
+
+async def _log_write(
+    generations: Any,
+    collection: str,
+    tenant: Mapping[str, str],
+    previous: str | None,
+    token: str,
+    ids: Sequence[Hashable] | None,
+) -> None:
+    """Log the write that replaced ``previous`` by ``token``. Nothing to log when there was
+    no token: no reader kept one."""
+    if previous is None:
+        return
+    await generations.update_one(
+        {"_id": log_id(collection, tenant)},
+        _log_entry(tenant, previous, token, ids),
+        upsert=True,
+    )
 
 
 def change_ids(change: Change | None) -> list[Hashable] | None:
@@ -157,16 +203,22 @@ async def announce_write(
     that readers read only those; ``None`` when not known. Call it after the write has landed,
     also when it failed half-way (then with ``ids=None``)."""
     token = secrets.token_hex(8)
-    await generations.update_one(
-        {"_id": generation_id(collection, tenant)}, _token_update(tenant, token, ids), upsert=True
+    before = await generations.find_one_and_update(
+        {"_id": generation_id(collection, tenant)},
+        _token_update(tenant, token),
+        upsert=True,
+        projection={"token": 1},
+        return_document=ReturnDocument.BEFORE,
     )
+    await _log_write(generations, collection, tenant, _token_of(before), token, ids)
     return token
 
 
 async def announce_writes(
     generations: Any, collection: str, tenants: Sequence[Mapping[str, str]]
 ) -> None:
-    """:func:`announce_write` for many tenants at once (one bulk write)."""
+    """:func:`announce_write` for many tenants at once (one bulk write), each write named as
+    touching anything: unlogged, so a reader behind it reads the tenant again."""
     if not tenants:
         return
     await generations.bulk_write(
@@ -221,7 +273,11 @@ async def current_token(
 async def erase_token(generations: Any, collection: str, tenant: Mapping[str, str]) -> None:
     """Delete the tenant's generation token for ``collection`` (in its current and its
     earlier form of ``_id``)."""
-    ids = [generation_id(collection, tenant), _legacy_generation_id(collection, tenant)]
+    ids = [
+        generation_id(collection, tenant),
+        log_id(collection, tenant),
+        _legacy_generation_id(collection, tenant),
+    ]
     await generations.delete_many({"_id": {"$in": ids}})
 
 
@@ -323,6 +379,28 @@ async def _read_again(
         ).to_list(None)
     corpus.changed(Change(added=documents, removed=[doc_id for doc_id in ids if doc_id in corpus]))
     return len(documents)
+
+
+def _links(log: Any, kept: str, token: str | None) -> list[Mapping[str, Any]] | None:
+    """The logged writes that lead from token ``kept`` to ``token``, in order, or ``None``
+    when the log cannot say: a link missing (not logged, or fallen off the log) or a write
+    that named nothing."""
+    if not isinstance(log, list) or token is None:
+        return None
+    after = {
+        entry.get("p"): entry
+        for entry in log
+        if isinstance(entry, Mapping) and isinstance(entry.get("p"), str)
+    }
+    later: list[Mapping[str, Any]] = []
+    at = kept
+    while at != token:
+        entry = after.get(at)
+        if entry is None or not isinstance(entry.get("ids"), list) or len(later) >= len(log):
+            return None
+        later.append(entry)
+        at = entry.get("t")
+    return later
 
 
 def _token_of(found: Mapping[str, Any] | None) -> str | None:
@@ -512,28 +590,22 @@ class Snapshots:
     ) -> bool:
         """Bring ``kept`` up to date by the writes logged since its token: the documents they
         touched read again (whole), the ones gone dropped. False, with ``kept`` untouched,
-        when the log cannot say (too far behind, a write that named nothing, a token set
-        without logging it)."""
-        found = await self._generations.find_one(
-            {"_id": generation_id(target.collection, tenant)}, {"token": 1, "log": 1}
+        when the log cannot say (:func:`_links`). One read of the token and the log."""
+        token_id, logged_id = (
+            generation_id(target.collection, tenant),
+            log_id(target.collection, tenant),
         )
-        log = found.get("log") if found is not None else None
-        if not isinstance(log, list):
+        found = await self._generations.find({"_id": {"$in": [token_id, logged_id]}}).to_list(None)
+        by_id = {row["_id"]: row for row in found}
+        token = _token_of(by_id.get(token_id))
+        later = _links((by_id.get(logged_id) or {}).get("log"), kept.token, token)
+        if later is None:
             return False
-        tokens = [entry.get("t") if isinstance(entry, Mapping) else None for entry in log]
-        if kept.token not in tokens:
-            return False
-        later = log[len(tokens) - tokens[::-1].index(kept.token) :]
-        if not later or later[-1].get("t") != found.get("token"):
-            return False  # the token moved without a logged write
         ids: dict[Hashable, None] = {}
         for entry in later:
-            named = entry.get("ids")
-            if not isinstance(named, list):
-                return False
-            ids.update(dict.fromkeys(named))
+            ids.update(dict.fromkeys(entry["ids"]))
         read = await _read_again(collection, target, tenant, kept.corpus, list(ids))
-        kept.token = str(found["token"])
+        kept.token = str(token)
         self._charge(target, tenant, kept)
         self.followed += 1
         logger.debug(
@@ -569,11 +641,25 @@ class Snapshots:
         try:
             if kept is not None and change is not None:
                 token = secrets.token_hex(8)
-                result = await self._generations.update_one(
-                    {"_id": generation_id(target.collection, tenant), "token": kept.token},
-                    _token_update(tenant, token, change_ids(change)),
+                # One command: the token swapped if it is still the kept one, then the
+                # write logged. When the swap fails the entry names a token never set,
+                # which no reader can follow: at worst one reads the tenant again.
+                result = await self._generations.bulk_write(
+                    [
+                        UpdateOne(
+                            {"_id": generation_id(target.collection, tenant), "token": kept.token},
+                            _token_update(tenant, token),
+                        ),
+                        UpdateOne(
+                            {"_id": log_id(target.collection, tenant)},
+                            _log_entry(tenant, kept.token, token, change_ids(change)),
+                            upsert=True,
+                        ),
+                    ],
+                    ordered=True,
                 )
-                if result.matched_count == 1:
+                # The log's document matched unless this write created it.
+                if result.matched_count - (1 - result.upserted_count) == 1:
                     kept.corpus.changed(change)
                     kept.token = token
                     if change.touched:
