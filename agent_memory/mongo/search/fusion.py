@@ -96,20 +96,23 @@ def _ranks(chosen: np.ndarray, positions: np.ndarray, values: np.ndarray) -> np.
     """The rank (from 1, by descending value, ties in position order) among ``positions``
     (ascending, with ``values``) of each of ``chosen``, which are among them.
 
-    Without sorting ``values``: each value is placed among the few distinct values of
-    ``chosen`` (a binary search in a list of at most ``len(chosen)``), and how many values
-    lie above each of them is a running sum of those places."""
+    Without sorting ``values``: only values at or above the lowest chosen one can rank above
+    or beside a chosen one; each of those is placed among the few distinct chosen values (a
+    binary search in at most ``len(chosen)``), and how many lie above each chosen value is a
+    running sum of those places."""
     mine = values[np.searchsorted(positions, chosen)]
+    if mine.size == 0:
+        return np.zeros(0, dtype=np.int64)
     distinct = np.unique(mine)  # ascending
-    below = np.searchsorted(distinct, values, side="left")  # how many of distinct lie below
-    upto = np.searchsorted(distinct, values, side="right")
+    high = values[values >= distinct[0]]
+    below = np.searchsorted(distinct, high, side="left")  # how many of distinct lie below
+    equal = distinct[np.minimum(below, distinct.size - 1)] == high
     # values above distinct[j]: those with more than j of distinct below them
     placed = np.bincount(below, minlength=distinct.size + 1)
     greater = placed[::-1].cumsum()[::-1][1:]
-    equal = np.bincount(below[upto > below], minlength=distinct.size)
-    at = np.searchsorted(distinct, mine)
-    ranks = greater[at] + 1
-    for index in np.flatnonzero(equal > 1):  # ties: those before it in position order count
+    ties = np.bincount(below[equal], minlength=distinct.size)
+    ranks = greater[np.searchsorted(distinct, mine)] + 1
+    for index in np.flatnonzero(ties > 1):  # ties: those before it in position order count
         value = distinct[index]
         tied = np.flatnonzero(mine == value)
         ranks[tied] += np.searchsorted(positions[values == value], chosen[tied])
