@@ -278,6 +278,22 @@ async def test_a_reader_reads_again_when_the_log_cannot_say_what_changed(counted
     await writer.aclose()
 
 
+async def test_a_memory_edited_beyond_the_log_is_searched_by_its_new_vector(two):
+    """A reader too far behind to follow the log reads the tenant again without the vectors
+    it holds: a held memory whose text changed meanwhile gets its new vector too."""
+    from agent_memory.mongo.search import snapshots
+
+    reader, writer = two
+    first = await writer.store(ALICE, "Alice keeps a goldfish called Bubbles")
+    await reader.retrieve(ALICE, "goldfish")  # kept, with the goldfish's vector
+    await writer.edit(ALICE, first.id, content="Alice adopted a greyhound named Comet")
+    for i in range(snapshots.LOG_LENGTH + 1):
+        await writer.store(ALICE, f"Alice planted tulip bulb number {i}", consolidate=False)
+    ((memory, cosine),) = await reader.similar(ALICE, "Alice adopted a greyhound named Comet", k=1)
+    assert memory.id == first.id
+    assert cosine == pytest.approx(1.0, abs=1e-4)
+
+
 async def test_the_token_read_at_every_search_stays_small_however_long_the_log(counted, embedder):
     """The log of writes is a document of its own: the token document every search reads
     holds the token and the tenant, not the ids of the last writes (the embedded engine

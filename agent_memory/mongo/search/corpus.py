@@ -231,6 +231,12 @@ class Corpus:
             self._alive[position] = True
             self._index_fields(position, copy, add=True)
 
+    def holds_as(self, document: Mapping[str, Any]) -> bool:
+        """Whether this corpus holds ``document`` with the same searchable text (so that its
+        kept vector, embedded from that text, is still the stored one)."""
+        doc_id = document["_id"]
+        return self._same_terms(doc_id, searchable_text(document, self._target)) is not None
+
     def _same_terms(self, doc_id: Hashable, text: str) -> list[str] | None:
         """The terms of ``doc_id`` when this corpus holds it with ``text``, else ``None``."""
         position = self._position.get(doc_id)

@@ -574,9 +574,11 @@ class Snapshots:
         else:
             unread = {path: 0 for path in target.unread}
             documents = await collection.find(where, unread).to_list(None)
-            missing = [doc["_id"] for doc in documents if doc["_id"] not in old.corpus]
-            # Vectors of the documents not held yet, a bounded list of ids at a time (some
-            # servers limit the size of one $in: mongo.batches).
+            # Vectors of the documents not held yet, or held with another text (edited by a
+            # write this process could not follow: the vector was embedded again), a
+            # bounded list of ids at a time (some servers limit the size of one $in:
+            # mongo.batches).
+            missing = [doc["_id"] for doc in documents if not old.corpus.holds_as(doc)]
             for start in range(0, len(missing), VECTOR_BATCH):
                 found = await collection.find(
                     {**where, "_id": {"$in": missing[start : start + VECTOR_BATCH]}},
