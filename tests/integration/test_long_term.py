@@ -946,3 +946,72 @@ async def test_forget_expired_deletes_the_expired_and_keeps_what_never_expires(m
     assert (await memory.get(ALICE, kept.id)).expires_at is None
     with pytest.raises(NotFoundError):
         await memory.get(ALICE, gone.id)
+
+
+async def test_a_batch_decides_the_same_whether_its_candidates_are_searched_ahead(
+    connection, embedder, monkeypatch
+):
+    """The plain tier searches the candidates of the next items of a batch together (one
+    product of the kept vectors with all of theirs) and searches again after any write but
+    the batch's own new memories: every item is decided as when it is searched alone."""
+    from agent_memory.mongo.search.plain import PlainSearcher
+
+    await IndexManager(connection, embedder.signature).setup()
+    stored = [
+        "Alice likes green tea",
+        "Alice collects stamps",
+        "Alice walks her dog at dawn",
+        "Alice reads crime novels",
+    ]
+    batch = [
+        NewMemory("Alice plays the cello"),
+        NewMemory("Alice likes green tea"),  # a stored memory: written mid-batch
+        NewMemory("Alice plays the cello"),  # an earlier item of the batch
+        NewMemory("Alice lives in Porto", key="home"),  # supersedes the stored Berlin
+        NewMemory("Alice collects stamps"),
+        *(NewMemory(f"Alice visited museum number {i}") for i in range(20)),
+        NewMemory("Alice reads crime novels"),
+        # Berlin was a candidate when the items after Porto were first searched ahead; it
+        # is superseded since, so no longer one: a new memory, not a repeat.
+        NewMemory("Alice lives in Berlin"),
+    ]
+    calls = {"many": 0, "queries": 0}
+    original = PlainSearcher._search_many
+
+    async def counted(self, target, queries):
+        calls["many"] += 1
+        calls["queries"] += len(queries)
+        return await original(self, target, queries)
+
+    monkeypatch.setattr(PlainSearcher, "_search_many", counted)
+    results = {}
+    for ahead in (False, True):
+        monkeypatch.setattr(PlainSearcher, "answers_together", ahead)
+        tenant = Tenant("agent", f"ahead-{ahead}")
+        store = LongTermMemory(connection, embedder)
+        await store.store_many(
+            tenant,
+            [NewMemory(text) for text in stored] + [NewMemory("Alice lives in Berlin", key="home")],
+        )
+        await store.retrieve(tenant, "tea")  # the tenant's memories kept
+        before = dict(calls)
+        outcome = await store.store_many(tenant, batch)
+        results[ahead] = [(r.action, batch[i].content) for i, r in enumerate(outcome)]
+        if ahead:  # each write but the batch's own inserts made the rest be searched again
+            assert calls["many"] - before["many"] == 6
+        else:
+            assert calls == before
+        await store.aclose()
+    assert results[True] == results[False]
+    assert [action for action, _ in results[True]][:6] == [
+        "inserted",
+        "reinforced",
+        "reinforced",
+        "superseded",
+        "reinforced",
+        "inserted",
+    ]
+    assert results[True][-2:] == [
+        ("reinforced", "Alice reads crime novels"),
+        ("inserted", "Alice lives in Berlin"),
+    ]

@@ -411,3 +411,49 @@ async def test_questions_no_memory_answers_do_not_teach(trust_users, learn_above
     assert after == (vector_only if taught else fixed)
     with pytest.raises(InvalidInputError, match="learn_above"):
         SearchQuery(tenant=alice(), text="x", learn_above=2.0)
+
+
+async def test_queries_searched_together_answer_as_each_alone(connection, embedder):
+    """search_many on a kept target: one token read and one product for every query's
+    vector; each answer (ids, scores, ranks, relevance) is the one search gives alone."""
+    from agent_memory.memory.long_term.memory import LongTermMemory
+    from agent_memory.memory.long_term.records import NewMemory
+    from agent_memory.tenancy import Tenant
+
+    await IndexManager(connection, embedder.signature).setup()
+    tenant = Tenant("agent", "together")
+    store = LongTermMemory(connection, embedder)
+    texts = [f"{topic} note {i}" for i, topic in enumerate(["tea", "stamps", "cello"] * 12)]
+    await store.store_many(
+        tenant,
+        [NewMemory(t, memory_type="preference" if i % 3 else "fact") for i, t in enumerate(texts)],
+        consolidate=False,
+    )
+    searcher, target = store._searcher, store.target
+    words = ["tea", "stamps note", "cello", "note 7", "museum"]
+    vectors = await embedder.embed_documents(words)
+    queries = [
+        SearchQuery(
+            tenant=tenant.filter(),
+            vector=vector,
+            text=word if i % 2 else None,
+            filters={"memory_type": "fact"} if i % 3 == 0 else {},
+            limit=5,
+        )
+        for i, (word, vector) in enumerate(zip(words, vectors, strict=True))
+    ]
+    together = await searcher.search_many(target, queries)
+    alone = [await searcher.search(target, query) for query in queries]
+    # The same hits in the same order with the same ranks; scores to within float32
+    # rounding (one product for all queries sums in another order than one per query).
+    for hits, expected in zip(together, alone, strict=True):
+        assert [(h.id, {n: s.rank for n, s in h.sources.items()}) for h in hits] == [
+            (h.id, {n: s.rank for n, s in h.sources.items()}) for h in expected
+        ]
+        for hit, other in zip(hits, expected, strict=True):
+            assert hit.score == pytest.approx(other.score, abs=1e-5)
+            assert hit.relevance == pytest.approx(other.relevance, abs=1e-5)
+            for name, source in hit.sources.items():
+                assert source.score == pytest.approx(other.sources[name].score, abs=1e-5)
+    assert all(len(hits) == 5 for hits in together)
+    await store.aclose()

@@ -132,6 +132,8 @@ _MAX_K = 100
 _DECISION_ATTEMPTS = 4
 #: Stored memories a new one is compared with (consolidation's candidates).
 _CANDIDATES = 3
+#: Items of a batch whose candidates are searched together at most (see ``_search_ahead``).
+_SEARCHED_AHEAD = 16
 #: Atlas tier: at most this many of the tenant's most recent memories of a type are compared
 #: by the framework itself, besides ``$vectorSearch``'s candidates.
 _RECENT_LIMIT = 200
@@ -184,6 +186,22 @@ def _comparable(document: Mapping[str, Any], item: NewMemory) -> str:
     by_fields = FIELDS_TAG in (document.get("tags") or ())
     same = indexed == item.indexed and by_fields == (FIELDS_TAG in item.tags)
     return document["content"] if same else ""
+
+
+def _searched_for(item: NewMemory, vector: np.ndarray | None) -> bool:
+    """Whether deciding ``item`` searches the stored memories by its vector (a keyed item
+    reads its key's memories instead; one without a vector is not compared)."""
+    return item.key is None and vector is not None
+
+
+def _candidates_query(tenant: Tenant, item: NewMemory, vector: np.ndarray) -> SearchQuery:
+    """The search for the stored memories a new unkeyed memory may repeat or replace."""
+    return SearchQuery(
+        tenant=tenant.filter(),
+        vector=vector,
+        filters={"memory_type": item.memory_type, "status": "active"},
+        limit=_CANDIDATES,
+    )
 
 
 def _with_pending(
@@ -309,6 +327,7 @@ class LongTermMemory:
         vector: np.ndarray | None,
         recent: dict[str, list[dict[str, Any]]] | None = None,
         keyed: dict[str, list[dict[str, Any]]] | None = None,
+        found: list[SearchHit] | None = None,
     ) -> list[Candidate]:
         if item.key is not None:
             docs = None if keyed is None else keyed.get(item.key)
@@ -320,15 +339,9 @@ class LongTermMemory:
             return [
                 Candidate(doc["_id"], _comparable(doc, item), said=_last_said(doc)) for doc in docs
             ]
-        hits = await self._searcher.search(
-            self.target,
-            SearchQuery(
-                tenant=tenant.filter(),
-                vector=vector,
-                filters={"memory_type": item.memory_type, "status": "active"},
-                limit=_CANDIDATES,
-            ),
-        )
+        hits = found
+        if hits is None:
+            hits = await self._searcher.search(self.target, _candidates_query(tenant, item, vector))
         candidates = [
             Candidate(
                 hit.id,
@@ -516,6 +529,7 @@ class LongTermMemory:
         pending: Sequence[tuple[dict[str, Any], np.ndarray | None]] = (),
         recent: dict[str, list[dict[str, Any]]] | None = None,
         keyed: dict[str, list[dict[str, Any]]] | None = None,
+        found: list[SearchHit] | None = None,
     ) -> Decision:
         if vector is None:
             if item.key is None:
@@ -530,7 +544,7 @@ class LongTermMemory:
                 judge=None,
                 said=_said(item.source),
             )
-        candidates = await self._candidates(tenant, item, vector, recent, keyed)
+        candidates = await self._candidates(tenant, item, vector, recent, keyed, found)
         if pending:
             candidates = _with_pending(candidates, item, vector, pending)
         return await decide(
@@ -663,8 +677,17 @@ class LongTermMemory:
         # The active memories of the batch's keys, read once (a key is read again after the
         # batch writes to it).
         keyed = await self._keyed(tenant, checked)
-        for item, vector in zip(checked, vectors, strict=True):
-            decision = await self._decide(tenant, item, vector, pending, recent, keyed)
+        # The candidates of the items still to decide, searched together where the searcher
+        # answers several queries for less than one each (the plain tier: one product of
+        # the kept vectors with all of theirs); searched again after any write but the
+        # batch's own new memories (which wait in `pending` and are compared here).
+        found: dict[int, list[SearchHit]] = {}
+        for index, (item, vector) in enumerate(zip(checked, vectors, strict=True)):
+            if index not in found and _searched_for(item, vector):
+                found = await self._search_ahead(tenant, checked, vectors, index)
+            decision = await self._decide(
+                tenant, item, vector, pending, recent, keyed, found.pop(index, None)
+            )
             if decision.action == "insert":
                 document = self._document(tenant, item, vector, utcnow())
                 pending.append((document, vector))
@@ -679,9 +702,34 @@ class LongTermMemory:
                 keyed.pop(item.key, None)
             pending = []
             recent.clear()  # reinforced, superseded or inserted: read again
+            found = {}  # the stored memories changed: search again
             results.append(await self._consolidate(tenant, item, vector, decision))
         await self._insert_pending(tenant, pending)
         return results
+
+    async def _search_ahead(
+        self,
+        tenant: Tenant,
+        items: Sequence[NewMemory],
+        vectors: Sequence[np.ndarray | None],
+        start: int,
+    ) -> dict[int, list[SearchHit]]:
+        """The candidate searches of the next :data:`_SEARCHED_AHEAD` items from ``start``
+        on, by their index, when the searcher answers them together (otherwise each is
+        searched when it is decided). A bounded window: a write in the batch discards what
+        was searched for the items after it."""
+        if not self._searcher.answers_together:
+            return {}
+        wanted = [
+            index
+            for index in range(start, len(items))
+            if _searched_for(items[index], vectors[index])
+        ][:_SEARCHED_AHEAD]
+        answers = await self._searcher.search_many(
+            self.target,
+            [_candidates_query(tenant, items[index], vectors[index]) for index in wanted],
+        )
+        return dict(zip(wanted, answers, strict=True))
 
     async def _keyed(
         self, tenant: Tenant, items: Sequence[NewMemory]

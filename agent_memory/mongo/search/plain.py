@@ -15,7 +15,7 @@ token says another writer changed the tenant, the corpus is first brought up to 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -65,6 +65,7 @@ def rank(
     query: SearchQuery,
     allowed: np.ndarray,
     trusted: Callable[[float | None], float] | None = None,
+    vector_scores: np.ndarray | None = None,
 ) -> list[tuple[int, float, dict[str, SourceScore]]]:
     """The fused top ``query.limit`` positions of ``corpus`` for ``query``.
 
@@ -73,10 +74,13 @@ def rank(
     rare words a memory repeats leans on keywords, a paraphrase that shares only common words
     with any memory leans on the vectors. ``trusted``, given that coverage, says which share of
     the keyword weight the tenant's questions have earned (:mod:`.trust`); the vector ranking
-    gets the rest."""
+    gets the rest. ``vector_scores``: the query vector's cosines, when already computed
+    (:meth:`Corpus.vector_scores_many`)."""
     scores: dict[str, np.ndarray] = {}
     if query.vector is not None:
-        scores["vector"] = corpus.vector_scores(query.vector)
+        scores["vector"] = (
+            corpus.vector_scores(query.vector) if vector_scores is None else vector_scores
+        )
     if query.text is not None:
         scores["text"], coverage = corpus.keyword_scores(query.text, allowed)
     weights = dict(query.weights_for(PlainSearcher.tier))
@@ -113,6 +117,7 @@ class PlainSearcher(Searcher):
     """Exact search that works on every MongoDB server."""
 
     tier: ClassVar[str] = "plain"
+    answers_together: ClassVar[bool] = True
 
     def __init__(self, db: Any, *, dimensions: int, snapshots: Snapshots | None = None) -> None:
         self._db = db
@@ -163,6 +168,41 @@ class PlainSearcher(Searcher):
             )
         ]
 
+    async def _search_many(
+        self, target: SearchTarget, queries: Sequence[SearchQuery]
+    ) -> list[list[SearchHit]]:
+        """Queries of one tenant, each with a vector, on a kept target: one token read, and
+        one matrix product for all their vectors (cosines equal to one search's to within
+        float32 rounding); any others are searched one by one."""
+        tenants = {tuple(sorted(query.tenant.items())) for query in queries}
+        if (
+            len(queries) < 2
+            or len(tenants) > 1
+            or not target.snapshot
+            or self._snapshots is None
+            or any(query.vector is None for query in queries)
+        ):
+            return await super()._search_many(target, queries)
+        resolved = [resolve_filters(target, query) for query in queries]
+        vectors = np.stack([np.asarray(query.vector, dtype=np.float32) for query in queries])
+        if vectors.shape[1:] != (self._dimensions,):
+            raise ValueError(
+                f"the query vectors have {vectors.shape[-1]} dimensions, "
+                f"expected {self._dimensions}"
+            )
+        snapshots = self._snapshots
+        with translate_errors(f"searching {target.collection}"):
+            token = await snapshots.token(target, resolved[0].tenant)
+            kept = snapshots.kept(target, resolved[0].tenant)
+            if kept is None or not snapshots.current(kept, token):
+                collection = self._db[target.collection]
+                kept = await snapshots.refresh(collection, target, resolved[0].tenant, token)
+        scores = kept.corpus.vector_scores_many(vectors)
+        return [
+            _hits(kept.corpus, query, where, self._trusted(target, query, where), row)
+            for query, where, row in zip(queries, resolved, scores, strict=True)
+        ]
+
     async def _search_kept(
         self, collection: Any, target: SearchTarget, query: SearchQuery, resolved: ResolvedFilters
     ) -> list[SearchHit]:
@@ -182,9 +222,12 @@ def _hits(
     query: SearchQuery,
     resolved: ResolvedFilters,
     trusted: Callable[[float | None], float] | None,
+    vector_scores: np.ndarray | None = None,
 ) -> list[SearchHit]:
     """The winners of a kept corpus, as copies (the kept documents stay as they are)."""
     return [
         SearchHit(corpus.document(position)["_id"], dict(corpus.document(position)), fused, sources)
-        for position, fused, sources in rank(corpus, query, corpus.mask(resolved), trusted)
+        for position, fused, sources in rank(
+            corpus, query, corpus.mask(resolved), trusted, vector_scores
+        )
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -303,6 +303,35 @@ class Searcher(ABC):
             hits = [replace(hit, relevance=value) for hit, value in zip(hits, scaled, strict=True)]
             _log_search(self.tier, target, query, hits, started)
         return hits
+
+    #: Whether :meth:`search_many` answers its queries together for less than one search
+    #: each (the plain tier ranks a kept corpus against every query's vector in one
+    #: product); callers may then ask ahead for queries they might not need.
+    answers_together: ClassVar[bool] = False
+
+    async def search_many(
+        self, target: SearchTarget, queries: Sequence[SearchQuery]
+    ) -> list[list[SearchHit]]:
+        """:meth:`search` for each of ``queries``, in order, each hit with its relevance."""
+        from agent_memory.mongo.search.fusion import relevances
+
+        started = time.perf_counter()
+        answers = await self._search_many(target, queries)
+        result = []
+        for query, hits in zip(queries, answers, strict=True):
+            with structlog.contextvars.bound_contextvars(**query.tenant):
+                scaled = relevances([hit.score for hit in hits], scale=self.relevance_scale)
+                hits = [
+                    replace(hit, relevance=value) for hit, value in zip(hits, scaled, strict=True)
+                ]
+                _log_search(self.tier, target, query, hits, started)
+            result.append(hits)
+        return result
+
+    async def _search_many(
+        self, target: SearchTarget, queries: Sequence[SearchQuery]
+    ) -> list[list[SearchHit]]:
+        return [await self._search(target, query) for query in queries]
 
     @abstractmethod
     async def _search(self, target: SearchTarget, query: SearchQuery) -> list[SearchHit]: ...
