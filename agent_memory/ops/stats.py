@@ -39,6 +39,11 @@ __all__ = ["KINDS", "Kind", "Stats", "TenantCounts", "Total", "collect_stats"]
 
 logger = get_logger(__name__)
 
+#: Documents one aggregate counts at most. The embedded engine refuses a ``$group`` fed more
+#: than 50,000 documents ("exceeds the configured materialization budget"); MongoDB keeps a
+#: ``$group``'s groups within 100 MB unless ``allowDiskUse`` (given, for many tenants).
+CHUNK = 20_000
+
 
 @dataclass(frozen=True, slots=True)
 class Kind:
@@ -132,6 +137,29 @@ def _key(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+async def _grouped(collection: Any, match: dict[str, Any], group: dict[str, Any]) -> list[dict]:
+    """The documents of ``collection`` matching ``match`` counted per ``group``, at most
+    :data:`CHUNK` documents an aggregate, in ``_id`` order (a collection's ids are of one
+    type); a group may come back once per chunk, and the caller adds them up."""
+    rows: list[dict] = []
+    last: Any = None
+    while True:
+        where = match if last is None else {**match, "_id": {"$gt": last}}
+        pipeline = [
+            {"$match": where},
+            {"$sort": {"_id": 1}},
+            {"$limit": CHUNK},
+            # Only what is grouped by: the embedded engine decodes less of each document.
+            {"$project": dict.fromkeys(["_id", *(v[1:] for v in group.values())], 1)},
+            {"$group": {"_id": group, "n": {"$sum": 1}, "last": {"$max": "$_id"}}},
+        ]
+        part = await _driver.aggregate(collection, pipeline, allowDiskUse=True)
+        rows.extend(part)
+        if sum(int(row["n"]) for row in part) < CHUNK:
+            return rows
+        last = max(row["last"] for row in part)
+
+
 async def collect_stats(connection: Connection, *, agent_id: str | None = None) -> Stats:
     """Count every kind in :data:`KINDS` for one agent or all; one aggregate per kind."""
     agent = None if agent_id is None else check_id(agent_id, "agent_id")
@@ -151,8 +179,7 @@ async def collect_stats(connection: Connection, *, agent_id: str | None = None) 
             if kind.field:
                 group["k"] = f"${kind.field}"
             match = {**where, **kind.only}
-            pipeline = [{"$match": match}, {"$group": {"_id": group, "n": {"$sum": 1}}}]
-            rows = await _driver.aggregate(connection.collection(kind.collection), pipeline)
+            rows = await _grouped(connection.collection(kind.collection), match, group)
             per_tenant: dict[tuple[Any, Any], int] = defaultdict(int)
             distinct: set[tuple[Any, Any, Any]] = set()
             for row in rows:
