@@ -43,6 +43,13 @@ logger = get_logger(__name__)
 #: than 50,000 documents ("exceeds the configured materialization budget"); MongoDB keeps a
 #: ``$group``'s groups within 100 MB unless ``allowDiskUse`` (given, for many tenants).
 CHUNK = 20_000
+#: A kind of at most this many documents (in the scope) is counted by ``$group``: the
+#: embedded engine decodes each document for it (about 50 us a document).
+SMALL = 5_000
+#: Larger kinds are counted per key (tenant and grouping value) through the index, unless
+#: their keys hold fewer documents than this each: then one pass over them costs less than
+#: the round trips of so many keys.
+PER_KEY = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +167,101 @@ async def _grouped(collection: Any, match: dict[str, Any], group: dict[str, Any]
         last = max(row["last"] for row in part)
 
 
-async def collect_stats(connection: Connection, *, agent_id: str | None = None) -> Stats:
-    """Count every kind in :data:`KINDS` for one agent or all; one aggregate per kind."""
+async def _count(collection: Any, query: dict[str, Any]) -> int:
+    """The ``count`` command: the server counts index entries, no document leaves it or is
+    decoded (``count_documents`` is an aggregate, refused as a ``$group`` past the embedded
+    engine's budget)."""
+    reply = await collection.database.command({"count": collection.name, "query": query})
+    return int(reply["n"])
+
+
+async def _walk(
+    collection: Any, match: dict[str, Any], fields: list[str], limit: int
+) -> list[tuple[Any, ...]] | None:
+    """The distinct values of ``fields`` among the documents matching ``match``, in order,
+    one ``find`` each: the next key is the first document after the current one (the same
+    leading values, a greater one after them), which the tenant indexes find without reading
+    the documents between. ``None`` once more than ``limit`` are found. Values are strings
+    or null (null sorts first; the next after null is the first string)."""
+    sort = [(name, 1) for name in fields]
+    projection = dict.fromkeys(fields, 1)
+    found: list[tuple[Any, ...]] = []
+    doc = await collection.find_one(match, projection, sort=sort)
+    while doc is not None:
+        key = tuple(doc.get(name) for name in fields)
+        found.append(key)
+        if len(found) > limit:
+            return None
+        doc = None
+        for depth in range(len(fields) - 1, -1, -1):
+            query = dict(match)
+            for name, value in zip(fields[:depth], key[:depth], strict=True):
+                query[name] = {"$eq": value}
+            after = key[depth]
+            query[fields[depth]] = {"$type": "string"} if after is None else {"$gt": after}
+            doc = await collection.find_one(query, projection, sort=sort)
+            if doc is not None:
+                break
+    return found
+
+
+async def _counted(
+    collection: Any,
+    match: dict[str, Any],
+    group: dict[str, str],
+    *,
+    distinct: bool,
+    by: bool,
+) -> tuple[list[dict], int]:
+    """The documents matching ``match`` counted per ``group`` key, as ``$group`` rows (``n``
+    is 0 for the keys of a ``distinct`` kind), and how many documents there are.
+
+    A collection of at most :data:`SMALL` documents is counted by :func:`_grouped`. A larger
+    one tenant by tenant through the tenant index (:func:`_walk`, then one ``count`` each,
+    and for each grouping value when ``by`` or ``distinct``), a cost that follows the
+    tenants and the index entries, not the documents: unless its tenants are many for its
+    size (fewer than :data:`PER_KEY` documents each), when one pass over them costs less."""
+    size = await collection.estimated_document_count()
+    if size <= SMALL:
+        rows = await _grouped(collection, match, group)
+        return rows, sum(int(row["n"]) for row in rows)
+    tenant_fields = [path[1:] for name, path in group.items() if name in ("a", "u")]
+    value_field = group["k"][1:] if "k" in group and (by or distinct) else None
+    fixed = {
+        name: match[name]["$eq"]
+        for name in tenant_fields
+        if isinstance(match.get(name), dict) and list(match[name]) == ["$eq"]
+    }
+    walked = [name for name in tenant_fields if name not in fixed]
+    tenants = await _walk(collection, match, walked, size // PER_KEY) if walked else [()]
+    if tenants is None:
+        rows = await _grouped(collection, match, group)
+        return rows, sum(int(row["n"]) for row in rows)
+    rows, documents = [], 0
+    for key in tenants:
+        values = {**fixed, **dict(zip(walked, key, strict=True))}
+        own = {**match, **{name: {"$eq": value} for name, value in values.items()}}
+        ids = {name: values[path[1:]] for name, path in group.items() if name in ("a", "u")}
+        if value_field is None:
+            n = await _count(collection, own)
+            rows.append({"_id": ids, "n": n})
+            documents += n
+            continue
+        for (value,) in await _walk(collection, own, [value_field], limit=size) or []:
+            n = 0 if distinct else await _count(collection, {**own, value_field: {"$eq": value}})
+            rows.append({"_id": {**ids, "k": value}, "n": n})
+            documents += n
+        if distinct:
+            documents += await _count(collection, own)
+    return rows, documents
+
+
+async def collect_stats(
+    connection: Connection, *, agent_id: str | None = None, by: bool = True
+) -> Stats:
+    """Count every kind in :data:`KINDS` for one agent or all. ``by=False`` leaves each
+    total's ``by`` empty (the counts per status, type or outcome), which a large collection
+    counts per tenant and value (the console's page of users shows none)."""
     agent = None if agent_id is None else check_id(agent_id, "agent_id")
     where: dict[str, Any] = {} if agent is None else {"agent_id": {"$eq": agent}}
     started = time.perf_counter()
@@ -179,17 +279,22 @@ async def collect_stats(connection: Connection, *, agent_id: str | None = None) 
             if kind.field:
                 group["k"] = f"${kind.field}"
             match = {**where, **kind.only}
-            rows = await _grouped(connection.collection(kind.collection), match, group)
+            rows, total.documents = await _counted(
+                connection.collection(kind.collection),
+                match,
+                group,
+                distinct=kind.distinct,
+                by=by,
+            )
             per_tenant: dict[tuple[Any, Any], int] = defaultdict(int)
             distinct: set[tuple[Any, Any, Any]] = set()
             for row in rows:
                 key, n = row["_id"], int(row["n"])
-                total.documents += n
                 if isinstance(key.get("a"), str):
                     agents.add(key["a"])
                 if kind.distinct:
                     distinct.add((key.get("a"), key.get("u"), key.get("k")))
-                elif kind.field:
+                elif kind.field and by:
                     label = _key(key.get("k"))
                     total.by[label] = total.by.get(label, 0) + n
                 if kind.per_user:
