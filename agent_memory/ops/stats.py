@@ -45,7 +45,7 @@ logger = get_logger(__name__)
 CHUNK = 20_000
 #: A kind of at most this many documents (in the scope) is counted by ``$group``: the
 #: embedded engine decodes each document for it (about 50 us a document).
-SMALL = 5_000
+SMALL = 1_000
 #: Larger kinds are counted per key (tenant and grouping value) through the index, unless
 #: their keys hold fewer documents than this each: then one pass over them costs less than
 #: the round trips of so many keys.
@@ -175,34 +175,56 @@ async def _count(collection: Any, query: dict[str, Any]) -> int:
     return int(reply["n"])
 
 
+async def _values(
+    collection: Any, match: dict[str, Any], name: str, limit: int
+) -> list[Any] | None:
+    """The distinct values of ``name`` (strings, and null for null or missing) among the
+    documents matching ``match``, sorted; ``None`` once more than ``limit`` are found.
+
+    Each value is found by one ``find`` of any document in a range of values not yet
+    searched, which splits the range in two: ``2 n + 2`` finds for ``n`` values, each
+    answered by the index (``limit 1``, no sort: a sort would order every match first)."""
+    found: list[Any] = []
+    if await collection.find_one({**match, name: {"$eq": None}}, {name: 1}) is not None:
+        found.append(None)
+    ranges: list[tuple[str | None, str | None]] = [(None, None)]
+    while ranges:
+        low, high = ranges.pop()
+        bound: dict[str, Any] = {}
+        if low is not None:
+            bound["$gt"] = low
+        if high is not None:
+            bound["$lt"] = high
+        doc = await collection.find_one({**match, name: bound or {"$type": "string"}}, {name: 1})
+        value = None if doc is None else doc.get(name)
+        if not isinstance(value, str):
+            continue
+        found.append(value)
+        if len(found) > limit:
+            return None
+        ranges += [(low, value), (value, high)]
+    return sorted(found, key=lambda value: (value is not None, value or ""))
+
+
 async def _walk(
     collection: Any, match: dict[str, Any], fields: list[str], limit: int
 ) -> list[tuple[Any, ...]] | None:
-    """The distinct values of ``fields`` among the documents matching ``match``, in order,
-    one ``find`` each: the next key is the first document after the current one (the same
-    leading values, a greater one after them), which the tenant indexes find without reading
-    the documents between. ``None`` once more than ``limit`` are found. Values are strings
-    or null (null sorts first; the next after null is the first string)."""
-    sort = [(name, 1) for name in fields]
-    projection = dict.fromkeys(fields, 1)
-    found: list[tuple[Any, ...]] = []
-    doc = await collection.find_one(match, projection, sort=sort)
-    while doc is not None:
-        key = tuple(doc.get(name) for name in fields)
-        found.append(key)
-        if len(found) > limit:
-            return None
-        doc = None
-        for depth in range(len(fields) - 1, -1, -1):
-            query = dict(match)
-            for name, value in zip(fields[:depth], key[:depth], strict=True):
-                query[name] = {"$eq": value}
-            after = key[depth]
-            query[fields[depth]] = {"$type": "string"} if after is None else {"$gt": after}
-            doc = await collection.find_one(query, projection, sort=sort)
-            if doc is not None:
-                break
-    return found
+    """The distinct values of ``fields`` together among the documents matching ``match``
+    (:func:`_values` of each field within the values of those before it); ``None`` once
+    more than ``limit`` keys are found."""
+    keys: list[tuple[Any, ...]] = [()]
+    for depth, name in enumerate(fields):
+        longer: list[tuple[Any, ...]] = []
+        for key in keys:
+            fixed = {
+                known: {"$eq": value} for known, value in zip(fields[:depth], key, strict=True)
+            }
+            values = await _values(collection, {**match, **fixed}, name, limit - len(longer))
+            if values is None:
+                return None
+            longer += [(*key, value) for value in values]
+        keys = longer
+    return keys
 
 
 async def _counted(
@@ -237,23 +259,48 @@ async def _counted(
     if tenants is None:
         rows = await _grouped(collection, match, group)
         return rows, sum(int(row["n"]) for row in rows)
-    rows, documents = [], 0
-    for key in tenants:
+    sizes = await _split(collection, match, walked, tenants)
+    rows = []
+    for key, size_of_tenant in zip(tenants, sizes, strict=True):
         values = {**fixed, **dict(zip(walked, key, strict=True))}
-        own = {**match, **{name: {"$eq": value} for name, value in values.items()}}
         ids = {name: values[path[1:]] for name, path in group.items() if name in ("a", "u")}
         if value_field is None:
-            n = await _count(collection, own)
-            rows.append({"_id": ids, "n": n})
-            documents += n
+            rows.append({"_id": ids, "n": size_of_tenant})
             continue
-        for (value,) in await _walk(collection, own, [value_field], limit=size) or []:
-            n = 0 if distinct else await _count(collection, {**own, value_field: {"$eq": value}})
-            rows.append({"_id": {**ids, "k": value}, "n": n})
-            documents += n
-        if distinct:
-            documents += await _count(collection, own)
-    return rows, documents
+        own = {**match, **{name: {"$eq": value} for name, value in values.items()}}
+        found = await _values(collection, own, value_field, size)
+        keys = [(value,) for value in found or ()]
+        counts = [0] * len(keys)
+        if not distinct:
+            counts = await _split(collection, own, [value_field], keys, total=size_of_tenant)
+        rows += [
+            {"_id": {**ids, "k": value}, "n": n} for (value,), n in zip(keys, counts, strict=True)
+        ]
+    return rows, sum(sizes)
+
+
+async def _split(
+    collection: Any,
+    match: dict[str, Any],
+    fields: list[str],
+    keys: list[tuple[Any, ...]],
+    *,
+    total: int | None = None,
+) -> list[int]:
+    """How many documents matching ``match`` each of ``keys`` (values of ``fields``, every
+    key the documents hold) has: one ``count`` for each but the last, whose count is what
+    the others leave of ``total`` (counted once when not given)."""
+    counts = [
+        await _count(
+            collection,
+            {**match, **{name: {"$eq": value} for name, value in zip(fields, key, strict=True)}},
+        )
+        for key in keys[:-1]
+    ]
+    if keys:
+        whole = await _count(collection, match) if total is None else total
+        counts.append(max(0, whole - sum(counts)))
+    return counts
 
 
 async def collect_stats(
