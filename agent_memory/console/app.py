@@ -261,7 +261,7 @@ def create_console_app(
     async def agents(request: Request) -> HTMLResponse:
         session = sessions.signed_in(request)
         if session.agents is None:
-            stats = await collect_stats(connection)
+            stats = await collect_stats(connection, by=False)
             seen = sorted(a for a in stats.agents if isinstance(a, str))
         else:
             seen = sorted(session.agents)
@@ -271,7 +271,8 @@ def create_console_app(
     async def users(request: Request, agent: str = Query(max_length=_MAX_ID)) -> HTMLResponse:
         session = sessions.signed_in(request)
         agent = session.agent(agent)
-        stats = await collect_stats(connection, agent_id=agent)
+        # Counts per tenant only (no page here shows them per status or outcome).
+        stats = await collect_stats(connection, agent_id=agent, by=False)
         # A key's own agent is there however little is stored; with the local token, an
         # agent with nothing stored is none.
         if session.agents is None and not any(t.documents for t in stats.totals.values()):

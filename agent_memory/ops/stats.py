@@ -39,6 +39,18 @@ __all__ = ["KINDS", "Kind", "Stats", "TenantCounts", "Total", "collect_stats"]
 
 logger = get_logger(__name__)
 
+#: Documents one aggregate counts at most. The embedded engine refuses a ``$group`` fed more
+#: than 50,000 documents ("exceeds the configured materialization budget"); MongoDB keeps a
+#: ``$group``'s groups within 100 MB unless ``allowDiskUse`` (given, for many tenants).
+CHUNK = 20_000
+#: A kind of at most this many documents (in the scope) is counted by ``$group``: the
+#: embedded engine decodes each document for it (about 50 us a document).
+SMALL = 1_000
+#: Larger kinds are counted per key (tenant and grouping value) through the index, unless
+#: their keys hold fewer documents than this each: then one pass over them costs less than
+#: the round trips of so many keys.
+PER_KEY = 100
+
 
 @dataclass(frozen=True, slots=True)
 class Kind:
@@ -132,8 +144,171 @@ def _key(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-async def collect_stats(connection: Connection, *, agent_id: str | None = None) -> Stats:
-    """Count every kind in :data:`KINDS` for one agent or all; one aggregate per kind."""
+async def _grouped(collection: Any, match: dict[str, Any], group: dict[str, Any]) -> list[dict]:
+    """The documents of ``collection`` matching ``match`` counted per ``group``, at most
+    :data:`CHUNK` documents an aggregate, in ``_id`` order (a collection's ids are of one
+    type); a group may come back once per chunk, and the caller adds them up."""
+    rows: list[dict] = []
+    last: Any = None
+    while True:
+        where = match if last is None else {**match, "_id": {"$gt": last}}
+        pipeline = [
+            {"$match": where},
+            {"$sort": {"_id": 1}},
+            {"$limit": CHUNK},
+            # Only what is grouped by: the embedded engine decodes less of each document.
+            {"$project": dict.fromkeys(["_id", *(v[1:] for v in group.values())], 1)},
+            {"$group": {"_id": group, "n": {"$sum": 1}, "last": {"$max": "$_id"}}},
+        ]
+        part = await _driver.aggregate(collection, pipeline, allowDiskUse=True)
+        rows.extend(part)
+        if sum(int(row["n"]) for row in part) < CHUNK:
+            return rows
+        last = max(row["last"] for row in part)
+
+
+async def _count(collection: Any, query: dict[str, Any]) -> int:
+    """The ``count`` command: the server counts index entries, no document leaves it or is
+    decoded (``count_documents`` is an aggregate, refused as a ``$group`` past the embedded
+    engine's budget)."""
+    reply = await collection.database.command({"count": collection.name, "query": query})
+    return int(reply["n"])
+
+
+async def _values(
+    collection: Any, match: dict[str, Any], name: str, limit: int
+) -> list[Any] | None:
+    """The distinct values of ``name`` (strings, and null for null or missing) among the
+    documents matching ``match``, sorted; ``None`` once more than ``limit`` are found.
+
+    Each value is found by one ``find`` of any document in a range of values not yet
+    searched, which splits the range in two: ``2 n + 2`` finds for ``n`` values, each
+    answered by the index (``limit 1``, no sort: a sort would order every match first)."""
+    found: list[Any] = []
+    if await collection.find_one({**match, name: {"$eq": None}}, {name: 1}) is not None:
+        found.append(None)
+    ranges: list[tuple[str | None, str | None]] = [(None, None)]
+    while ranges:
+        low, high = ranges.pop()
+        bound: dict[str, Any] = {}
+        if low is not None:
+            bound["$gt"] = low
+        if high is not None:
+            bound["$lt"] = high
+        doc = await collection.find_one({**match, name: bound or {"$type": "string"}}, {name: 1})
+        value = None if doc is None else doc.get(name)
+        if not isinstance(value, str):
+            continue
+        found.append(value)
+        if len(found) > limit:
+            return None
+        ranges += [(low, value), (value, high)]
+    return sorted(found, key=lambda value: (value is not None, value or ""))
+
+
+async def _walk(
+    collection: Any, match: dict[str, Any], fields: list[str], limit: int
+) -> list[tuple[Any, ...]] | None:
+    """The distinct values of ``fields`` together among the documents matching ``match``
+    (:func:`_values` of each field within the values of those before it); ``None`` once
+    more than ``limit`` keys are found."""
+    keys: list[tuple[Any, ...]] = [()]
+    for depth, name in enumerate(fields):
+        longer: list[tuple[Any, ...]] = []
+        for key in keys:
+            fixed = {
+                known: {"$eq": value} for known, value in zip(fields[:depth], key, strict=True)
+            }
+            values = await _values(collection, {**match, **fixed}, name, limit - len(longer))
+            if values is None:
+                return None
+            longer += [(*key, value) for value in values]
+        keys = longer
+    return keys
+
+
+async def _counted(
+    collection: Any,
+    match: dict[str, Any],
+    group: dict[str, str],
+    *,
+    distinct: bool,
+    by: bool,
+) -> tuple[list[dict], int]:
+    """The documents matching ``match`` counted per ``group`` key, as ``$group`` rows (``n``
+    is 0 for the keys of a ``distinct`` kind), and how many documents there are.
+
+    A collection of at most :data:`SMALL` documents is counted by :func:`_grouped`. A larger
+    one tenant by tenant through the tenant index (:func:`_walk`, then one ``count`` each,
+    and for each grouping value when ``by`` or ``distinct``), a cost that follows the
+    tenants and the index entries, not the documents: unless its tenants are many for its
+    size (fewer than :data:`PER_KEY` documents each), when one pass over them costs less."""
+    size = await collection.estimated_document_count()
+    if size <= SMALL:
+        rows = await _grouped(collection, match, group)
+        return rows, sum(int(row["n"]) for row in rows)
+    tenant_fields = [path[1:] for name, path in group.items() if name in ("a", "u")]
+    value_field = group["k"][1:] if "k" in group and (by or distinct) else None
+    fixed = {
+        name: match[name]["$eq"]
+        for name in tenant_fields
+        if isinstance(match.get(name), dict) and list(match[name]) == ["$eq"]
+    }
+    walked = [name for name in tenant_fields if name not in fixed]
+    tenants = await _walk(collection, match, walked, size // PER_KEY) if walked else [()]
+    if tenants is None:
+        rows = await _grouped(collection, match, group)
+        return rows, sum(int(row["n"]) for row in rows)
+    sizes = await _split(collection, match, walked, tenants)
+    rows = []
+    for key, size_of_tenant in zip(tenants, sizes, strict=True):
+        values = {**fixed, **dict(zip(walked, key, strict=True))}
+        ids = {name: values[path[1:]] for name, path in group.items() if name in ("a", "u")}
+        if value_field is None:
+            rows.append({"_id": ids, "n": size_of_tenant})
+            continue
+        own = {**match, **{name: {"$eq": value} for name, value in values.items()}}
+        found = await _values(collection, own, value_field, size)
+        keys = [(value,) for value in found or ()]
+        counts = [0] * len(keys)
+        if not distinct:
+            counts = await _split(collection, own, [value_field], keys, total=size_of_tenant)
+        rows += [
+            {"_id": {**ids, "k": value}, "n": n} for (value,), n in zip(keys, counts, strict=True)
+        ]
+    return rows, sum(sizes)
+
+
+async def _split(
+    collection: Any,
+    match: dict[str, Any],
+    fields: list[str],
+    keys: list[tuple[Any, ...]],
+    *,
+    total: int | None = None,
+) -> list[int]:
+    """How many documents matching ``match`` each of ``keys`` (values of ``fields``, every
+    key the documents hold) has: one ``count`` for each but the last, whose count is what
+    the others leave of ``total`` (counted once when not given)."""
+    counts = [
+        await _count(
+            collection,
+            {**match, **{name: {"$eq": value} for name, value in zip(fields, key, strict=True)}},
+        )
+        for key in keys[:-1]
+    ]
+    if keys:
+        whole = await _count(collection, match) if total is None else total
+        counts.append(max(0, whole - sum(counts)))
+    return counts
+
+
+async def collect_stats(
+    connection: Connection, *, agent_id: str | None = None, by: bool = True
+) -> Stats:
+    """Count every kind in :data:`KINDS` for one agent or all. ``by=False`` leaves each
+    total's ``by`` empty (the counts per status, type or outcome), which a large collection
+    counts per tenant and value (the console's page of users shows none)."""
     agent = None if agent_id is None else check_id(agent_id, "agent_id")
     where: dict[str, Any] = {} if agent is None else {"agent_id": {"$eq": agent}}
     started = time.perf_counter()
@@ -151,18 +326,22 @@ async def collect_stats(connection: Connection, *, agent_id: str | None = None) 
             if kind.field:
                 group["k"] = f"${kind.field}"
             match = {**where, **kind.only}
-            pipeline = [{"$match": match}, {"$group": {"_id": group, "n": {"$sum": 1}}}]
-            rows = await _driver.aggregate(connection.collection(kind.collection), pipeline)
+            rows, total.documents = await _counted(
+                connection.collection(kind.collection),
+                match,
+                group,
+                distinct=kind.distinct,
+                by=by,
+            )
             per_tenant: dict[tuple[Any, Any], int] = defaultdict(int)
             distinct: set[tuple[Any, Any, Any]] = set()
             for row in rows:
                 key, n = row["_id"], int(row["n"])
-                total.documents += n
                 if isinstance(key.get("a"), str):
                     agents.add(key["a"])
                 if kind.distinct:
                     distinct.add((key.get("a"), key.get("u"), key.get("k")))
-                elif kind.field:
+                elif kind.field and by:
                     label = _key(key.get("k"))
                     total.by[label] = total.by.get(label, 0) + n
                 if kind.per_user:
