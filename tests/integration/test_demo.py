@@ -383,7 +383,7 @@ def test_a_rating_changes_what_is_recalled(shared_run):
     actions = list(
         db.action_logs.find(
             {"agent_id": AGENT, "user_id": "alice", "feedback.rating": {"$exists": True}}
-        ).sort("created_at", 1)
+        ).sort("timestamp", 1)
     )
     assert [a["feedback"]["rating"] for a in actions] == ratings
     steakhouse = db.memories.find_one({"agent_id": AGENT, "content": STEAKHOUSE})

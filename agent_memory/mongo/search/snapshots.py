@@ -204,11 +204,20 @@ async def announce_write(
     tenant: Mapping[str, str],
     ids: Sequence[Hashable] | None = None,
 ) -> str:
-    """Record that ``tenant``'s documents in ``collection`` changed (one upsert); returns the
-    new token. ``ids`` names the documents the write touched (added, changed or removed), so
-    that readers read only those; ``None`` when not known. Call it after the write has landed,
+    """Record that ``tenant``'s documents in ``collection`` changed; returns the new token.
+    ``ids`` names the documents the write touched (added, changed or removed), so that readers
+    read only those: the token swapped by findAndModify, then the write logged with the token
+    it replaced (two commands when a token existed). ``None`` when not known: one update, and
+    a reader behind it reads the tenant again. Call it after the write has landed,
     also when it failed half-way (then with ``ids=None``)."""
     token = secrets.token_hex(8)
+    if ids is None or len(ids) > LOG_IDS:
+        # A write that names nothing is not logged (a reader behind it reads the tenant
+        # again, its link missing), so it need not learn the token it replaces: one update.
+        await generations.update_one(
+            {"_id": generation_id(collection, tenant)}, _token_update(tenant, token), upsert=True
+        )
+        return token
     before = await generations.find_one_and_update(
         {"_id": generation_id(collection, tenant)},
         _token_update(tenant, token),
