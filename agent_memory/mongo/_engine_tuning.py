@@ -528,9 +528,15 @@ def _indexed_equality(original: Any) -> Any:
     - ``field > "s"`` (``>=``, ``<``, ``<=``) on a top-level field without arrays: the same
       comparison of the index's value expression, so that an index whose earlier fields the
       query fixes serves the range (a session's messages from a ``seq`` on: the engine read
-      every message of the session for them)."""
+      every message of the session for them);
+    - a conjunction with such an ``_id`` condition (a tenant's documents by id): its other
+      conditions are kept from the indexes (SQLite's unary ``+``), so that the primary key
+      serves it. Without statistics SQLite preferred the tenant's index, which names every
+      document of the tenant: ten actions by id and tenant took 12 to 34 ms among 30,000 of
+      one user (by the key order of the filter), 1.5 ms by id alone."""
     try:
         from mongoeco.core.query_plan import (
+            AndCondition,
             EqualsCondition,
             GreaterThanCondition,
             GreaterThanOrEqualCondition,
@@ -548,9 +554,33 @@ def _indexed_equality(original: Any) -> Any:
         LessThanOrEqualCondition: "<=",
     }
 
+    def _by_key(plan: Any) -> bool:
+        """Whether the primary key serves ``plan`` (see below)."""
+        if getattr(plan, "field", None) != "_id":
+            return False
+        if isinstance(plan, EqualsCondition):
+            return type(plan.value) is str
+        return (
+            isinstance(plan, InCondition)
+            and bool(plan.values)
+            and all(type(value) is str for value in plan.values)
+        )
+
     def _translate_query_plan_with_multikey(
         self: Any, db_name: str, coll_name: str, plan: Any
     ) -> tuple[str, list[object]]:
+        if isinstance(plan, AndCondition) and hasattr(self, "_storage_key"):
+            keyed = next((clause for clause in plan.clauses if _by_key(clause)), None)
+            if keyed is not None:
+                parts: list[str] = []
+                values: list[object] = []
+                for clause in plan.clauses:
+                    part, part_params = _translate_query_plan_with_multikey(
+                        self, db_name, coll_name, clause
+                    )
+                    parts.append(f"({part})" if clause is keyed else f"+({part})")
+                    values.extend(part_params)
+                return " AND ".join(parts), values
         sql, params = original(self, db_name, coll_name, plan)
         field = getattr(plan, "field", None)
         if isinstance(plan, EqualsCondition) and type(plan.value) is str:

@@ -837,6 +837,25 @@ def test_string_memberships_and_ids_are_served_by_an_index(tmp_path: Path) -> No
             by_field = _plan(engine, "db", "docs", {"a": {"$in": ["v1", "v2"]}})
         assert "storage_key=?" in by_id and "storage_key=?" in one_id, (by_id, one_id)
         assert "USING INDEX" in by_field and "<expr>=?" in by_field, by_field
+        # By id within a tenant's documents: the primary key serves it whatever the order of
+        # the filter's keys, not the tenant's index (which names every document of the
+        # tenant); the other conditions still decide.
+        docs.create_index([("t", 1), ("u", 1)], name="tenant")
+        docs.update_many({}, {"$set": {"t": "agent", "u": "user"}})
+        docs.update_one({"_id": "x2"}, {"$set": {"u": "other"}})
+        for query in (
+            {"t": "agent", "u": "user", "_id": {"$in": ["x1", "x2", "x4", "nope"]}},
+            {"_id": {"$in": ["x1", "x2", "x4", "nope"]}, "t": "agent", "u": "user"},
+        ):
+            assert sorted(d["_id"] for d in docs.find(query)) == ["x1", "x4"]
+            with engine._lock:
+                plan = _plan(engine, "db", "docs", query)
+            assert "storage_key=?" in plan and "<expr>" not in plan.split("|")[0], plan
+        assert [d["_id"] for d in docs.find({"t": "agent", "u": "user", "_id": "x2"})] == []
+        assert docs.count_documents({"u": {"$ne": "user"}, "_id": {"$in": ["x1", "x2"]}}) == 1
+        with engine._lock:
+            plan = _plan(engine, "db", "docs", {"t": "agent", "u": "user", "_id": "x1"})
+        assert "storage_key=?" in plan and "<expr>" not in plan.split("|")[0], plan
         docs.insert_one({"_id": "arr", "a": ["v1", "w"]})  # now an array at "a"
         assert sorted(d["_id"] for d in docs.find({"a": {"$in": ["w"]}})) == ["arr"]
         assert docs.count_documents({"a": {"$in": ["v1"]}}) == 11
