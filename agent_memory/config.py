@@ -88,8 +88,8 @@ class Settings(BaseSettings):
         description="MiB of memory the plain tier may use to keep users' searchable documents "
         "(vectors, text, fields) between searches, shared by every store of a connection; "
         "beyond it the users searched least recently are dropped, and their next search "
-        "reads their documents again. About 3.5 KB per memory at 256 dimensions, 6.5 KB at "
-        "1024.",
+        "reads their documents again. About 5.5 KB per memory of thirty words at 256 "
+        "dimensions, 8.5 KB at 1024.",
     )
     atlas_layout: Literal["auto", "full", "vector"] = Field(
         default="auto",

@@ -4,6 +4,9 @@ read again (once) at their next search, with the same answers."""
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 import pytest
 
 from agent_memory.memory.knowledge.base import KnowledgeBase
@@ -80,4 +83,40 @@ async def test_users_beyond_the_budget_are_dropped_and_read_again_with_the_same_
     again = [hit.memory.id for hit in await memory.retrieve(users[0], "sailing", k=5)]
     assert again == first[users[0]]  # dropped long ago: read again, same answer
     assert memory._searcher.snapshots.refreshes == refreshes + 1
+    await memory.aclose()
+
+
+@pytest.mark.parametrize("words", [5, 30, 90])
+async def test_the_budget_counts_what_a_kept_corpus_takes(connection, embedder, words):
+    """The estimate a kept corpus is charged (``Corpus.nbytes``) is what Python allocates
+    for it (tracemalloc), a little above rather than below, for short and long memories alike."""
+    await IndexManager(connection, embedder.signature).setup()
+    memory = LongTermMemory(connection, embedder)
+    warm, user = Tenant("agent", "warm-up"), Tenant("agent", "measured")
+    for tenant in (warm, user):
+        await memory.store_many(
+            tenant,
+            [
+                NewMemory(" ".join(f"w{(n * 7 + k) % 997}" for k in range(words)) + f" {n}")
+                for n in range(400)
+            ],
+            consolidate=False,
+        )
+    vector = await embedder.embed_query("w1 w2")
+    await memory.retrieve(warm, "w1 w2", query_vector=vector)  # the first search's own caches
+    await memory.drain()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        await memory.retrieve(user, "w1 w2", query_vector=vector)
+        await memory.drain()
+        gc.collect()
+        taken = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    snapshots = memory._searcher.snapshots
+    kept = snapshots.kept(memory.target, user.filter())
+    assert kept is not None and len(kept.corpus) == 400
+    assert 0.75 <= kept.corpus.nbytes / taken <= 1.33, (kept.corpus.nbytes, taken)
     await memory.aclose()

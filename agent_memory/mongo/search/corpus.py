@@ -84,9 +84,12 @@ MASKS_KEPT = 32
 MIN_DEAD_TO_PACK = 1_000
 #: The memory estimate of a kept document besides its vector (:attr:`Corpus.nbytes`): the
 #: document, its terms and postings, its place in the indexes...
-BYTES_PER_DOCUMENT = 1_500
-#: ... and this much per character of its keyword text.
-BYTES_PER_TEXT_CHAR = 4
+BYTES_PER_DOCUMENT = 4_000
+#: ... and this much per character of its keyword text. Fitted to tracemalloc's count of a
+#: long-term memory corpus kept by a search, erring high: 1,000 memories of 256 dimensions
+#: took 4.6 KB a memory of 44 characters, 5.1 KB of 214 and 6.1 KB of 622 (the estimate:
+#: 5.2, 5.7 and 6.9); a smaller corpus takes more a memory (400: 5.6 to 7.4 KB).
+BYTES_PER_TEXT_CHAR = 3
 
 
 def _values(value: Any, *, scalar: bool) -> list[str]:
@@ -425,8 +428,7 @@ class Corpus:
     def nbytes(self) -> int:
         """An estimate of the memory this corpus holds: its arrays, and per document
         :data:`BYTES_PER_DOCUMENT` plus :data:`BYTES_PER_TEXT_CHAR` per character of its text
-        (measured with tracemalloc on memories of 30 words: 2.4 KB each besides the
-        vector)."""
+        (measured with tracemalloc: 4 to 5 KB a memory of 30 words besides its vector)."""
         arrays = self._matrix.nbytes + self._has_vector.nbytes + self._alive.nbytes
         return (
             arrays
