@@ -106,7 +106,9 @@ async def test_the_budget_counts_what_a_kept_corpus_takes(connection, embedder, 
     await memory.retrieve(warm, "w1 w2", query_vector=vector)  # the first search's own caches
     await memory.drain()
     gc.collect()
-    tracemalloc.start()
+    tracing = tracemalloc.is_tracing()  # started by the run (-X tracemalloc): left running
+    if not tracing:
+        tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         await memory.retrieve(user, "w1 w2", query_vector=vector)
@@ -114,7 +116,8 @@ async def test_the_budget_counts_what_a_kept_corpus_takes(connection, embedder, 
         gc.collect()
         taken = tracemalloc.get_traced_memory()[0] - before
     finally:
-        tracemalloc.stop()
+        if not tracing:
+            tracemalloc.stop()
     snapshots = memory._searcher.snapshots
     kept = snapshots.kept(memory.target, user.filter())
     assert kept is not None and len(kept.corpus) == 400
