@@ -8,6 +8,9 @@ import pytest
 from agent_memory.ops import stats
 from agent_memory.ops.stats import collect_stats
 
+# Reaches into this process's embedded engine to lower its aggregate budget.
+pytestmark = pytest.mark.mongoeco
+
 
 def _engine(embedded_server):
     server = getattr(embedded_server, "_server", None)
