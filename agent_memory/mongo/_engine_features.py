@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["SORT_SHAPE", "SORT_SHAPE_TAGS", "UNKNOWN", "json_type", "still_holds"]
+__all__ = ["SORT_SHAPE", "SORT_SHAPE_TAGS", "TEXT_AT", "UNKNOWN", "json_type", "still_holds"]
 
 #: The marker and keys of a tagged value in the engine's stored JSON.
 _MARKER, _TYPE = "$mongoeco", "type"
@@ -115,6 +115,12 @@ SORT_SHAPE = "agent_memory_sort_shape"
 SORT_SHAPE_TAGS = frozenset({"", "int64", "decimal", "decimal128", "decimal128_public"})
 
 
+#: This package's own fact: "some document holds a string at the (top-level) field". Where
+#: none does, a string equality on a field of arrays is answered by its multikey index alone
+#: (``agent_memory.mongo._engine_tuning``).
+TEXT_AT = "agent_memory_text_at"
+
+
 def _sort_shape(document: Any, field: str) -> bool | Any:
     value = _resolve(document, field)
     if value is UNKNOWN:
@@ -150,6 +156,8 @@ def _has(document: Any, kind: str, field: str, argument: str | None) -> bool | A
         return UNKNOWN
     if kind == "top_level_array":
         return kind_of == "array"
+    if kind == TEXT_AT:
+        return kind_of == "text"
     if kind == "contains_real_numeric":
         return kind_of == "real"
     if kind == "contains_non_ascii_text":

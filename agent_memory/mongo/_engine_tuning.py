@@ -96,7 +96,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from agent_memory._log import get_logger
-from agent_memory.mongo._engine_features import SORT_SHAPE, SORT_SHAPE_TAGS, still_holds
+from agent_memory.mongo._engine_features import SORT_SHAPE, SORT_SHAPE_TAGS, TEXT_AT, still_holds
 
 __all__ = ["ADJUSTMENTS", "JOURNAL_SIZE_LIMIT"]
 
@@ -529,11 +529,19 @@ def _indexed_equality(original: Any) -> Any:
       comparison of the index's value expression, so that an index whose earlier fields the
       query fixes serves the range (a session's messages from a ``seq`` on: the engine read
       every message of the session for them);
-    - a conjunction with such an ``_id`` condition (a tenant's documents by id): its other
-      conditions are kept from the indexes (SQLite's unary ``+``), so that the primary key
-      serves it. Without statistics SQLite preferred the tenant's index, which names every
-      document of the tenant: ten actions by id and tenant took 12 to 34 ms among 30,000 of
-      one user (by the key order of the filter), 1.5 ms by id alone."""
+    - ``field == "s"`` on a top-level field with a (single-field, so multikey) index, when no
+      document of the collection holds a string there (:func:`text_anywhere`: the field holds
+      arrays): the storage keys the index's entries list for ``"s"``. The engine asked, for
+      each document, whether an entry of the index names it, by the index's first two
+      columns only (its condition names the element's type, not the type's score the index
+      is ordered by), so every document scanned every entry: 4 s for the actions citing one
+      memory among 5,000 actions (``memory_ids``), 3 ms here;
+    - a conjunction with such an ``_id`` condition (a tenant's documents by id), or with such
+      an indexed array element: its other conditions are kept from the indexes (SQLite's
+      unary ``+``), so that the primary key serves it. Without statistics SQLite preferred
+      the tenant's index, which names every document of the tenant: ten actions by id and
+      tenant took 12 to 34 ms among 30,000 of one user (by the key order of the filter),
+      1.5 ms by id alone."""
     try:
         from mongoeco.core.query_plan import (
             AndCondition,
@@ -566,11 +574,58 @@ def _indexed_equality(original: Any) -> Any:
             and all(type(value) is str for value in plan.values)
         )
 
+    def _listed(self: Any, db_name: str, coll_name: str, plan: Any) -> Any:
+        """The multikey index that alone answers ``plan`` (see above), or ``None``."""
+        if not (
+            isinstance(plan, EqualsCondition)
+            and type(plan.value) is str
+            and isinstance(plan.field, str)
+            and "." not in plan.field
+            and plan.field != "_id"
+            and all(hasattr(self, name) for name in _MULTIKEY_METHODS)
+        ):
+            return None
+        index = self._find_multikey_index(db_name, coll_name, plan.field)
+        if not index or not index.get("multikey_physical_name"):
+            return None
+        if text_anywhere(self, db_name, coll_name, plan.field):
+            return None
+        return index
+
+    def _by_listing(self: Any, db_name: str, coll_name: str, plan: Any, index: Any) -> Any:
+        collection_id = self._lookup_collection_id(self._require_connection(), db_name, coll_name)
+        signature = self._multikey_value_signature(plan.value)
+        if collection_id is None or signature is None:
+            return None
+        element_type, element_key = signature
+        physical = self._quote_identifier(str(index["multikey_physical_name"]))
+        return (
+            "storage_key IN (SELECT storage_key FROM multikey_entries "
+            f"INDEXED BY {physical} WHERE collection_id = ? AND index_name = ? "
+            "AND type_score = ? AND element_key = ? AND element_type = ?)",
+            [
+                collection_id,
+                index["name"],
+                self._multikey_type_score(element_type),
+                element_key,
+                element_type,
+            ],
+        )
+
     def _translate_query_plan_with_multikey(
         self: Any, db_name: str, coll_name: str, plan: Any
     ) -> tuple[str, list[object]]:
+        if isinstance(plan, EqualsCondition):
+            index = _listed(self, db_name, coll_name, plan)
+            listing = index and _by_listing(self, db_name, coll_name, plan, index)
+            if listing:
+                return listing
         if isinstance(plan, AndCondition) and hasattr(self, "_storage_key"):
             keyed = next((clause for clause in plan.clauses if _by_key(clause)), None)
+            if keyed is None:
+                keyed = next(
+                    (c for c in plan.clauses if _listed(self, db_name, coll_name, c)), None
+                )
             if keyed is not None:
                 parts: list[str] = []
                 values: list[object] = []
@@ -645,6 +700,42 @@ def _indexed_equality(original: Any) -> Any:
         return sql, params
 
     return _translate_query_plan_with_multikey
+
+
+#: What :func:`_indexed_equality` needs of the engine to read a multikey index itself.
+_MULTIKEY_METHODS = (
+    "_find_multikey_index",
+    "_lookup_collection_id",
+    "_multikey_value_signature",
+    "_multikey_type_score",
+    "_quote_identifier",
+    "_require_connection",
+    "_collection_features_cache",
+)
+
+
+def text_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -> bool:
+    """Whether any document of the collection holds a string at the top-level ``field``
+    (:data:`~agent_memory.mongo._engine_features.TEXT_AT`): probed once, then kept by each
+    write through the trigger, like the engine's own facts. Call it holding the engine's
+    lock."""
+    from mongoeco.engines.sqlite_query import json_path_for_field
+
+    key = (db_name, coll_name, f"{TEXT_AT}:{field}")
+    cache = engine._collection_features_cache
+    if key not in cache:
+        path = _literal(json_path_for_field(field))
+        row = (
+            engine._require_connection()
+            .execute(
+                "SELECT 1 FROM documents WHERE db_name = ? AND coll_name = ? AND "
+                f"json_type(document, {path}) = 'text' LIMIT 1",
+                (db_name, coll_name),
+            )
+            .fetchone()
+        )
+        cache[key] = row is not None
+    return bool(cache[key])
 
 
 def sort_shape_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -> bool:

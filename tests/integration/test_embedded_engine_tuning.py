@@ -32,6 +32,7 @@ from agent_memory.mongo._engine_tuning import (
     JOURNAL_SIZE_LIMIT,
     counting_steps,
     sort_shape_anywhere,
+    text_anywhere,
 )
 from agent_memory.mongo._mongoeco import engine_class
 
@@ -192,6 +193,8 @@ def _probe(engine: Any, names: list[str]) -> dict[Any, Any]:
                 )
             )
         facts[("sort_shape", field)] = sort_shape_anywhere(engine, "db", "docs", field)
+        if "." not in field:
+            facts[("text_at", field)] = text_anywhere(engine, "db", "docs", field)
         for tag in ("decimal", "bytes", "datetime"):
             facts[("tagged", field, tag)] = engine._field_contains_tagged_value_type_in_collection(
                 "db", "docs", field, tag
@@ -865,6 +868,59 @@ def test_string_memberships_and_ids_are_served_by_an_index(tmp_path: Path) -> No
         )
     finally:
         client.close()
+
+
+def test_an_element_of_an_indexed_array_is_found_through_the_index(tmp_path: Path) -> None:
+    """``field == "s"`` on a field of arrays with a single-field index (the actions that cite
+    one memory: ``memory_ids``) reads the index's entries for ``"s"``, within a tenant too,
+    instead of asking for each document whether an entry names it (which scanned every
+    entry per document); once a document holds a string there, the engine's own translation
+    answers, and the answers are the stock engine's throughout."""
+    engine = engine_class()(str(tmp_path / "multikey.sqlite3"))
+    client = MongoClient(engine=engine)
+    stock = MongoClient(engine=SQLiteEngine(str(tmp_path / "multikey-stock.sqlite3")))
+    try:
+        both = [c["db"]["docs"] for c in (client, stock)]
+        for docs in both:
+            docs.create_index([("t", 1), ("u", 1)], name="tenant")
+            docs.create_index([("m", 1)], name="m")
+            docs.insert_many(
+                [
+                    {"_id": f"a{i:04d}", "t": "agent", "u": f"u{i % 3}", "m": [f"m{i % 50}", "mx"]}
+                    for i in range(2_000)
+                ]
+                + [{"_id": "none", "t": "agent", "u": "u0"}, {"_id": "empty", "m": []}]
+            )
+        queries = [
+            {"m": "m7"},
+            {"t": "agent", "u": "u1", "m": "m7"},
+            {"m": "m7", "t": "agent", "u": "u1"},
+            {"t": "agent", "m": "nope"},
+            {"m": "mx", "_id": {"$in": ["a0001", "a0002", "none"]}},
+        ]
+
+        def answers(docs: Any) -> list[list[str]]:
+            return [sorted(d["_id"] for d in docs.find(q)) for q in queries]
+
+        tuned = answers(both[0])
+        assert tuned == answers(both[1])
+        assert len(tuned[0]) == 40 and 0 < len(tuned[1]) < 40 and tuned[3] == []
+        for query in queries[:4]:
+            with engine._lock:
+                plan = _plan(engine, "db", "docs", query)
+            assert "multikey_entries" in plan and "storage_key=?" in plan, (query, plan)
+            assert "tenant" not in plan, (query, plan)
+        # A string at the field: the engine's own translation again, the same answers.
+        for docs in both:
+            docs.insert_one({"_id": "scalar", "t": "agent", "u": "u1", "m": "m7"})
+        assert answers(both[0]) == answers(both[1])
+        assert "scalar" in answers(both[0])[1]
+        with engine._lock:
+            plan = _plan(engine, "db", "docs", {"m": "m7"})
+        assert "CORRELATED" in plan or "multikey" not in plan.split("|")[0], plan
+    finally:
+        client.close()
+        stock.close()
 
 
 def test_string_ranges_are_served_by_the_index(tmp_path: Path) -> None:
