@@ -648,6 +648,8 @@ def _indexed_equality(original: Any) -> Any:
                         self._storage_key(plan.value),
                     ]
                 type_sql, value_sql = index_expressions_sql(plan.field)
+                if _index_alone(plan.value):
+                    return f"({type_sql} = '' AND {value_sql} = ?)", [plan.value]
                 return (
                     f"({plain[1:-1]} AND {type_sql} = '' AND {value_sql} = ?)",
                     [plan.value, plan.value],
@@ -668,6 +670,8 @@ def _indexed_equality(original: Any) -> Any:
             if arrays is not None and not arrays(db_name, coll_name, field):
                 path = _literal(json_path_for_field(field))
                 type_sql, value_sql = index_expressions_sql(field)
+                if all(_index_alone(value) for value in values):
+                    return f"({type_sql} = '' AND {value_sql} IN ({marks}))", values
                 return (
                     f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) "
                     f"IN ({marks}) AND {type_sql} = '' AND {value_sql} IN ({marks}))",
@@ -700,6 +704,18 @@ def _indexed_equality(original: Any) -> Any:
         return sql, params
 
     return _translate_query_plan_with_multikey
+
+
+def _index_alone(value: str) -> bool:
+    """Whether the index's two expressions alone say "the field is the string ``value``".
+
+    With no type tag, the value expression is SQLite's ``json_extract`` of the field: the
+    string itself, a number or boolean (never equal to a string), NULL, or for an array or
+    an object its JSON text, which starts with ``[`` or ``{``. So for any other string the
+    engine's own condition (``json_type`` is text and ``json_extract`` equals it) adds
+    nothing, and without it SQLite answers from the index without reading the documents: a
+    count of one tenant's 50,000 actions took 97 ms, 3 ms without it."""
+    return not value.startswith(("[", "{"))
 
 
 #: What :func:`_indexed_equality` needs of the engine to read a multikey index itself.
