@@ -33,6 +33,14 @@ reply. The embedded server answers such a failure with one line instead, saying 
 damaged and how to recover it (:func:`agent_memory.mongo.embedded_files.damaged_message`),
 and logs it once (``embedded_database_damaged``), without the engine's text.
 
+**Replies encoded faster.** The wire server converts every document of a reply to pymongo's
+types before it encodes it, by a function that tries some twenty ``isinstance`` checks on each
+value, nested ones too: 44 us for a memory's document of 30 values, most of a cold corpus's
+read. Strings, numbers, booleans, ``None`` and datetimes are the same in both type systems
+(the function returns them unchanged), so here those are passed through at once, and dicts and
+lists walked, before anything else goes to the engine's function: 10 us for the same document,
+the same bytes (:func:`_fast_wire_encoding`).
+
 **Server-side code.** mongoeco evaluates ``$where`` as a Python expression in the serving
 process, which holds the application's environment (API keys among it). The embedded server
 refuses every command that carries ``$where``, ``$function`` or ``$accumulator`` anywhere in
@@ -43,6 +51,8 @@ longer lets the check be installed, the server does not start.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import importlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -205,6 +215,46 @@ def _log_slow(context: Any, steps: _engine_tuning.CommandSteps) -> None:
     )
 
 
+#: Types the wire server's reply conversion returns unchanged (see :func:`_fast_wire_encoding`).
+_WIRE_PLAIN = frozenset({str, int, float, bool, type(None), datetime.datetime})
+#: The modules that imported the wire server's reply conversion by name.
+_WIRE_MODULES = ("mongoeco.wire.protocol", "mongoeco.api._async.raw_batch_cursor")
+
+
+def _fast_wire_encoding() -> bool:
+    """Put a conversion that passes plain values through in front of the wire server's
+    (``mongoeco.wire.bson_bridge.encode_wire_value``) wherever it was imported; ``False`` when
+    this mongoeco has no such function, or the plain types are not returned unchanged."""
+    try:
+        bridge = importlib.import_module("mongoeco.wire.bson_bridge")
+        modules = [importlib.import_module(name) for name in _WIRE_MODULES]
+    except ImportError:
+        return False
+    original = getattr(bridge, "encode_wire_value", None)
+    if original is None or getattr(original, "_agent_memory_fast", False):
+        return original is not None
+    samples = ("s", 1, 2**40, 1.5, True, None, datetime.datetime(2026, 1, 1))
+    if any(original(sample) is not sample for sample in samples):
+        return False
+
+    def encode_wire_value(value: Any) -> Any:
+        kind = type(value)
+        if kind in _WIRE_PLAIN:
+            return value
+        if kind is dict:
+            return {key: encode_wire_value(item) for key, item in value.items()}
+        if kind is list:
+            return [encode_wire_value(item) for item in value]
+        return original(value)
+
+    encode_wire_value._agent_memory_fast = True  # type: ignore[attr-defined]
+    encode_wire_value._agent_memory_original = original  # type: ignore[attr-defined]
+    for module in (bridge, *modules):
+        if getattr(module, "encode_wire_value", None) is original:
+            module.encode_wire_value = encode_wire_value  # type: ignore[attr-defined]
+    return True
+
+
 def guard_server(server: Any, *, database: Path) -> None:
     """Make ``server`` (mongoeco's ``AsyncMongoEcoProxyServer``, not yet started) refuse every
     command that carries server-side code, let a command refused for another session's
@@ -217,6 +267,8 @@ def guard_server(server: Any, *, database: Path) -> None:
     execute = getattr(executor, "execute_prepared", None)
     if execute is None:
         raise RuntimeError("this mongoeco's wire server has no command executor to guard")
+    if not _fast_wire_encoding():
+        logger.debug("embedded_wire_encoding_unchanged")
     reported: list[str] = []
 
     def damaged(exc: Exception) -> OperationFailure | None:

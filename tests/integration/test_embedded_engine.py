@@ -166,3 +166,45 @@ async def test_turns_and_their_formation_read_no_collection_whole(
             formed += 1
     assert formed >= len(users)
     assert scans == []
+
+
+def test_replies_are_encoded_to_the_same_bytes_faster() -> None:
+    """The wire server's reply conversion passes plain values through at once and leaves
+    every other value to the engine's own: the same BSON for documents of every type."""
+    import datetime
+    import math
+    import uuid
+
+    from bson import BSON
+    from mongoeco.core.bson_scalars import BsonInt32, BsonInt64
+    from mongoeco.types import SON, Binary, Decimal128, Regex, Timestamp
+    from mongoeco.types import ObjectId as EngineObjectId
+    from mongoeco.wire import bson_bridge, protocol
+
+    from agent_memory.mongo._mongoeco import _fast_wire_encoding
+
+    assert _fast_wire_encoding() and _fast_wire_encoding()  # a second call changes nothing
+    fast = protocol.encode_wire_value
+    assert getattr(fast, "_agent_memory_fast", False) and bson_bridge.encode_wire_value is fast
+    original = fast._agent_memory_original
+    when = datetime.datetime(2026, 11, 28, 12, 30, 1, 123000)
+    documents = [
+        {},
+        {"_id": "mem_1", "text": "héllo 東京", "n": 3, "big": 2**62, "x": 1.5, "ok": True},
+        {"none": None, "nan": math.nan, "when": when, "neg": -(2**40), "f": False},
+        {"nested": {"a": [1, "b", {"c": [when, None, 2.5]}], "empty": [], "d": {}}},
+        {
+            "oid": EngineObjectId(),
+            "dec": Decimal128("1.5"),
+            "bin": Binary(b"\x27\x00" + bytes(16), subtype=9),
+            "uuid": uuid.UUID(int=7),
+            "re": Regex("^a", "i"),
+            "ts": Timestamp(5, 1),
+            "i64": BsonInt64(5),
+            "i32": BsonInt32(4),
+            "raw": b"\x00\x01",
+            "son": SON([("b", 1), ("a", [EngineObjectId(), {"z": BsonInt64(1)}])]),
+        },
+    ]
+    for document in documents:
+        assert BSON.encode(fast(document)) == BSON.encode(original(document)), document
