@@ -47,6 +47,22 @@ async def test_unused_memories_decay_and_recent_ones_do_not(connection):
     assert await importance(connection, superseded) == 0.8
 
 
+async def test_a_memory_without_a_last_access_date_does_not_decay(connection):
+    """MongoDB never orders null against a date; the embedded engine sorts it before every
+    date, so the cutoff alone matched a memory whose ``last_accessed`` is null or missing."""
+    stale = await seed(connection, _id="stale")
+    unset = await seed(connection, _id="unset", last_accessed=None)
+    missing = await seed(connection, _id="missing")
+    await connection.collection("memories").update_one(
+        {"_id": missing}, {"$unset": {"last_accessed": ""}}
+    )
+    report = await DecayJob(connection).run(now=NOW)
+    assert (report.eligible, report.decayed) == (1, 1)
+    assert await importance(connection, stale) == pytest.approx(0.76)
+    assert await importance(connection, unset) == 0.8
+    assert await importance(connection, missing) == 0.8
+
+
 async def test_running_twice_in_a_period_decays_once(connection):
     stale = await seed(connection, _id="stale")
     job = DecayJob(connection)

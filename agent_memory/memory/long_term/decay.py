@@ -100,7 +100,9 @@ class DecayJob:
         cutoff = now - timedelta(days=self.config.inactive_days)
         where: dict[str, Any] = {
             "status": "active",
-            "last_accessed": {"$lt": cutoff},
+            # A date before the cutoff: the embedded engine also orders null before every
+            # date, so a memory stored without the field would match ``$lt`` alone there.
+            "last_accessed": {"$type": "date", "$lt": cutoff},
             "importance": {"$gt": self.config.floor},
             "decay_period": {"$ne": period},
         }
