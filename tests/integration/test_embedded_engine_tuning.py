@@ -1043,3 +1043,34 @@ def test_a_slow_command_is_logged_by_its_shape_alone(
     assert slow[0]["shape"]["filter"] == {"secret": "str", "n": {"$gte": "int"}}
     assert slow[0]["steps"] >= 1 and slow[0]["engine_ms"] >= 0
     assert "hunter2" not in repr(slow)
+
+
+def test_a_documents_multikey_entries_are_found_by_the_document(tmp_path: Path) -> None:
+    """A write replaces the document's entries in each multikey index, deleting them by
+    collection, storage key and index: that delete reads an index by the document, not every
+    entry of the multikey index (an update of one of 50,000 actions with ``memory_ids``:
+    18 ms before, 5 ms after)."""
+    path = tmp_path / "multikey-entries.sqlite3"
+    client = MongoClient(engine=engine_class()(str(path)))
+    try:
+        docs = client["db"]["docs"]
+        docs.create_index([("m", 1)], name="m")
+        docs.insert_many([{"_id": f"d{i}", "m": [f"x{i}", "y"]} for i in range(50)])
+        docs.update_one({"_id": "d7"}, {"$set": {"m": ["z"]}})
+        assert [d["_id"] for d in docs.find({"m": "z"})] == ["d7"]
+        assert docs.count_documents({"m": "x7"}) == 0 and docs.count_documents({"m": "y"}) == 49
+    finally:
+        client.close()
+    connection = sqlite3.connect(path)
+    try:
+        plan = " | ".join(
+            row[3]
+            for row in connection.execute(
+                "EXPLAIN QUERY PLAN DELETE FROM multikey_entries "
+                "WHERE collection_id = ? AND storage_key = ? AND index_name = ?",
+                (1, "d7", "m"),
+            )
+        )
+    finally:
+        connection.close()
+    assert _engine_tuning.MULTIKEY_BY_DOCUMENT in plan and "storage_key=?" in plan, plan
