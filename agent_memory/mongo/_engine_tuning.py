@@ -757,54 +757,50 @@ _MULTIKEY_METHODS = (
 )
 
 
-def text_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -> bool:
-    """Whether any document of the collection holds a string at the top-level ``field``
-    (:data:`~agent_memory.mongo._engine_features.TEXT_AT`): probed once, then kept by each
-    write through the trigger, like the engine's own facts. Call it holding the engine's
-    lock."""
-    from mongoeco.engines.sqlite_query import json_path_for_field
-
-    key = (db_name, coll_name, f"{TEXT_AT}:{field}")
+def _anywhere(engine: Any, db_name: str, coll_name: str, fact: str, condition: str) -> bool:
+    """A fact of this package "some document of the collection meets ``condition``" (SQL on
+    ``document``), cached under ``fact`` beside the engine's own: probed once, then kept by
+    each write through the trigger. Call it holding the engine's lock."""
+    key = (db_name, coll_name, fact)
     cache = engine._collection_features_cache
     if key not in cache:
-        path = _literal(json_path_for_field(field))
         row = (
             engine._require_connection()
             .execute(
                 "SELECT 1 FROM documents WHERE db_name = ? AND coll_name = ? AND "
-                f"json_type(document, {path}) = 'text' LIMIT 1",
+                f"({condition}) LIMIT 1",
                 (db_name, coll_name),
             )
             .fetchone()
         )
         cache[key] = row is not None
     return bool(cache[key])
+
+
+def text_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -> bool:
+    """Whether any document of the collection holds a string at the top-level ``field``
+    (:data:`~agent_memory.mongo._engine_features.TEXT_AT`). Call it holding the engine's
+    lock."""
+    from mongoeco.engines.sqlite_query import json_path_for_field
+
+    path = _literal(json_path_for_field(field))
+    return _anywhere(
+        engine, db_name, coll_name, f"{TEXT_AT}:{field}", f"json_type(document, {path}) = 'text'"
+    )
 
 
 def sort_shape_anywhere(engine: Any, db_name: str, coll_name: str, field: str) -> bool:
     """Whether any document of the collection holds at ``field`` a value the engine's sort
-    check looks for (see :data:`~agent_memory.mongo._engine_features.SORT_SHAPE`): a fact
-    kept like the engine's own, probed once and then updated by each write through the
-    trigger. Call it holding the engine's lock."""
+    check looks for (see :data:`~agent_memory.mongo._engine_features.SORT_SHAPE`). Call it
+    holding the engine's lock."""
     from mongoeco.engines.sqlite_query import json_path_for_field, type_expression_sql
 
-    key = (db_name, coll_name, f"{SORT_SHAPE}:{field}")
-    cache = engine._collection_features_cache
-    if key not in cache:
-        path = _literal(json_path_for_field(field))
-        row = (
-            engine._require_connection()
-            .execute(
-                "SELECT 1 FROM documents WHERE db_name = ? AND coll_name = ? AND ("
-                f"json_type(document, {path}) = 'array' OR (json_type(document, {path}) "
-                f"= 'object' AND {type_expression_sql(field)} IN ({_SORT_SHAPE_SQL}))"
-                ") LIMIT 1",
-                (db_name, coll_name),
-            )
-            .fetchone()
-        )
-        cache[key] = row is not None
-    return bool(cache[key])
+    path = _literal(json_path_for_field(field))
+    condition = (
+        f"json_type(document, {path}) = 'array' OR (json_type(document, {path}) "
+        f"= 'object' AND {type_expression_sql(field)} IN ({_SORT_SHAPE_SQL}))"
+    )
+    return _anywhere(engine, db_name, coll_name, f"{SORT_SHAPE}:{field}", condition)
 
 
 def _indexed_sort_check(original: Any) -> Any:
