@@ -693,6 +693,13 @@ async def test_retention_deletes_sessions_and_messages_in_batches(connection):
     await connection.collection("sessions").update_one(
         {"session_id": "a-new"}, {"$set": {"last_active_at": later}}
     )
+    # A session with no date of last activity (stored by hand or damaged) is not taken for
+    # an idle one: the embedded engine orders null before every date, MongoDB does not.
+    await memory.append_turn(BOB, "b-undated", turn(3))
+    await memory.drain()
+    await connection.collection("sessions").update_one(
+        {"session_id": "b-undated"}, {"$set": {"last_active_at": None}}
+    )
     counts = await memory.apply_retention(now=later, batch_size=2)
     assert counts == {
         "archived": 0,
@@ -703,7 +710,8 @@ async def test_retention_deletes_sessions_and_messages_in_batches(connection):
     again = await memory.apply_retention(now=later)
     assert (again["sessions_deleted"], again["messages_deleted"]) == (0, 0)
     assert [s.session_id for s in await memory.list_sessions(ALICE)] == ["a-new"]
-    assert await stored_messages(connection) == 2
+    assert [s.session_id for s in await memory.list_sessions(BOB)] == ["b-undated"]
+    assert await stored_messages(connection) == 4
     with pytest.raises(InvalidInputError):
         await memory.apply_retention(now=later.replace(tzinfo=None))
     await memory.aclose()

@@ -295,7 +295,10 @@ def test_retention_queries():
     assert archive == {
         "agent_id": "a",
         "status": {"$in": ["active"]},
-        "last_active_at": {"$lt": NOW},
+        "last_active_at": {"$type": "date", "$lt": NOW},
     }
     delete = q.stale_sessions(archive=False, cutoff=NOW, agent_id=None)
-    assert delete == {"status": {"$in": ["active", "archived"]}, "last_active_at": {"$lt": NOW}}
+    assert delete == {
+        "status": {"$in": ["active", "archived"]},
+        "last_active_at": {"$type": "date", "$lt": NOW},
+    }

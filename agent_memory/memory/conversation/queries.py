@@ -214,10 +214,11 @@ def clear_update(now: datetime) -> dict[str, Any]:
 
 def stale_sessions(*, archive: bool, cutoff: datetime, agent_id: str | None) -> dict[str, Any]:
     """Sessions retention acts on: inactive since before ``cutoff`` (active ones when
-    archiving; active and archived ones when deleting)."""
+    archiving; active and archived ones when deleting). A session without a date of last
+    activity is none of them (the embedded engine orders null before every date)."""
     query: dict[str, Any] = {} if agent_id is None else {"agent_id": agent_id}
     query["status"] = {"$in": ["active"] if archive else ["active", "archived"]}
-    query["last_active_at"] = {"$lt": cutoff}
+    query["last_active_at"] = {"$type": "date", "$lt": cutoff}
     return query
 
 
