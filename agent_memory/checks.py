@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import reprlib
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import bson
@@ -26,6 +26,7 @@ __all__ = [
     "MAX_ID_CHARS",
     "check_count",
     "check_document_size",
+    "check_event_time",
     "check_id",
     "check_ids",
     "check_importance",
@@ -45,6 +46,8 @@ __all__ = [
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024 - 64 * 1024
 MAX_ID_CHARS = 256
 MAX_NESTING = 32
+#: How far ahead of this machine's clock an event time may be: another machine's clock drifts.
+EVENT_CLOCK_SKEW = timedelta(minutes=5)
 #: How much of a caller's value an error message repeats.
 SHOWN_CHARS = 80
 
@@ -222,6 +225,22 @@ def check_text(value: Any, name: str, *, max_chars: int) -> str:
 def check_importance(value: Any, name: str = "importance") -> float:
     """A finite number from 0 to 1 (bools are not numbers here), as a ``float``."""
     return float(check_number(value, name, minimum=0, maximum=1))
+
+
+def check_event_time(value: Any, name: str, *, now: datetime | None = None) -> datetime:
+    """When something happened: a timezone-aware ``datetime`` not later than ``now`` (this
+    machine's clock unless given) by more than ``EVENT_CLOCK_SKEW``, returned in UTC to the
+    millisecond (what a BSON date keeps, so a value compares the same before and after it is
+    stored)."""
+    if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(f"{name} must be a timezone-aware datetime")
+    try:
+        moment = value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise InvalidInputError(f"{name} is out of range") from None
+    if moment > (now or datetime.now(UTC)) + EVENT_CLOCK_SKEW:
+        raise InvalidInputError(f"{name} is in the future: it says when something happened")
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
 def check_seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:

@@ -267,6 +267,72 @@ async def test_a_restated_fact_counts_as_said_when_restated(memory):
     assert later.action == "outdated"
 
 
+async def test_a_history_imported_out_of_order_keeps_the_latest_statement_current(memory):
+    """Event times (``occurred_at``) order a key's values as they were said, whatever order
+    they are stored in: the latest is current, an earlier one is history from the start, and
+    each value holds from its own statement until the next."""
+    may, june, july = (datetime(2023, month, 1, 12, tzinfo=UTC) for month in (5, 6, 7))
+    lisbon = await memory.store(ALICE, "Alice lives in Lisbon", key="home", occurred_at=july)
+    berlin = await memory.store(ALICE, "Alice lives in Berlin", key="home", occurred_at=may)
+    porto = await memory.store(ALICE, "Alice lives in Porto", key="home", occurred_at=june)
+    assert (berlin.action, berlin.superseded) == ("outdated", (lisbon.id,))
+    assert (porto.action, porto.superseded) == ("outdated", (lisbon.id,))
+    current = await memory.current(ALICE, key="home")
+    assert current is not None and current.id == lisbon.id
+    assert (current.occurred_at, current.valid_from) == (july, july)
+    assert current.created_at > july
+    history = {m.content: m for m in await memory.history(ALICE, key="home")}
+    assert history["Alice lives in Berlin"].valid_from == may
+    assert history["Alice lives in Porto"].valid_from == june
+    # A value said after the current one replaces it; the old one held until then.
+    august = july + timedelta(days=31)
+    faro = await memory.store(ALICE, "Alice lives in Faro", key="home", occurred_at=august)
+    assert (faro.action, faro.superseded) == ("superseded", (lisbon.id,))
+    old = await memory.get(ALICE, lisbon.id)
+    assert (old.status, old.valid_to) == ("superseded", august)
+    # Restated later (by event time): a change said between the two is history.
+    again = await memory.store(
+        ALICE, "Alice lives in Faro", key="home", occurred_at=august + timedelta(days=60)
+    )
+    assert (again.action, again.id) == ("reinforced", faro.id)
+    between = await memory.store(
+        ALICE, "Alice lives in Rome", key="home", occurred_at=august + timedelta(days=30)
+    )
+    assert (between.action, between.superseded) == ("outdated", (faro.id,))
+    # Stored by an app without an event time: said now, so it replaces what was said before.
+    now = await memory.store(ALICE, "Alice lives in Oslo", key="home")
+    assert (now.action, now.superseded) == ("superseded", (faro.id,))
+
+
+async def test_recency_counts_from_when_a_memory_was_said_until_it_is_used(memory):
+    """A memory imported with an old event time is as old as its statement: its recency
+    starts low and a restatement or a use brings it up; one stored without a time is new."""
+    asked = datetime.now(UTC)
+    old = await memory.store(
+        ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=60)
+    )
+    new = await memory.store(ALICE, "Alice collects stamps")
+    stored = await memory.get(ALICE, old.id)
+    assert stored.last_accessed == stored.occurred_at == stored.valid_from
+    hits = {
+        h.memory.id: h
+        for h in await memory.retrieve(ALICE, "Galway stamps", k=5, now=asked, record_access=False)
+    }
+    # Two half-lives (30 days each) old: a quarter.
+    assert hits[old.id].breakdown.recency == pytest.approx(0.25, abs=0.01)
+    assert hits[new.id].breakdown.recency == pytest.approx(1.0, abs=0.01)
+    restated = await memory.store(
+        ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=30)
+    )
+    assert restated.id == old.id
+    hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)
+    assert hits[0].breakdown.recency == pytest.approx(0.5, abs=0.01)
+    # An older restatement does not move it back in time.
+    await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=90))
+    hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)
+    assert hits[0].breakdown.recency == pytest.approx(0.5, abs=0.01)
+
+
 async def test_a_judge_model_can_find_contradictions_without_keys(connection, embedder):
     await IndexManager(connection, embedder.signature).setup()
     judge = FakeChatModel(['{"relation": "contradicts"}'])
@@ -380,6 +446,16 @@ async def test_get_many_reads_the_users_own_memories_in_one_go(memory):
         ({"content": "x", "source": {"$where": "1"}}, "keys may not start"),
         ({"content": "x", "source": {"a.b": 1}}, "keys may not start"),
         ({"content": "x", "expires_at": datetime(2030, 1, 1)}, "timezone-aware"),
+        (
+            {"content": "x", "occurred_at": datetime(2023, 5, 1)},
+            "occurred_at must be a timezone-aware",
+        ),
+        ({"content": "x", "occurred_at": "2023-05-01"}, "occurred_at must be a timezone"),
+        ({"content": "x", "occurred_at": 1682899200}, "occurred_at must be a timezone"),
+        (
+            {"content": "x", "occurred_at": datetime.now(UTC) + timedelta(days=1)},
+            "occurred_at is in the future",
+        ),
         ({"content": "x" * 8_001}, "limit is 8000"),
     ],
 )

@@ -3,9 +3,10 @@
 - With a ``key`` (a single-valued slot such as "home"), the active memories of that key are
   the candidates: the same content repeats them; different content supersedes them, unless
   it was said before them (both know where in a conversation they were said: a session
-  formed late, a job retried after a newer session's; a memory reinforced by a restatement
-  counts as said at its latest one): then the new memory is history, ``outdated`` from the
-  start, and the later statement stays the active one.
+  formed late, a job retried after a newer session's; or the new memory carries an event
+  time, ``NewMemory.occurred_at``, before theirs: a history imported out of order; a memory
+  reinforced by a restatement counts as said at its latest one): then the new memory is
+  history, ``outdated`` from the start, and the later statement stays the active one.
 - Without a key, the most similar active memories of the same type are the candidates: the
   same normalised text, or a cosine similarity at or above ``repeat_similarity``, repeats; a
   judge model, when one is configured, decides for close candidates whether the new memory
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -50,6 +52,8 @@ class Candidate:
     similarity: float | None = None  # cosine; None for key matches found without a search
     #: Where the memory was said (the ``seq`` of the last message formed into it), if known.
     said: str | None = None
+    #: When it was last said, by event time (``NewMemory.occurred_at``), if known.
+    occurred: datetime | None = None
     #: Whether the memory has a key: only a memory of the same key supersedes it (one
     #: without a key may repeat it, never replace it).
     keyed: bool = False
@@ -104,17 +108,24 @@ async def decide(
     judge_similarity: float,
     judge: ChatModel | None,
     said: str | None = None,
+    occurred: datetime | None = None,
 ) -> Decision:
-    """What to do with ``content`` (said at ``said``, when known) given the stored
-    ``candidates`` (best first)."""
+    """What to do with ``content`` (said at ``said`` in its conversation, or at ``occurred``
+    by event time, when known) given the stored ``candidates`` (best first)."""
     normalised = normalise_text(content)
     if key is not None:
         same = [c.id for c in candidates if normalise_text(c.content) == normalised]
         if same:
             return Decision("reinforce", (same[0],), f"repeats the active memory for key {key!r}")
         later = [c for c in candidates if c.said is not None and c.said > said] if said else []
-        if later:
-            newest = max(later, key=lambda c: c.said or "")
+        newest = max(later, key=lambda c: c.said or "", default=None)
+        if newest is None and occurred is not None:
+            newest = max(
+                (c for c in candidates if c.occurred is not None and c.occurred > occurred),
+                key=lambda c: c.occurred or occurred,
+                default=None,
+            )
+        if newest is not None:
             return Decision(
                 "outdated", (newest.id,), f"said before the active memory for key {key!r}"
             )

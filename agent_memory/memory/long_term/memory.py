@@ -142,6 +142,9 @@ _KEYED_FIELDS = {
     "content": 1,
     "source.messages_through": 1,
     "last_said": 1,
+    "occurred_at": 1,
+    "restated_at": 1,
+    "created_at": 1,
     "indexed": 1,
     "tags": 1,
 }
@@ -176,6 +179,20 @@ def _last_said(document: dict[str, Any]) -> str | None:
     reinforced it) or, never restated, where it was first said."""
     last = document.get("last_said")
     return last if isinstance(last, str) else _said(document.get("source"))
+
+
+def _last_occurred(document: Mapping[str, Any]) -> datetime | None:
+    """When a stored memory was last said by event time: its latest restatement's, or its
+    own (``created_at`` for a memory stored before event times were kept)."""
+    times = [
+        t
+        for t in (
+            document.get("restated_at"),
+            document.get("occurred_at") or document.get("created_at"),
+        )
+        if isinstance(t, datetime)
+    ]
+    return max(times, default=None)
 
 
 def _comparable(document: Mapping[str, Any], item: NewMemory) -> str:
@@ -215,7 +232,12 @@ def _with_pending(
     most similar memories of the same type (the search's limit of three in all)."""
     if item.key is not None:
         return candidates + [
-            Candidate(document["_id"], _comparable(document, item), said=_last_said(document))
+            Candidate(
+                document["_id"],
+                _comparable(document, item),
+                said=_last_said(document),
+                occurred=_last_occurred(document),
+            )
             for document, _ in pending
             if document["key"] == item.key
         ]
@@ -289,6 +311,9 @@ class LongTermMemory:
     def _document(
         self, tenant: Tenant, item: NewMemory, vector: np.ndarray | None, now: datetime
     ) -> dict[str, Any]:
+        # When it was said: the event time given, else now. Its facts hold from then
+        # (valid_from), and its recency counts from then until it is used.
+        occurred = item.occurred_at or now
         document: dict[str, Any] = {
             "_id": new_id("mem"),
             **tenant.filter(),
@@ -299,11 +324,12 @@ class LongTermMemory:
             "key": item.key,
             "status": "active",
             "created_at": now,
-            "valid_from": now,
+            "occurred_at": occurred,
+            "valid_from": occurred,
             "valid_to": None,
             "supersedes": [],
             "superseded_by": None,
-            "last_accessed": now,
+            "last_accessed": occurred,
             "access_count": 0,
             "reinforced": 0,
             "feedback": {"count": 0, "sum": 0.0},
@@ -337,7 +363,13 @@ class LongTermMemory:
                     _KEYED_FIELDS,
                 ).to_list(None)
             return [
-                Candidate(doc["_id"], _comparable(doc, item), said=_last_said(doc)) for doc in docs
+                Candidate(
+                    doc["_id"],
+                    _comparable(doc, item),
+                    said=_last_said(doc),
+                    occurred=_last_occurred(doc),
+                )
+                for doc in docs
             ]
         hits = found
         if hits is None:
@@ -419,6 +451,9 @@ class LongTermMemory:
         # Within one $set, "$importance" is the value before it: the trail gets the new value
         # from the same expression.
         importance = {"$min": [1.0, {"$add": [{"$max": ["$importance", item.importance]}, step]}]}
+        # Said again at its event time (now unless given): used then, and restated then.
+        occurred = item.occurred_at or now
+        first = {"$ifNull": ["$occurred_at", "$created_at"]}
         result = await self.collection.update_one(
             {"_id": target, **tenant.filter(), "status": "active"},
             [
@@ -427,7 +462,8 @@ class LongTermMemory:
                         "importance": importance,
                         TRAIL_FIELD: trail_append(importance, now, "reinforced"),
                         "reinforced": {"$add": [{"$ifNull": ["$reinforced", 0]}, 1]},
-                        "last_accessed": now,
+                        "last_accessed": {"$max": ["$last_accessed", occurred]},
+                        "restated_at": {"$max": [{"$ifNull": ["$restated_at", first]}, occurred]},
                         "tags": {"$setUnion": [{"$ifNull": ["$tags", []]}, list(item.tags)]},
                         **restated,
                     }
@@ -444,8 +480,13 @@ class LongTermMemory:
             await self._announce(tenant, Change(added=[document]))
             return
         document["supersedes"] = list(supersede)
+        # They held until the new memory's statement (its event time; now unless given).
         superseded = {
-            "$set": {"status": "superseded", "superseded_by": document["_id"], "valid_to": now}
+            "$set": {
+                "status": "superseded",
+                "superseded_by": document["_id"],
+                "valid_to": document["valid_from"],
+            }
         }
         operations = [
             InsertOne(document),
@@ -483,8 +524,8 @@ class LongTermMemory:
         if decision.action == "reinforce" and await self._reinforce(
             tenant, decision.targets[0], item, now
         ):
-            if item.tags:  # tags are filtered on: searches must see the new ones
-                await self._announce(tenant, Change(touched=[decision.targets[0]]))
+            # Its importance, recency and tags changed: searches rank and filter on them.
+            await self._announce(tenant, Change(touched=[decision.targets[0]]))
             return StoreResult(decision.targets[0], "reinforced")
         # A reinforce target superseded meanwhile falls through to a plain insert.
         document = self._document(tenant, item, vector, now)
@@ -494,12 +535,16 @@ class LongTermMemory:
             current = await self.collection.find_one(
                 {"_id": newer, **tenant.filter()}, {"valid_from": 1}
             )
-            # Valid until the later statement; listed right after it in the key's history.
+            # Valid until the later statement; listed right after it in the key's history
+            # (from its own event time when that is earlier).
             until = current["valid_from"] if current else now
+            start = until - timedelta(milliseconds=1)
+            if item.occurred_at is not None:
+                start = min(start, item.occurred_at)
             document.update(
                 status="superseded",
                 superseded_by=newer,
-                valid_from=until - timedelta(milliseconds=1),
+                valid_from=start,
                 valid_to=until,
             )
             await self.collection.insert_one(document)
@@ -543,6 +588,7 @@ class LongTermMemory:
                 judge_similarity=math.inf,
                 judge=None,
                 said=_said(item.source),
+                occurred=item.occurred_at,
             )
         candidates = await self._candidates(tenant, item, vector, recent, keyed, found)
         if pending:
@@ -558,6 +604,7 @@ class LongTermMemory:
             judge_similarity=self.config.judge_similarity,
             judge=self.judge,
             said=_said(item.source),
+            occurred=item.occurred_at,
         )
 
     # --- writing ------------------------------------------------------------------------------
@@ -574,9 +621,13 @@ class LongTermMemory:
         source: dict[str, Any] | None = None,
         expires_at: datetime | None = None,
         consolidate: bool = True,
+        occurred_at: datetime | None = None,
     ) -> StoreResult:
-        """Store one memory, consolidated with what is stored (see :mod:`.consolidation`)."""
-        item = NewMemory(content, memory_type, importance, tags, key, source, expires_at)
+        """Store one memory, consolidated with what is stored (see :mod:`.consolidation`).
+        ``occurred_at``: when it was said or happened, if not now (``NewMemory.occurred_at``)."""
+        item = NewMemory(
+            content, memory_type, importance, tags, key, source, expires_at, occurred_at=occurred_at
+        )
         (result,) = await self.store_many(tenant, [item], consolidate=consolidate)
         return result
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from agent_memory.checks import (
+    check_event_time,
     check_id,
     check_importance,
     check_int,
@@ -159,6 +160,11 @@ class NewMemory:
     #: (:mod:`.fields`; a LangGraph item with several index fields); needs a ``key``. Two or
     #: more replace the field vectors of the key; ``()`` removes them; ``None`` leaves them.
     field_texts: Sequence[str] | None = None
+    #: When what it says was said or happened (its event time), if not now: a history
+    #: imported or formed late keeps its dates. Ranking's recency, the order of a key's values
+    #: (the later statement wins, an earlier one is history) and decay read it; ``created_at``
+    #: stays the time it was stored. Timezone-aware, not in the future.
+    occurred_at: datetime | None = None
 
     @property
     def index_text(self) -> str:
@@ -198,6 +204,9 @@ class NewMemory:
         field_texts = self._checked_fields(config, key)
         if field_texts and len(field_texts) >= 2:
             tags = (*(tag for tag in tags if tag != FIELDS_TAG), FIELDS_TAG)
+        occurred_at = (
+            None if self.occurred_at is None else check_event_time(self.occurred_at, "occurred_at")
+        )
         return NewMemory(
             content,
             self.memory_type,
@@ -210,6 +219,7 @@ class NewMemory:
             schema,
             self.indexed,
             field_texts,
+            occurred_at,
         )
 
     def _checked_fields(self, config: LongTermConfig, key: str | None) -> tuple[str, ...] | None:
@@ -264,6 +274,9 @@ class Memory:
     #: for memories returned by a search (``retrieve``, ``similar``), which never read it:
     #: ``get``, ``list_memories``, ``history``, ``current`` and ``browse`` carry it.
     importance_trail: tuple[TrailPoint, ...] = ()
+    #: When what it says was said or happened (``NewMemory.occurred_at``); its
+    #: ``created_at`` for a memory stored without one.
+    occurred_at: datetime | None = None
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Memory:
@@ -294,6 +307,7 @@ class Memory:
             schema=doc.get("schema"),
             indexed=doc.get("indexed", True) is not False,
             importance_trail=parse_trail(doc.get(TRAIL_FIELD)),
+            occurred_at=doc.get("occurred_at") or doc["created_at"],
         )
 
 
