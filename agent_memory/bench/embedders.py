@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,33 @@ class Turn:
         line = f"{self.speaker}: {self.text}"
         return line if variant == "turn" else f"[{self.date}] {line}"
 
+    @property
+    def when(self) -> datetime | None:
+        """The session's date as a time (UTC), or ``None`` when it has none LoCoMo's way
+        ("1:56 pm on 8 May, 2023")."""
+        return session_time(self.date)
+
+
+def session_time(date: str) -> datetime | None:
+    """A LoCoMo session date ("1:56 pm on 8 May, 2023") as a UTC time; ``None`` for any
+    other text."""
+    try:
+        return datetime.strptime(date.strip(), _SESSION_DATE).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+_SESSION_DATE = "%I:%M %p on %d %B, %Y"
+
 
 @dataclass(frozen=True, slots=True)
 class Question:
     text: str
     category: int
     evidence: tuple[int, ...]  # indices into the conversation's turns
+    #: Changed facts: the turns that stated an earlier value (the dialogue set's
+    #: ``superseded``), which must rank below the evidence.
+    stale: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -163,7 +185,16 @@ def _parse_locomo(samples: list[Any], limit: int | None) -> tuple[list[Conversat
             if not found:
                 report.unresolvable += 1
                 continue
-            questions.append(Question(qa["question"], int(qa["category"]), tuple(found)))
+            stale = sorted(
+                {
+                    index[i]
+                    for i in _evidence_ids(qa.get("superseded") or [], LoadReport())
+                    if i in index
+                }
+            )
+            questions.append(
+                Question(qa["question"], int(qa["category"]), tuple(found), tuple(stale))
+            )
         conversations.append(Conversation(str(sample.get("sample_id", "")), turns, questions))
     return conversations, report
 

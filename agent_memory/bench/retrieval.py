@@ -16,6 +16,19 @@ Baselines, computed in the same run with the same embedder and the very vectors 
 stored and searched with (recorded as the embedder produced them, not recomputed): the plain
 vector top-k a vector store gives (cosine over the same stored texts) and BM25 (``bm25s``) over
 the same texts. The dataset is read in place, never copied.
+
+Time, by default, is the dataset's: each turn is stored with its session's date as its event
+time (``NewMemory.occurred_at``; a second a turn keeps their order within a session), and
+every question is asked a day after the conversation's last session, without recording the
+access (each question sees the memories as ingested, whatever was asked before it). With
+``dated=False`` (``--at-once``) everything is stored at one moment and asked as of just
+before it, so recency is 1 for every memory: the mode of earlier runs, for comparison. A
+conversation with a turn whose date cannot be read is stored at once (``undated`` counts
+them).
+
+Questions about a changed fact (the dialogue set's ``superseded`` turns) also count how
+often a turn with the earlier value ranks above every turn with the current one, and how
+often it is the first result.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -104,14 +117,37 @@ class Ranks:
 
     rows: list[tuple[int, np.ndarray]] = field(default_factory=list)
     conversations: list[str] = field(default_factory=list)
+    #: Per question about a changed fact: the best rank of its evidence (the current value)
+    #: and of the turns with the earlier value.
+    changed: list[tuple[str, int, int]] = field(default_factory=list)
 
-    def add(self, sample_id: str, category: int, ranks: np.ndarray) -> None:
+    def add(
+        self, sample_id: str, category: int, ranks: np.ndarray, stale: np.ndarray | None = None
+    ) -> None:
         self.rows.append((category, ranks))
         self.conversations.append(sample_id)
+        if stale is not None and stale.size:
+            self.changed.append((sample_id, int(ranks.min()), int(stale.min())))
 
     def of(self, sample_id: str) -> Ranks:
         chosen = [i for i, name in enumerate(self.conversations) if name == sample_id]
-        return Ranks([self.rows[i] for i in chosen], [sample_id] * len(chosen))
+        return Ranks(
+            [self.rows[i] for i in chosen],
+            [sample_id] * len(chosen),
+            [row for row in self.changed if row[0] == sample_id],
+        )
+
+    def stale(self) -> dict[str, int]:
+        """Of the questions about a changed fact: how many rank an earlier value above every
+        turn with the current one (among the first ``max(KS)``, or at all), and how many
+        return it first."""
+        return {
+            "questions": len(self.changed),
+            "stale_above_current": sum(
+                old < current for _, current, old in self.changed if old != _MISSED
+            ),
+            "stale_first": sum(old == 1 for _, _, old in self.changed),
+        }
 
     def recall(self, category: int | None = None) -> dict[str, float]:
         chosen = [r for c, r in self.rows if category is None or c == category]
@@ -136,6 +172,10 @@ class RetrievalRun:
     report: LoadReport
     context: bool = True
     embed_context: bool = False
+    #: Stored at their sessions' dates and asked after the last (False: all at one moment).
+    dated: bool = True
+    #: Conversations stored at one moment although ``dated``: a turn's date was unreadable.
+    undated: int = 0
     framework: Ranks = field(default_factory=Ranks)
     vector: Ranks = field(default_factory=Ranks)
     vector_content: Ranks = field(default_factory=Ranks)
@@ -193,7 +233,18 @@ class RetrievalRun:
                 "bm25": "bm25s (k1 1.5, b 0.75, English stop words, no stemming) over the "
                 "memory's content and context",
             },
+            "changed_facts": {
+                "agent_memory": self.framework.stale(),
+                **{name: ranks.stale() for name, ranks in self.baselines().items()},
+            },
             "per_conversation": self.per_conversation(),
+            "time": (
+                "each turn stored at its session's date, each question asked a day after the "
+                "last session without recording accesses"
+                if self.dated
+                else "everything stored at one moment and asked as of just before it"
+            ),
+            "undated_conversations": self.undated,
             "embedder": self.embedder,
             "tier": self.tier,
             "memory_context": (
@@ -219,13 +270,16 @@ async def run_retrieval(
     limit: int | None = None,
     context: bool = True,
     one_user: bool = False,
+    dated: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> RetrievalRun:
     """Ingest and ask every conversation of ``dataset``; the memories stored for the run are
     erased again afterwards (also when it fails). With ``context`` every memory carries its
     neighbouring turns of the same session as ``NewMemory.context``. With ``one_user`` the
     conversations are one user's history, stored and asked in order (a long-time user); the
-    per-conversation table still shows each conversation's questions."""
+    per-conversation table still shows each conversation's questions. ``dated``: each turn
+    stored at its session's date and the questions asked after the last (the module's
+    docstring); False, everything at one moment."""
     started = time.perf_counter()
     conversations, report = load_locomo(dataset, limit=limit)
     labels: list[str] | None = None
@@ -241,6 +295,7 @@ async def run_retrieval(
         report,
         context=context,
         embed_context=memory.config.embed_context,
+        dated=dated,
     )
     try:
         for number, conversation in enumerate(conversations, start=1):
@@ -274,10 +329,27 @@ def merge_conversations(conversations: list[Conversation]) -> Conversation:
         offset = len(turns)
         turns.extend(conversation.turns)
         questions.extend(
-            Question(q.text, q.category, tuple(offset + e for e in q.evidence))
+            Question(
+                q.text,
+                q.category,
+                tuple(offset + e for e in q.evidence),
+                tuple(offset + e for e in q.stale),
+            )
             for q in conversation.questions
         )
     return Conversation(f"one-user-{len(conversations)}", turns, questions)
+
+
+def said_times(conversation: Conversation) -> list[datetime] | None:
+    """When each turn was said: its session's date, a second more for each turn before it
+    (their order within the session); ``None`` when a turn's date cannot be read."""
+    times = []
+    for index, turn in enumerate(conversation.turns):
+        when = turn.when
+        if when is None:
+            return None
+        times.append(when + timedelta(seconds=index))
+    return times
 
 
 def _user_id(sample_id: str, number: int) -> str:
@@ -297,19 +369,28 @@ async def _one(
     """One conversation stored for ``tenant`` and its questions asked; ``labels`` names the
     conversation each question counts for (by default this one)."""
     texts = [memory_text(conversation, i) for i in range(len(conversation.turns))]
+    times = said_times(conversation) if result.dated else None
+    if result.dated and times is None:
+        result.undated += 1
     items = [
         NewMemory(
             text,
             "fact",
             source={"turn": i},
             context=neighbour_context(conversation, i) if with_context else None,
+            occurred_at=None if times is None else times[i],
         )
         for i, text in enumerate(texts)
     ]
-    # Questions are asked "as of" the moment before ingest: every memory's recency is then
-    # exactly 1, so access statistics written by earlier questions cannot favour the memories
-    # they returned (everything is ingested at once; nothing here is older than anything else).
-    asked_at = datetime.now(UTC)
+    if times is not None:
+        # A day after the last session, each question as if it were the first: no access
+        # is recorded, so what earlier questions returned does not become more recent.
+        asked_at, record_access = max(times) + timedelta(days=1), False
+    else:
+        # Everything at one moment, asked as of the moment before ingest: every memory's
+        # recency is exactly 1, so access statistics written by earlier questions cannot
+        # favour the memories they returned.
+        asked_at, record_access = datetime.now(UTC), True
     t0 = time.perf_counter()
     stored = await memory.store_many(tenant, items)
     result.ingest_seconds += time.perf_counter() - t0
@@ -322,18 +403,25 @@ async def _one(
     t0 = time.perf_counter()
     framework_rows = []
     for question in conversation.questions:
-        hits = await memory.retrieve(tenant, question.text, k=max(KS), now=asked_at)
+        hits = await memory.retrieve(
+            tenant, question.text, k=max(KS), now=asked_at, record_access=record_access
+        )
         position = {
             turn: rank for rank, h in enumerate(hits, 1) for turn in turns_of.get(h.memory.id, ())
         }
         framework_rows.append(
-            np.array([position.get(e, _MISSED) for e in question.evidence], dtype=np.int64)
+            tuple(
+                np.array([position.get(t, _MISSED) for t in turns], dtype=np.int64)
+                for turns in (question.evidence, question.stale)
+            )
         )
     result.query_seconds += time.perf_counter() - t0
     names = labels or [conversation.sample_id] * len(conversation.questions)
     result.sample_ids.extend(dict.fromkeys(names))
-    for name, question, ranks in zip(names, conversation.questions, framework_rows, strict=True):
-        result.framework.add(name, question.category, ranks)
+    for name, question, (ranks, stale) in zip(
+        names, conversation.questions, framework_rows, strict=True
+    ):
+        result.framework.add(name, question.category, ranks, stale)
 
     # Baselines over the same memories: vectors of their content and context (and of their
     # content alone), and BM25 over content and context, with the same embedder.
@@ -346,7 +434,12 @@ async def _one(
     ):
         ranks = ranks_of(scores)
         for row, question in enumerate(conversation.questions):
-            ranks_table.add(names[row], question.category, ranks[row, list(question.evidence)])
+            ranks_table.add(
+                names[row],
+                question.category,
+                ranks[row, list(question.evidence)],
+                ranks[row, list(question.stale)],
+            )
 
 
 async def _vectors(recorder: RecordingEmbedder, texts: list[str]) -> np.ndarray:
@@ -378,8 +471,8 @@ def render(run: RetrievalRun) -> str:
         f"LoCoMo-format evidence recall, {data['questions']} questions in "
         f"{data['conversations']} conversations ({Path(data['dataset']).name}); embedder "
         f"{data['embedder']}; search tier {data['tier']}; memory context: "
-        f"{data['memory_context']}; {data['seconds']} s ({data['ms_per_query']} ms per "
-        "retrieve).",
+        f"{data['memory_context']}; time: {data['time']}; {data['seconds']} s "
+        f"({data['ms_per_query']} ms per retrieve).",
         "",
         head,
         rule,
@@ -393,6 +486,7 @@ def render(run: RetrievalRun) -> str:
             + " |"
             for name, cat in data["per_category"].items()
         ),
+        *_changed_table(data["changed_facts"]),
         "",
         "| conversation | questions | R@5 | R@10 | vector R@5 / R@10 | vector (content) R@5 / "
         "R@10 | BM25 R@5 / R@10 | below a baseline |",
@@ -410,6 +504,26 @@ def render(run: RetrievalRun) -> str:
             f"{'**' + ', '.join(entry['below_baseline']) + '**' if entry['below_baseline'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _changed_table(changed: dict[str, dict[str, int]]) -> list[str]:
+    """Questions about a changed fact: how often an earlier value outranks the current one."""
+    if not changed["agent_memory"]["questions"]:
+        return []
+    rows = [("agent_memory retrieve", changed["agent_memory"])] + [
+        (_NAMES[name], found) for name, found in changed.items() if name != "agent_memory"
+    ]
+    return [
+        "",
+        "| changed facts | questions | an earlier value above the current one | an earlier "
+        "value first |",
+        "|---|---|---|---|",
+        *(
+            f"| {name} | {found['questions']} | {found['stale_above_current']} | "
+            f"{found['stale_first']} |"
+            for name, found in rows
+        ),
+    ]
 
 
 def plot(run: RetrievalRun, path: Path) -> None:

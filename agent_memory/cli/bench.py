@@ -61,6 +61,12 @@ def retrieval(
         help="All conversations as one user's history (a long-time user), stored and asked "
         "in order.",
     ),
+    at_once: bool = typer.Option(
+        False,
+        "--at-once",
+        help="Store every turn at one moment and ask as of just before it (earlier runs' "
+        "mode), instead of at its session's date with the questions a day after the last.",
+    ),
 ) -> None:
     """Evidence recall@k on LoCoMo through store_many and retrieve, with vector and BM25
     baselines computed in the same run."""
@@ -82,6 +88,7 @@ def retrieval(
                 limit=limit,
                 context=context,
                 one_user=one_user,
+                dated=not at_once,
                 progress=lambda line: err_console.print(line, highlight=False, markup=False),
             )
         table, image = write_outputs(result, out)

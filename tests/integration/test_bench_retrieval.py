@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agent_memory.bench.retrieval import AGENT_ID, run_retrieval, write_outputs
+from agent_memory.bench.retrieval import AGENT_ID, render, run_retrieval, write_outputs
 from agent_memory.mongo.indexes import IndexManager
 from tests.unit.test_bench_embedders import _dataset
 
@@ -115,6 +116,128 @@ def test_a_conversation_below_a_baseline_is_marked(tmp_path):
     assert "bm25 R@5" in below["b"] and "vector R@10" in below["b"]
     table = render(run)
     assert "| a | 1 |" in table and "| b | 1 |" in table and "**bm25 R@10" in table
+
+
+def _moved(path: Path, *, second_date: str = "10:00 am on 1 June, 2023") -> Path:
+    """One user who lived in Dublin (March) and then in Porto (June), asked where they live."""
+    sample = {
+        "sample_id": "moved",
+        "conversation": {
+            "speaker_a": "Eve",
+            "speaker_b": "Assistant",
+            "session_1_date_time": "9:00 am on 1 March, 2023",
+            "session_1": [{"speaker": "Eve", "dia_id": "D1:1", "text": "I live in Dublin."}],
+            "session_2_date_time": second_date,
+            "session_2": [
+                {"speaker": "Eve", "dia_id": "D2:1", "text": "I live in Porto."},
+                {"speaker": "Assistant", "dia_id": "D2:2", "text": "Noted, welcome to Porto."},
+            ],
+        },
+        "qa": [
+            {
+                "question": "Where do I live?",
+                "answer": "Porto",
+                "evidence": ["D2:1"],
+                "category": 6,
+                "superseded": ["D1:1"],
+            }
+        ],
+    }
+    path.write_text(json.dumps([sample]), encoding="utf-8")
+    return path
+
+
+async def test_turns_are_stored_at_their_sessions_dates_and_asked_after_the_last(
+    connection, embedder, tmp_path, monkeypatch
+):
+    """Dated (the default): each turn's event time is its session's date (a second a turn
+    after it), the questions are asked a day after the last session without recording
+    accesses; questions about a changed fact are counted. --at-once stores everything at one
+    moment, as earlier runs did."""
+    from agent_memory.bench.retrieval import LongTermMemory
+
+    await IndexManager(connection, embedder.signature).setup()
+    dataset = _moved(tmp_path / "moved.json")
+    stored: list[list] = []
+    asked: list[dict] = []
+    store_many, retrieve = LongTermMemory.store_many, LongTermMemory.retrieve
+
+    async def spy_store(self, tenant, items, **kwargs):
+        stored.append(list(items))
+        return await store_many(self, tenant, items, **kwargs)
+
+    async def spy_retrieve(self, tenant, query, **kwargs):
+        asked.append(kwargs)
+        return await retrieve(self, tenant, query, **kwargs)
+
+    monkeypatch.setattr(LongTermMemory, "store_many", spy_store)
+    monkeypatch.setattr(LongTermMemory, "retrieve", spy_retrieve)
+    data = (await run_retrieval(connection, embedder, dataset, context=False)).as_json()
+    june = datetime(2023, 6, 1, 10, tzinfo=UTC)
+    assert [item.occurred_at for item in stored[0]] == [
+        datetime(2023, 3, 1, 9, tzinfo=UTC),
+        june + timedelta(seconds=1),
+        june + timedelta(seconds=2),
+    ]
+    assert asked[0]["now"] == june + timedelta(days=1, seconds=2)
+    assert asked[0]["record_access"] is False
+    assert data["time"].startswith("each turn stored at its session's date")
+    assert data["undated_conversations"] == 0
+    # The question about the changed fact is counted for the framework and every baseline.
+    assert set(data["changed_facts"]) == {"agent_memory", "vector", "vector_content", "bm25"}
+    for found in data["changed_facts"].values():
+        assert found["questions"] == 1
+        assert found["stale_first"] <= found["stale_above_current"] <= 1
+    assert "| changed facts | questions |" in render(run_of(data))
+
+    stored.clear()
+    asked.clear()
+    data = (
+        await run_retrieval(connection, embedder, dataset, context=False, dated=False)
+    ).as_json()
+    assert [item.occurred_at for item in stored[0]] == [None, None, None]
+    assert asked[0]["record_access"] is True
+    assert data["time"].startswith("everything stored at one moment")
+
+    # A date that cannot be read: that conversation is stored at one moment, and counted.
+    stored.clear()
+    dataset = _moved(tmp_path / "undated.json", second_date="sometime in June")
+    data = (await run_retrieval(connection, embedder, dataset, context=False)).as_json()
+    assert [item.occurred_at for item in stored[0]] == [None, None, None]
+    assert data["undated_conversations"] == 1
+
+
+def run_of(data: dict) -> object:
+    """A run whose rendering shows ``data``'s changed facts (render reads ``as_json``)."""
+
+    class Shown:
+        def as_json(self) -> dict:
+            return data
+
+    return Shown()
+
+
+def test_an_earlier_value_above_the_current_one_is_counted():
+    from agent_memory.bench.embedders import LoadReport
+    from agent_memory.bench.retrieval import _MISSED, RetrievalRun
+
+    run = RetrievalRun("d.json", "fake", "plain", LoadReport())
+    run.sample_ids = ["a", "b"]
+    for sample, current, earlier in (
+        ("a", [3], [1, 9]),  # the earlier value first
+        ("a", [2, 6], [5]),  # the current one above it
+        ("b", [_MISSED], [7]),  # the current one not found, the earlier one found
+        ("b", [4], [_MISSED]),  # the earlier one not found
+    ):
+        run.framework.add(sample, 6, np.array(current), np.array(earlier))
+    run.framework.add("a", 4, np.array([1]))  # no earlier value: not a changed fact
+    run.framework.add("a", 4, np.array([1]), np.array([], dtype=np.int64))
+    assert run.framework.stale() == {"questions": 4, "stale_above_current": 2, "stale_first": 1}
+    assert run.framework.of("b").stale() == {
+        "questions": 2,
+        "stale_above_current": 1,
+        "stale_first": 0,
+    }
 
 
 async def test_turns_can_carry_their_neighbours_as_context(connection, embedder, tmp_path):

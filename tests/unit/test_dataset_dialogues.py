@@ -89,6 +89,11 @@ def test_the_loader_resolves_every_question_without_repairs(samples):
     for conversation, sample in zip(conversations, samples, strict=True):
         assert len(conversation.questions) == len(sample["qa"])
         assert all(q.evidence for q in conversation.questions)
+        # A changed fact's earlier statement is read as its stale turn; every turn has a date.
+        assert [bool(q.stale) for q in conversation.questions] == [
+            qa["category"] == 6 for qa in sample["qa"]
+        ]
+        assert all(turn.when is not None for turn in conversation.turns)
         assert 150 <= len(conversation.turns) <= 300
         assert 30 <= len(conversation.questions) <= 50
 
