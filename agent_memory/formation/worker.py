@@ -29,7 +29,7 @@ import os
 import socket
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from agent_memory._log import get_logger
@@ -212,6 +212,8 @@ class FormationWorker:
             "extraction": extraction.model_dump(mode="json"),
             "backlog": backlog,
             "messages": len(new),
+            # When the last of them was said: the memories formed from them are dated by it.
+            "occurred_at": new[-1].occurred_at,
         }
         return await self.queue.record_plan(job, plan, messages_through=through, now=now)
 
@@ -241,6 +243,7 @@ class FormationWorker:
                 "session_id": job.session_id,
                 "messages_through": job.messages_through,
             }
+            occurred = job.plan.get("occurred_at")  # none in a plan recorded before it was
             items = [
                 NewMemory(
                     fact.content,
@@ -249,6 +252,7 @@ class FormationWorker:
                     tags=("formation",),
                     key=fact.key,
                     source=source,
+                    occurred_at=_aware(occurred),
                 )
                 for fact in extraction.facts
             ]
@@ -348,3 +352,11 @@ def _fit(messages: list[ConversationMessage], max_tokens: int) -> list[Conversat
         if index and total > max_tokens:
             return messages[:index]
     return messages
+
+
+def _aware(moment: object) -> datetime | None:
+    """A time read back from a job's plan, in UTC (a driver without ``tz_aware`` returns
+    naive UTC times); anything else is ``None``."""
+    if not isinstance(moment, datetime):
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -346,6 +346,44 @@ async def test_sessions_formed_out_of_order_end_with_what_was_said_last(memories
     assert [d["content"] for d in homes] == ["The user lives in Lisbon."]
 
 
+async def test_an_imported_history_forms_memories_dated_by_its_turns(memories, queue):
+    """Turns appended with their event times (a history imported later): the memories formed
+    from them carry the time their last turn was said, so their recency and a key's order
+    follow the history, not the moment of the import."""
+    may, june = datetime(2023, 5, 2, 9, tzinfo=UTC), datetime(2023, 6, 20, 18, tzinfo=UTC)
+    conversation = memories.conversation
+    # Imported newest first, and formed oldest first: neither order is the history's.
+    await conversation.append_turn(
+        ANA, "new", [NewMessage.user("I live in Porto.")], occurred_at=june
+    )
+    await conversation.append_turn(
+        ANA, "old", [NewMessage.user("I live in Lisbon.")], occurred_at=may
+    )
+    (message,) = await conversation.window(ANA, "old")
+    assert message.occurred_at == may and message.created_at > may
+    for delay, session in enumerate(("old", "new")):
+        await queue.schedule(ANA, session, now=at(delay))
+    w = worker(memories, queue, "w")
+    for delay in range(2):
+        assert await w.run_once(now=at(DEBOUNCE + delay)) is True
+    homes = {m.content: m for m in await memories.long_term.history(ANA, key="home")}
+    assert homes["The user lives in Porto."].status == "active"
+    assert homes["The user lives in Porto."].occurred_at == june
+    assert homes["The user lives in Lisbon."].occurred_at == may
+    assert homes["The user lives in Lisbon."].status == "superseded"
+
+
+@pytest.mark.parametrize(
+    "bad", [datetime(2023, 5, 2), "2023-05-02", datetime.now(UTC) + timedelta(hours=1)]
+)
+async def test_a_bad_event_time_appends_nothing(memories, bad):
+    with pytest.raises(InvalidInputError, match="occurred_at"):
+        await memories.conversation.append_turn(
+            ANA, "s", [NewMessage.user("hello")], occurred_at=bad
+        )
+    assert await memories.conversation.messages.count_documents({}) == 0
+
+
 async def test_a_job_for_one_user_never_writes_anothers_memories(memories, queue):
     await say(memories, ANA, "ana-s", "My name is Ana.")
     await say(memories, XIAOMING, "xm-s", "我叫小明。")

@@ -68,7 +68,13 @@ from pymongo import errors as pm
 
 from agent_memory._log import get_logger
 from agent_memory._tokens import estimate_tokens
-from agent_memory.checks import check_count, check_document_size, check_id, check_int
+from agent_memory.checks import (
+    check_count,
+    check_document_size,
+    check_event_time,
+    check_id,
+    check_int,
+)
 from agent_memory.errors import BadResponseError, ConfigurationError, InvalidInputError
 from agent_memory.memory.conversation import queries as q
 from agent_memory.memory.conversation.records import (
@@ -226,15 +232,23 @@ class ConversationMemory:
         tenant: Tenant,
         session_id: str,
         messages: Sequence[NewMessage | dict[str, Any]],
+        *,
+        occurred_at: datetime | None = None,
     ) -> list[ConversationMessage]:
         """Append one turn's messages (user, assistant, tool...) in order, all or none.
 
         Everything is validated before anything is written. A session that does not exist
-        yet is created (the module notes say what that costs).
+        yet is created (the module notes say what that costs). ``occurred_at``: when the turn
+        was said, if not now (a history imported in order); memories formed from it are
+        dated by it. Turns are ordered as they are appended, whatever their event times.
         """
         tenant = check_tenant(tenant)
         session_id = check_id(session_id, "session_id")
-        documents = build_message_documents(tenant, session_id, messages, self.config, self._clock)
+        if occurred_at is not None:
+            occurred_at = check_event_time(occurred_at, "occurred_at")
+        documents = build_message_documents(
+            tenant, session_id, messages, self.config, self._clock, occurred_at
+        )
         known = self._store.knows(tenant, session_id)
         with translate_errors("appending a turn"):
             if not known:

@@ -185,6 +185,9 @@ class ConversationMessage:
     created_at: datetime
     tool: ToolRecord | None = None
     truncated: bool = False
+    #: When it was said (``append_turn(..., occurred_at=)``); its ``created_at`` when it was
+    #: appended as it was said.
+    occurred_at: datetime | None = None
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> ConversationMessage:
@@ -199,6 +202,7 @@ class ConversationMessage:
             seq=doc["seq"],
             tokens=int(doc.get("tokens", 0)),
             created_at=doc["created_at"],
+            occurred_at=doc.get("occurred_at") or doc["created_at"],
             tool=None
             if tool is None
             else ToolRecord(
@@ -332,8 +336,10 @@ def build_message_documents(
     messages: Any,
     config: ConversationConfig,
     clock: TurnClock = TURN_CLOCK,
+    occurred_at: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """Validate a whole turn, then make its documents: all or nothing, before any write."""
+    """Validate a whole turn, then make its documents: all or nothing, before any write.
+    ``occurred_at`` (checked by the caller): when the turn was said, if not now."""
     if isinstance(messages, str | bytes | Mapping | NewMessage) or not isinstance(
         messages, Sequence
     ):
@@ -375,6 +381,8 @@ def build_message_documents(
             "tokens": estimate_tokens(content),
             "created_at": created_at,
         }
+        if occurred_at is not None:
+            document["occurred_at"] = occurred_at
         if tool is not None:
             document["tool"] = tool
         check_document_size(document, f"messages[{index}]")

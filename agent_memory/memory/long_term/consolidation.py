@@ -117,14 +117,14 @@ async def decide(
         same = [c.id for c in candidates if normalise_text(c.content) == normalised]
         if same:
             return Decision("reinforce", (same[0],), f"repeats the active memory for key {key!r}")
-        later = [c for c in candidates if c.said is not None and c.said > said] if said else []
-        newest = max(later, key=lambda c: c.said or "", default=None)
-        if newest is None and occurred is not None:
-            newest = max(
-                (c for c in candidates if c.occurred is not None and c.occurred > occurred),
-                key=lambda c: c.occurred or occurred,
-                default=None,
-            )
+        # Event times where both have one (they are what a history imported in any order
+        # says), otherwise where in the conversation each was said.
+        if occurred is not None:
+            later = [c for c in candidates if c.occurred is not None and c.occurred > occurred]
+            newest = max(later, key=lambda c: c.occurred or occurred, default=None)
+        else:
+            later = [c for c in candidates if c.said is not None and c.said > said] if said else []
+            newest = max(later, key=lambda c: c.said or "", default=None)
         if newest is not None:
             return Decision(
                 "outdated", (newest.id,), f"said before the active memory for key {key!r}"
