@@ -975,7 +975,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             }
             if memory.context:
                 value["context"] = memory.context
-            created, updated = memory.created_at, memory.valid_from
+            # Formed memories hold from when they were said (valid_from), which may be
+            # before they were stored; the item was not updated before it was created.
+            created, updated = memory.created_at, max(memory.created_at, memory.valid_from)
         fields = {
             "namespace": namespace,
             "key": key,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from langgraph.store.base import InvalidNamespaceError
@@ -178,6 +178,12 @@ async def test_a_users_learned_memories_are_items_under_the_learned_label(store,
     }
     assert await store.aget((*ALICE, "learned", "preference"), learned) is None
     assert await store.aget((*BOB, "learned", "fact"), learned) is None
+    # Said long before it was stored (an imported history): created when stored, and not
+    # updated before that.
+    said = datetime(2023, 5, 1, tzinfo=UTC)
+    old = (await long_term.store(alice, "Alice grew up in Cork", occurred_at=said)).id
+    item = await store.aget((*ALICE, "learned", "fact"), old)
+    assert item.created_at == item.updated_at > said
     assert {h.key for h in await store.asearch((*ALICE, "learned"))} >= {learned}
     assert [h.key for h in await store.asearch(NOTE)] == ["pet"]
     assert await store.alist_namespaces(prefix=ALICE) == [
