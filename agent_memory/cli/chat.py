@@ -57,6 +57,7 @@ from agent_memory.errors import AgentMemoryError, NotFoundError, NotInitialisedE
 from agent_memory.formation.rules import extract_rules
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory.conversation import queries
+from agent_memory.mongo import _driver
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.providers.chat.base import ChatModel
 from agent_memory.providers.registry import make_chat_model
@@ -456,7 +457,7 @@ async def _messages_held(agent: RAGAgent, tenant: Tenant, session_id: str) -> in
     except NotFoundError:
         return None
     # Counted, not the session's counter, which writes not awaited keep (it may lag).
-    return await conversation.messages.count_documents(queries.scope(tenant, session_id))
+    return await _driver.count(conversation.messages, queries.scope(tenant, session_id))
 
 
 async def _chat(user_id: str, agent_id: str, session_id: str | None) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = [
     "aggregate",
+    "count",
     "is_motor",
     "list_indexes",
     "list_search_indexes",
@@ -34,6 +35,15 @@ async def aggregate(collection: Any, pipeline: list[dict[str, Any]], **kwargs: A
     """Run an aggregation and return every result document."""
     cursor = await _cursor(collection.aggregate(pipeline, **kwargs))
     return await cursor.to_list(None)
+
+
+async def count(collection: Any, query: dict[str, Any]) -> int:
+    """How many documents match ``query``, by the ``count`` command: the server counts (index
+    entries where an index serves the query) and no document leaves it. ``count_documents``
+    is an aggregate, which the embedded engine refuses past 50,000 matching documents ("exceeds
+    the configured materialization budget"). Not for use in a transaction."""
+    reply = await collection.database.command({"count": collection.name, "query": query})
+    return int(reply["n"])
 
 
 async def list_indexes(collection: Any) -> list[dict[str, Any]]:

@@ -98,7 +98,7 @@ async def _sessions(memories: MemorySystem, agent: str | None, now: datetime) ->
     stale = q.stale_sessions(archive=archive, cutoff=cutoff, agent_id=agent)
     sessions = memories.conversation.sessions
     if archive:
-        return {"sessions_archived": await sessions.count_documents(stale)}
+        return {"sessions_archived": await _driver.count(sessions, stale)}
     found = messages = 0
     fields = {"_id": 1, "agent_id": 1, "user_id": 1, "session_id": 1}
     cursor = sessions.find(stale, fields).sort("_id", 1)
@@ -117,7 +117,7 @@ async def _sessions(memories: MemorySystem, agent: str | None, now: datetime) ->
 
 async def _messages_of(memories: MemorySystem, sessions: list[dict[str, Any]]) -> int:
     scopes = {"$or": q.session_scopes(sessions)}
-    return int(await memories.conversation.messages.count_documents(scopes))
+    return await _driver.count(memories.conversation.messages, scopes)
 
 
 async def _actions(

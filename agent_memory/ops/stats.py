@@ -168,12 +168,7 @@ async def _grouped(collection: Any, match: dict[str, Any], group: dict[str, Any]
         last = max(row["last"] for row in part)
 
 
-async def _count(collection: Any, query: dict[str, Any]) -> int:
-    """The ``count`` command: the server counts index entries, no document leaves it or is
-    decoded (``count_documents`` is an aggregate, refused as a ``$group`` past the embedded
-    engine's budget)."""
-    reply = await collection.database.command({"count": collection.name, "query": query})
-    return int(reply["n"])
+_count = _driver.count
 
 
 async def _values(

@@ -621,3 +621,30 @@ async def test_a_run_whose_step_fails_gives_the_lease_back(system, connection, m
     monkeypatch.undo()
     report = await Maintenance(system).run(now=utcnow() + LATER)
     assert report.took_over is None and report.sessions_archived >= 0
+
+
+@pytest.mark.mongoeco
+async def test_dry_run_counts_past_the_embedded_engines_budget_for_one_aggregate(
+    connection, embedder, embedded_server, monkeypatch
+):
+    """``count_documents`` is an aggregate, which the embedded engine refuses past 50,000
+    matching documents: the dry run counts memories and messages by the ``count`` command.
+    Here the budget is lowered to 4, below the 5 memories and 6 messages counted."""
+    from mongoeco.core.aggregation.cost import AggregationCostPolicy
+
+    server = getattr(embedded_server, "_server", None)
+    if server is None:
+        pytest.skip("needs the embedded server of this process")
+    system = MemorySystem(
+        connection, embedder, conversation_config=ConversationConfig(retention_mode="delete")
+    )
+    await seed(system, ALICE)
+    await seed(system, BOB)
+    await seed(system, CAROL, memories=1)
+    memories = connection.collection("memories")
+    monkeypatch.setattr(server._client._engine, "aggregation_cost_policy", AggregationCostPolicy(4))
+    with pytest.raises(Exception, match="materialization budget"):
+        await memories.count_documents({})  # what the dry run asked before
+    dry = await Maintenance(system).run(dry_run=True, now=utcnow() + LATER)
+    assert dry.decay.eligible == 5 and dry.messages_deleted == 6
+    await system.aclose()

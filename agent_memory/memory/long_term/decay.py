@@ -125,7 +125,7 @@ class DecayJob:
         run_id = new_id("decay")
         with translate_errors("applying memory decay"):
             if dry_run:
-                eligible = await self.memories.count_documents(where)
+                eligible = await _driver.count(self.memories, where)
                 decayed = 0
             else:
                 eligible, decayed = await self._apply(run_id, agent_id, period, where, started, now)
