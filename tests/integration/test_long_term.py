@@ -327,6 +327,10 @@ async def test_recency_counts_from_when_a_memory_was_said_until_it_is_used(memor
     assert restated.id == old.id
     hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)
     assert hits[0].breakdown.recency == pytest.approx(0.5, abs=0.01)
+    # The search's kept copy follows the repeat as the database has it.
+    stored = await memory.get(ALICE, old.id)
+    assert hits[0].memory.importance == stored.importance == pytest.approx(0.55)
+    assert hits[0].memory.reinforced == stored.reinforced == 1
     # An older restatement does not move it back in time.
     await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=90))
     hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)

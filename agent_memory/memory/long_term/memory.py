@@ -524,8 +524,10 @@ class LongTermMemory:
         if decision.action == "reinforce" and await self._reinforce(
             tenant, decision.targets[0], item, now
         ):
-            # Its importance, recency and tags changed: searches rank and filter on them.
-            await self._announce(tenant, Change(touched=[decision.targets[0]]))
+            if item.tags:  # tags are filtered on: every search must see the new ones
+                await self._announce(tenant, Change(touched=[decision.targets[0]]))
+            else:  # importance and recency: this process's searches at once, as for accesses
+                self._touch_reinforced(tenant, decision.targets[0], item, now)
             return StoreResult(decision.targets[0], "reinforced")
         # A reinforce target superseded meanwhile falls through to a plain insert.
         document = self._document(tenant, item, vector, now)
@@ -950,6 +952,39 @@ class LongTermMemory:
             for rank, s in enumerate(scores, start=1)
         ]
         return reranked, [max(0.0, min(1.0, s.score)) for s in scores]
+
+    def _touch_reinforced(
+        self, tenant: Tenant, memory_id: str, item: NewMemory, now: datetime
+    ) -> None:
+        """Keep this process's kept copy of a reinforced memory as :meth:`_reinforce` wrote
+        it (importance, recency, restatement), without a round trip; other processes see it
+        when they next read the memory, as they see access statistics."""
+        if self._snapshots is None:
+            return
+        kept = self._snapshots.kept_document(self.target, tenant.filter(), memory_id)
+        if kept is None:
+            return
+        occurred = item.occurred_at or now
+        importance = kept.get("importance")
+        importance = float(importance) if isinstance(importance, int | float) else 0.0
+        times = [t for t in (kept.get("last_accessed"), occurred) if isinstance(t, datetime)]
+        self._snapshots.touch(
+            self.target,
+            tenant.filter(),
+            {
+                memory_id: {
+                    "importance": min(
+                        1.0,
+                        max(importance, item.importance or 0.0) + self.config.reinforce_step,
+                    ),
+                    "last_accessed": max(times),
+                    "restated_at": max(
+                        t for t in (_last_occurred(kept), occurred) if isinstance(t, datetime)
+                    ),
+                    "reinforced": int(kept.get("reinforced") or 0) + 1,
+                }
+            },
+        )
 
     def _touch(self, tenant: Tenant, ranked: Sequence[RetrievedMemory], now: datetime) -> None:
         """Keep this process's kept copies of the access statistics as the flush will write

@@ -424,6 +424,11 @@ class Corpus:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._position
 
+    def get(self, doc_id: Hashable) -> Mapping[str, Any] | None:
+        """The kept document with ``doc_id`` (not a copy: not to be changed), or ``None``."""
+        position = self._position.get(doc_id)
+        return None if position is None else self._documents[position]
+
     @property
     def nbytes(self) -> int:
         """An estimate of the memory this corpus holds: its arrays, and per document

@@ -659,6 +659,14 @@ class Snapshots:
             if update:
                 kept.corpus.set_fields(doc_id, update)
 
+    def kept_document(
+        self, target: SearchTarget, tenant: Mapping[str, str], doc_id: Hashable
+    ) -> Mapping[str, Any] | None:
+        """The kept copy of one document of the tenant (not to be changed; :meth:`touch`
+        sets its fields), or ``None`` when it is not kept."""
+        kept = self.kept(target, tenant)
+        return None if kept is None else kept.corpus.get(doc_id)
+
     async def announce(
         self, target: SearchTarget, tenant: Mapping[str, str], change: Change | None
     ) -> None:
