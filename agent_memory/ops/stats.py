@@ -168,9 +168,6 @@ async def _grouped(collection: Any, match: dict[str, Any], group: dict[str, Any]
         last = max(row["last"] for row in part)
 
 
-_count = _driver.count
-
-
 async def _values(
     collection: Any,
     match: dict[str, Any],
@@ -215,17 +212,18 @@ async def _values(
             return None
         ranges += [(value, high)] if ordered else [(low, value), (value, high)]
     found.sort()
-    total = await _count(collection, match)
+    total = await _driver.count(collection, match)
     if counted:
         counts = {
-            value: await _count(collection, {**match, name: {"$eq": value}}) for value in found
+            value: await _driver.count(collection, {**match, name: {"$eq": value}})
+            for value in found
         }
         listed = sum(counts.values())
     else:
         counts = dict.fromkeys(found, 0)
         listed = 0
         for part in slices(found):
-            listed += await _count(collection, {**match, name: {"$in": part}})
+            listed += await _driver.count(collection, {**match, name: {"$in": part}})
     rest = total - listed
     return {None: rest if counted else 0, **counts} if rest > 0 else counts
 
@@ -312,7 +310,7 @@ async def _counted(
     tenants = (
         await _walk(collection, match, walked, size // PER_KEY, ordered)
         if walked
-        else {(): await _count(collection, match)}
+        else {(): await _driver.count(collection, match)}
     )
     if tenants is None:
         rows = await _grouped(collection, match, group)
