@@ -627,7 +627,7 @@ def _indexed_equality(original: Any) -> Any:
         element_type, element_key = signature
         physical = self._quote_identifier(str(index["multikey_physical_name"]))
         return (
-            "storage_key IN (SELECT storage_key FROM multikey_entries "
+            "documents.storage_key IN (SELECT storage_key FROM multikey_entries "
             f"INDEXED BY {physical} WHERE collection_id = ? AND index_name = ? "
             "AND type_score = ? AND element_key = ? AND element_type = ?)",
             [
@@ -670,7 +670,7 @@ def _indexed_equality(original: Any) -> Any:
             plain = f"(json_type(document, {path}) = 'text' AND json_extract(document, {path}) = ?)"
             if sql == plain and params == [plan.value]:
                 if field == "_id" and hasattr(self, "_storage_key"):
-                    return f"({plain} AND storage_key = ?)", [
+                    return f"({plain} AND documents.storage_key = ?)", [
                         *params,
                         self._storage_key(plan.value),
                     ]
@@ -692,7 +692,7 @@ def _indexed_equality(original: Any) -> Any:
             values = list(plan.values)
             if field == "_id" and hasattr(self, "_storage_key"):
                 keys = [self._storage_key(value) for value in values]
-                return f"(({sql}) AND storage_key IN ({marks}))", [*params, *keys]
+                return f"(({sql}) AND documents.storage_key IN ({marks}))", [*params, *keys]
             arrays = getattr(self, "_field_is_top_level_array_in_collection", None)
             if arrays is not None and not arrays(db_name, coll_name, field):
                 path = _literal(json_path_for_field(field))

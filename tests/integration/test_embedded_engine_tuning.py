@@ -1074,3 +1074,29 @@ def test_a_documents_multikey_entries_are_found_by_the_document(tmp_path: Path) 
     finally:
         connection.close()
     assert _engine_tuning.MULTIKEY_BY_DOCUMENT in plan and "storage_key=?" in plan, plan
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{"_id": "d3"}, {"_id": {"$in": ["d1", "d4", "d6"]}}, {"_id": {"$in": ["d2"]}, "s": "alpha"}],
+)
+def test_documents_by_id_sorted_by_an_indexed_field(tmp_path: Path, query) -> None:  # type: ignore[no-untyped-def]
+    """A read by id goes through the primary key (``documents.storage_key``); sorted by an
+    indexed field, SQLite joins the index's entries, which name a ``storage_key`` too: the
+    tuned engine answered "ambiguous column name: storage_key" where the stock one answers."""
+    stock, tuned = _collections(tmp_path, "sorted")
+    try:
+        for client in (stock, tuned):
+            client["db"]["sorted"].create_index([("k", 1)], name="k", unique=True)
+            client["db"]["sorted"].insert_many(
+                [{"_id": f"d{i}", "k": 9 - i, "s": "alpha"} for i in range(8)]
+            )
+        for direction in (1, -1):
+            found = [
+                list(client["db"]["sorted"].find(query).sort("k", direction))
+                for client in (stock, tuned)
+            ]
+            assert found[0] and found[1] == found[0], (query, direction)
+    finally:
+        stock.close()
+        tuned.close()
