@@ -41,6 +41,11 @@ read. Strings, numbers, booleans, ``None`` and datetimes are the same in both ty
 lists walked, before anything else goes to the engine's function: 10 us for the same document,
 the same bytes (:func:`_fast_wire_encoding`).
 
+**Counters and times by id.** An update of many documents named by id that only adds to
+counters and moves times forward (the access statistics of every retrieve) is served in one
+engine step and one transaction instead of one general update per document
+(:mod:`agent_memory.mongo._engine_counters`, which says exactly what it takes and declines).
+
 **Server-side code.** mongoeco evaluates ``$where`` as a Python expression in the serving
 process, which holds the application's environment (API keys among it). The embedded server
 refuses every command that carries ``$where``, ``$function`` or ``$accumulator`` anywhere in
@@ -62,6 +67,7 @@ from bson import ObjectId
 
 from agent_memory._log import get_logger
 from agent_memory.mongo import _engine_tuning
+from agent_memory.mongo._engine_counters import CounterUpdate, counter_update, update_counters
 from agent_memory.mongo.embedded_files import damage_reason, damaged_message
 
 __all__ = ["BUSY_WAIT", "SERVER_SIDE_CODE", "engine_class", "guard_server"]
@@ -172,6 +178,67 @@ def _bound_batches(context: Any) -> None:
         body["batchSize"] = NEXT_BATCH
 
 
+def _counter_update(context: Any) -> CounterUpdate | None:
+    """The command of ``context`` when it is an update of counters and times by id that
+    :mod:`agent_memory.mongo._engine_counters` serves, outside any transaction."""
+    if getattr(context, "command_name", None) != "update":
+        return None
+    raw = getattr(context, "raw_body", None) or {}
+    if any(key in raw for key in ("txnNumber", "autocommit", "startTransaction")):
+        return None
+    session = getattr(context, "session", None)
+    if session is not None and getattr(session, "in_transaction", False):
+        return None
+    return counter_update(getattr(context, "command_document", None))
+
+
+def _counter_server(server: Any) -> Callable[[Any, CounterUpdate], Any] | None:
+    """How ``server`` serves a counter update in one engine step (its reply, or ``None``
+    to serve the command the general way); ``None`` when this mongoeco lacks a part."""
+    try:
+        from mongoeco.engines._sqlite_write_scope import sqlite_write_scope
+    except ImportError:
+        return None
+    engine = getattr(getattr(server, "_client", None), "_engine", None)
+    auth = getattr(server, "_auth", None)
+    needed = (
+        "_lock",
+        "_require_connection",
+        "_bind_connection",
+        "_begin_write",
+        "_commit_write",
+        "_rollback_write",
+        "_collection_options_or_empty_sync",
+        "_load_indexes",
+        "_load_search_index_rows",
+        "_purge_expired_documents_sync",
+        "_storage_key",
+        "_deserialize_document",
+        "_serialize_document",
+        "_invalidate_collection_features_cache",
+        "_rebuild_multikey_entries_for_document",
+        "_rebuild_scalar_entries_for_document",
+        "_run_blocking",
+    )
+    if engine is None or not all(hasattr(engine, name) for name in needed):
+        return None
+    if not hasattr(auth, "require_authenticated"):
+        return None
+
+    def _update_counters_sync(db_name: str, update: CounterUpdate) -> tuple[int, int] | None:
+        return update_counters(engine, db_name, update, sqlite_write_scope)
+
+    async def serve(context: Any, update: CounterUpdate) -> dict[str, Any] | None:
+        auth.require_authenticated(context.connection, context.command_name)
+        counted = await engine._run_blocking(_update_counters_sync, context.db_name, update)
+        if counted is None:
+            return None
+        matched, modified = counted
+        return {"n": matched, "nModified": modified, "ok": 1.0}
+
+    return serve
+
+
 def _retryable(context: Any) -> bool:
     body = getattr(context, "command_document", None) or {}
     documents = body.get("documents") if isinstance(body, dict) else None
@@ -270,6 +337,7 @@ def guard_server(server: Any, *, database: Path) -> None:
     if not _fast_wire_encoding():
         logger.debug("embedded_wire_encoding_unchanged")
     reported: list[str] = []
+    serve_counters = _counter_server(server)
 
     def damaged(exc: Exception) -> OperationFailure | None:
         reason = damage_reason(exc)
@@ -302,6 +370,7 @@ def guard_server(server: Any, *, database: Path) -> None:
                 code=2,
             )
         _bound_batches(context)
+        counters = _counter_update(context)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + BUSY_WAIT
         pause = 0.002
@@ -309,6 +378,10 @@ def guard_server(server: Any, *, database: Path) -> None:
             try:
                 with _engine_tuning.counting_steps() as steps:
                     try:
+                        if counters is not None and serve_counters is not None:
+                            reply = await serve_counters(context, counters)
+                            if reply is not None:
+                                return reply
                         return await execute(context)
                     finally:
                         if steps.seconds >= SLOW_COMMAND_SECONDS:

@@ -1,0 +1,302 @@
+"""The embedded server's path for counters and times by id
+(``agent_memory/mongo/_engine_counters.py``): the updates it serves end exactly as mongoeco's
+general update path ends them (counts, stored values, reads through indexes, refusals), it
+declines what it cannot compute, and the access statistics of a retrieve take it."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mongoeco", reason="the embedded engine (mongoeco) needs Python 3.13+")
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pymongo import ASCENDING, MongoClient
+from pymongo.errors import OperationFailure
+
+from agent_memory.mongo import _engine_counters, _mongoeco
+from agent_memory.mongo._engine_counters import counter_update
+from agent_memory.mongo.embedded import EmbeddedServer
+
+pytestmark = pytest.mark.mongoeco
+
+_T0 = datetime.datetime(2026, 3, 1, 12, 0, 0, 123000)
+_TIMES = [_T0 + datetime.timedelta(days=d) for d in (-40, -1, 0, 1, 30)]
+_MISSING = "missing"
+
+# Values the counters path computes, and values it leaves to the general path.
+_COUNTERS = [0, 5, -1, 2.5, 7, _MISSING]
+_ODD_COUNTERS = [2**62, True, "3", None, [1]]
+_STAMPS = [*_TIMES, _MISSING]
+_ODD_STAMPS = [None, "2026", 7]
+_OWNERS = ["x", "y"]
+_ODD_OWNERS = [["x", "y"], None, 3, _MISSING]
+
+
+def _documents(*, odd: bool) -> st.SearchStrategy[list[dict[str, Any]]]:
+    def values(plain: list[Any], others: list[Any]) -> st.SearchStrategy[Any]:
+        return st.sampled_from(plain + others) if odd else st.sampled_from(plain)
+
+    document = st.fixed_dictionaries(
+        {
+            "a": values(_OWNERS, _ODD_OWNERS),
+            "n": values(_COUNTERS, _ODD_COUNTERS),
+            "t": values(_STAMPS, _ODD_STAMPS),
+            "f": values(_COUNTERS, _ODD_COUNTERS),
+        }
+    )
+    return st.lists(document, min_size=4, max_size=8)
+
+
+# Three examples in four hold only values the path computes; the others mix in the rest.
+_DOCUMENTS = st.one_of(*[_documents(odd=False)] * 3, _documents(odd=True))
+_IDS = st.lists(st.sampled_from([f"d{i}" for i in range(6)]), min_size=1, max_size=6)
+_CHANGE = st.fixed_dictionaries(
+    {},
+    optional={
+        "$inc": st.dictionaries(
+            st.sampled_from(["n", "f", "new"]),
+            st.sampled_from([1, -2, 0.5, 2**31 - 1, 3]),
+            min_size=1,
+            max_size=2,
+        ),
+        "$max": st.dictionaries(st.just("t"), st.sampled_from(_TIMES), min_size=1),
+        "$min": st.dictionaries(st.just("u"), st.sampled_from(_TIMES), min_size=1),
+    },
+).filter(bool)
+_UPDATES = st.lists(
+    st.tuples(_IDS, st.sampled_from([None, None, "x", "y"]), _CHANGE), min_size=1, max_size=6
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MongoClient[Any]]:
+    embedded = EmbeddedServer(tmp_path_factory.mktemp("counters") / "data")
+    client: MongoClient[Any] = MongoClient(embedded.start())
+    try:
+        yield client
+    finally:
+        client.close()
+        embedded.stop()
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int] | None]:
+    """What the counters path answered for each command offered to it (``None``: declined)."""
+    answers: list[tuple[int, int] | None] = []
+    update = _engine_counters.update_counters
+
+    def counted(*args: Any) -> tuple[int, int] | None:
+        answer = update(*args)
+        answers.append(answer)
+        return answer
+
+    monkeypatch.setattr(_mongoeco, "update_counters", counted)
+    return answers
+
+
+def _pair(client: MongoClient[Any]) -> tuple[Any, Any]:
+    """Two collections with the same indexes: one the counters path serves, one it cannot."""
+    name = uuid.uuid4().hex[:12]
+    pair = client["db"][f"fast_{name}"], client["db"][f"general_{name}"]
+    for collection in pair:
+        collection.create_index([("a", ASCENDING), ("t", ASCENDING)], name="a_t")
+        collection.create_index([("k", ASCENDING)], name="k", unique=True)
+        collection.create_index(
+            [("a", ASCENDING)], name="a_big", partialFilterExpression={"n": {"$gt": 3}}
+        )
+    return pair
+
+
+def _filter(ids: list[str], owner: str | None) -> dict[str, Any]:
+    query: dict[str, Any] = {"_id": {"$in": ids} if len(ids) > 1 else ids[0]}
+    if owner is not None:
+        query["a"] = owner
+    return query
+
+
+def _outcome(collection: Any, query: dict[str, Any], change: dict[str, Any]) -> Any:
+    try:
+        result = collection.update_many(query, change)
+    except Exception as exc:  # both paths must refuse it alike
+        return type(exc).__name__
+    return result.matched_count, result.modified_count
+
+
+def _reads(collection: Any) -> list[Any]:
+    return [
+        list(collection.find({}).sort("_id", 1)),
+        list(collection.find({"a": "x", "t": {"$gte": _T0}}, {"_id": 1}).sort("_id", 1)),
+        list(collection.find({"a": "x", "n": {"$gt": 3}}, {"_id": 1}).sort("_id", 1)),
+        list(collection.find({"a": "y"}).sort([("t", -1), ("_id", 1)])),
+    ]
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(documents=_DOCUMENTS, updates=_UPDATES)
+def test_counter_updates_end_as_the_general_path_ends_them(
+    server: MongoClient[Any], taken: list[tuple[int, int] | None], documents, updates
+) -> None:  # type: ignore[no-untyped-def]
+    fast, general = _pair(server)
+    try:
+        for collection in (fast, general):
+            collection.insert_many(
+                [
+                    {"_id": f"d{i}", "k": i, **{f: v for f, v in doc.items() if v != _MISSING}}
+                    for i, doc in enumerate(documents)
+                ]
+            )
+        for ids, owner, change in updates:
+            query = _filter(ids, owner)
+            offered = len(taken)
+            expected = _outcome(general, {"$and": [query]}, change)  # never the counters path
+            assert len(taken) == offered
+            assert _outcome(fast, query, change) == expected, (query, change)
+            assert len(taken) == offered + 1  # offered to the counters path
+            assert _reads(fast) == _reads(general), (query, change)
+    finally:
+        fast.drop()
+        general.drop()
+
+
+def test_access_statistics_of_plain_documents_take_the_counters_path(
+    server: MongoClient[Any], taken: list[tuple[int, int] | None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, general = _pair(server)
+    try:
+        fast.insert_many([{"_id": f"m{i}", "a": "x", "k": i, "n": i} for i in range(20)])
+        ids = [f"m{i}" for i in range(0, 20, 2)]
+        result = fast.update_many(
+            {"_id": {"$in": ids}, "a": "x"}, {"$inc": {"n": 1}, "$max": {"t": _T0}}
+        )
+        assert (result.matched_count, result.modified_count) == (10, 10)
+        assert taken == [(10, 10)]  # one engine step for the ten documents
+        assert [d["n"] for d in fast.find({"_id": {"$in": ids}}).sort("k", 1)] == [
+            i + 1 for i in range(0, 20, 2)
+        ]
+        # The index on (a, t) finds them by their new time.
+        assert {d["_id"] for d in fast.find({"a": "x", "t": _T0}, {"_id": 1})} == set(ids)
+    finally:
+        fast.drop()
+        general.drop()
+
+
+def test_what_the_path_cannot_compute_goes_the_general_way(
+    server: MongoClient[Any], taken: list[tuple[int, int] | None]
+) -> None:
+    fast, general = _pair(server)
+    try:
+        fast.insert_many([{"_id": "s", "k": 1, "n": "three"}, {"_id": "z", "k": 2, "n": 0}])
+        with pytest.raises(Exception, match=r"(?i)numeric"):
+            fast.update_many({"_id": {"$in": ["s", "z"]}}, {"$inc": {"n": 1}})
+        assert taken == [None]  # declined, and the general path refused it
+        assert fast.find_one({"_id": "z"})["n"] == 0  # nothing written by either
+        # A unique index on a changed field: the general path checks the key.
+        with pytest.raises(Exception, match=r"(?i)duplicate"):
+            fast.update_many({"_id": "z"}, {"$inc": {"k": -1}})
+        assert taken == [None, None]
+    finally:
+        fast.drop()
+        general.drop()
+
+
+def test_a_counter_update_inside_a_transaction_goes_the_general_way(
+    server: MongoClient[Any], taken: list[tuple[int, int] | None]
+) -> None:
+    fast, general = _pair(server)
+    try:
+        fast.insert_one({"_id": "m", "k": 1, "n": 1})
+        with server.start_session() as session:
+            session.start_transaction()
+            fast.update_many({"_id": "m"}, {"$inc": {"n": 1}}, session=session)
+            session.abort_transaction()
+        assert taken == []
+        assert fast.find_one({"_id": "m"})["n"] == 1
+    finally:
+        fast.drop()
+        general.drop()
+
+
+def test_a_client_that_has_not_signed_in_is_refused(
+    server: MongoClient[Any], taken: list[tuple[int, int] | None]
+) -> None:
+    fast, general = _pair(server)
+    host, port = server.address
+    anonymous: MongoClient[Any] = MongoClient(host, port, serverSelectionTimeoutMS=5000)
+    try:
+        fast.insert_one({"_id": "m", "k": 1, "n": 1})
+        with pytest.raises(OperationFailure, match="Authentication required"):
+            anonymous["db"][fast.name].update_many({"_id": {"$in": ["m"]}}, {"$inc": {"n": 1}})
+        assert taken == []
+        assert fast.find_one({"_id": "m"})["n"] == 1
+    finally:
+        anonymous.close()
+        fast.drop()
+        general.drop()
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        {"q": {"_id": "a"}, "u": {"$inc": {"n": 1}}, "multi": False},
+        {"q": {"_id": "a"}, "u": {"$inc": {"n": 1}}, "multi": True, "upsert": True},
+        {"q": {"_id": "a"}, "u": {"$set": {"n": 1}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$inc": {"n": 0}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$inc": {"n.x": 1}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$inc": {"_id": 1}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$inc": {"n": True}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$max": {"t": "2026"}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$inc": {"n": 1}, "$max": {"n": _T0}}, "multi": True},
+        {"q": {"_id": {"$in": ["a", 1]}}, "u": {"$inc": {"n": 1}}, "multi": True},
+        {"q": {"_id": {"$gt": "a"}}, "u": {"$inc": {"n": 1}}, "multi": True},
+        {"q": {"a": "x"}, "u": {"$inc": {"n": 1}}, "multi": True},
+        {"q": {"_id": "a", "a": {"$ne": "x"}}, "u": {"$inc": {"n": 1}}, "multi": True},
+        {"q": {"_id": "a", "a.b": "x"}, "u": {"$inc": {"n": 1}}, "multi": True},
+        {"q": {"_id": "a"}, "u": {"$inc": {"n": 1}}, "multi": True, "arrayFilters": []},
+        {"q": {"_id": "a"}, "u": [{"$set": {"n": 1}}], "multi": True},
+    ],
+)
+def test_commands_of_other_shapes_are_not_taken(statement: dict[str, Any]) -> None:
+    assert counter_update({"update": "c", "updates": [statement]}) is None
+
+
+def test_the_shape_it_takes() -> None:
+    update = counter_update(
+        {
+            "update": "memories",
+            "ordered": True,
+            "updates": [
+                {
+                    "q": {"_id": {"$in": ["m1", "m2", "m1"]}, "agent_id": "a", "user_id": "u"},
+                    "u": {"$inc": {"access_count": 2}, "$max": {"last_accessed": _T0}},
+                    "multi": True,
+                    "upsert": False,
+                }
+            ],
+        }
+    )
+    assert update is not None
+    assert update.ids == ("m1", "m2")
+    assert update.equal == (("agent_id", "a"), ("user_id", "u"))
+    assert update.fields == {"access_count", "last_accessed"}
+    too_many = {"_id": {"$in": [f"m{i}" for i in range(_engine_counters.MAX_IDS + 1)]}}
+    assert (
+        counter_update(
+            {"update": "c", "updates": [{"q": too_many, "u": {"$inc": {"n": 1}}, "multi": True}]}
+        )
+        is None
+    )
+    two = {"q": {"_id": "a"}, "u": {"$inc": {"n": 1}}, "multi": True}
+    assert counter_update({"update": "c", "updates": [two, two]}) is None
+    assert (
+        counter_update({"update": "c", "updates": [two], "bypassDocumentValidation": True}) is None
+    )
