@@ -13,7 +13,10 @@
 
 from __future__ import annotations
 
-from agent_memory.langgraph.checkpointer import MongoCheckpointer, ThreadOwnedError
+from typing import Any
+
+from agent_memory.langgraph import checkpointer as _checkpointer
+from agent_memory.langgraph.checkpointer import MongoCheckpointer
 from agent_memory.langgraph.namespaces import NamespaceMap
 from agent_memory.langgraph.store import MemoryStore
 from agent_memory.langgraph.sync import sync_connection
@@ -25,3 +28,8 @@ __all__ = [
     "ThreadOwnedError",
     "sync_connection",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ThreadOwnedError: deprecated, read with a warning at the reader's line.
+    return _checkpointer.deprecated_name(name, stacklevel=2)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -78,7 +79,7 @@ from agent_memory.langgraph._checkpoint_values import (
 )
 from agent_memory.langgraph.sync import call_sync, loop_of
 
-__all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer", "ThreadOwnedError"]
+__all__ = ["CHECKPOINTS", "WRITES", "MongoCheckpointer", "deprecated_name"]
 
 logger = get_logger(__name__)
 
@@ -102,10 +103,31 @@ _NO_TENANT = (
 )
 
 
-class ThreadOwnedError(ConflictError):
+class _ThreadOwnedError(ConflictError):
     """Deprecated, no longer raised: thread ids are per tenant, so another user's thread
     of the same id is a different thread and a write never meets it. Kept so that existing
     ``except ThreadOwnedError`` clauses still import; it will be removed in a later release."""
+
+
+_ThreadOwnedError.__name__ = _ThreadOwnedError.__qualname__ = "ThreadOwnedError"
+
+
+def deprecated_name(name: str, *, stacklevel: int = 2) -> Any:
+    """A deprecated name of this module, read with a DeprecationWarning at the reader's line."""
+    if name != "ThreadOwnedError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        "ThreadOwnedError is deprecated and never raised: threads are per user, so another "
+        "user's thread of the same id is a different thread; remove the except clause "
+        "(the name goes in a later release)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return _ThreadOwnedError
+
+
+def __getattr__(name: str) -> Any:
+    return deprecated_name(name, stacklevel=2)
 
 
 def _match(scope: Mapping[str, Any]) -> dict[str, Any]:
