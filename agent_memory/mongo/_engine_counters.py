@@ -160,6 +160,30 @@ def _reads(index: Any) -> set[str]:
     return {str(name).split(".", 1)[0] if not str(name).startswith("$") else "$" for name in names}
 
 
+def _has_entries(index: Any) -> bool:
+    """Whether the engine keeps entries of ``index`` in tables of its own (one-field indexes:
+    scalar entries; multikey ones; TTL ones), which a change of the document must rebuild."""
+    return (
+        len(getattr(index, "fields", None) or ()) == 1
+        or bool(getattr(index, "multikey", False))
+        or getattr(index, "expire_after_seconds", None) is not None
+    )
+
+
+def _partial(fields: list[str], values: list[str | None]) -> str:
+    """The stored JSON of a document's ``fields`` (their values as stored, ``None`` where
+    the document has none), as one document the engine's decoder reads."""
+    return (
+        "{"
+        + ",".join(
+            f'"{field}":{value}'
+            for field, value in zip(fields, values, strict=True)
+            if value is not None
+        )
+        + "}"
+    )
+
+
 def _new_values(document: Mapping[str, Any], update: CounterUpdate) -> dict[str, Any] | None:
     """The fields ``update`` changes in ``document`` and their new values; ``None`` when a
     current value is not one this path computes exactly."""
@@ -219,14 +243,16 @@ def update_counters(
                 return None
             fields = update.fields
             indexes = engine._load_indexes(db_name, coll_name)
-            # An index that reads a changed field has its entries rebuilt as the general
-            # path rebuilds them; one whose key a write must check first is left to it.
+            # SQLite keeps its own indexes of the documents table; entries the engine keeps
+            # in tables of their own (one-field, multikey and TTL indexes) are rebuilt as the
+            # general path rebuilds them when such an index reads a changed field. An index
+            # whose key a write must check first is left to the general path.
             rebuild = False
             for index in indexes:
                 read = _reads(index)
                 if "$" in read or (read & fields and (index.unique or index.weights)):
                     return None
-                rebuild = rebuild or bool(read & fields)
+                rebuild = rebuild or bool(read & fields and _has_entries(index))
             if engine._load_search_index_rows(db_name, coll_name):
                 return None
             engine._purge_expired_documents_sync(
@@ -240,14 +266,23 @@ def update_counters(
             keys = list(ids)
             changes: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
             matched = 0
+            # Only the fields this update reads are taken from each document (a memory's
+            # text and vector are most of it), unless index entries are to be rebuilt.
+            read = ["_id", *(field for field, _ in update.equal), *sorted(fields)]
+            columns = (
+                "document"
+                if rebuild
+                else ", ".join(f"document -> '$.\"{field}\"'" for field in read)
+            )
             for start in range(0, len(keys), _LOOKUP_CHUNK):
                 part = keys[start : start + _LOOKUP_CHUNK]
                 rows = conn.execute(
-                    "SELECT storage_key, document FROM documents WHERE db_name = ? AND "
+                    f"SELECT storage_key, {columns} FROM documents WHERE db_name = ? AND "
                     f"coll_name = ? AND storage_key IN ({', '.join('?' * len(part))})",
                     (db_name, coll_name, *part),
                 ).fetchall()
-                for storage_key, payload in rows:
+                for storage_key, *values in rows:
+                    payload = values[0] if rebuild else _partial(read, values)
                     document = engine._deserialize_document(payload)
                     if document.get("_id") != ids.get(storage_key):
                         return None
