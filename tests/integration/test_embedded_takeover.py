@@ -373,3 +373,29 @@ def test_a_server_that_does_not_stop_in_time_keeps_the_directory(
     server.stop()
     assert _our_threads(before) == [] and not server.running
     assert _lock_is_free(data_dir) and not (data_dir / INFO_FILE).exists()
+
+
+def test_commands_started_at_the_same_moment_on_an_unserved_directory_all_connect(
+    tmp_path: Path, offline_env: dict[str, str]
+) -> None:
+    """The race of item 2 with real programs: three ``agent-memory stats`` started together
+    on a data directory nobody serves; one serves it, the others share its server (none fails
+    with "another process already serves"). Twice, on fresh directories."""
+    import subprocess
+
+    for attempt in range(2):
+        env = {**offline_env, "AGENT_MEMORY_DATA_DIR": str(tmp_path / f"data-{attempt}")}
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "agent_memory", "stats"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        for run in runs:
+            out, err = run.communicate(timeout=180)
+            assert run.returncode == 0, err
+            assert "already serves" not in err + out
