@@ -33,3 +33,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # ThreadOwnedError: deprecated, read with a warning at the reader's line.
     return _checkpointer.deprecated_name(name, stacklevel=2)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
