@@ -553,6 +553,9 @@ def plot(run: RetrievalRun, path: Path) -> None:
     plt.close(figure)
 
 
-def write_outputs(run: RetrievalRun, out: Path) -> tuple[Path, Path]:
-    """The JSON result at ``out``, the markdown table and the PNG plot beside it."""
-    return write_with_plot(out, run.as_json(), render(run), lambda image: plot(run, image))
+def write_outputs(run: RetrievalRun, out: Path, *, commit: str | None = None) -> tuple[Path, Path]:
+    """The JSON result at ``out``, the markdown table and the PNG plot beside it; ``commit``,
+    the code measured, is recorded in both when known."""
+    data = run.as_json() if commit is None else {**run.as_json(), "commit": commit}
+    table = render(run) if commit is None else f"Commit {commit}.\n\n{render(run)}"
+    return write_with_plot(out, data, table, lambda image: plot(run, image))

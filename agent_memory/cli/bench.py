@@ -78,6 +78,8 @@ def retrieval(
         )
         raise typer.Exit(2)
 
+    commit = _commit()  # the code measured, read before the run
+
     async def main() -> None:
         async with open_runtime(embedder=embedder) as rt:
             await IndexManager(rt.connection, rt.embedder.signature).setup()
@@ -91,7 +93,7 @@ def retrieval(
                 dated=not at_once,
                 progress=lambda line: err_console.print(line, highlight=False, markup=False),
             )
-        table, image = write_outputs(result, out)
+        table, image = write_outputs(result, out, commit=commit)
         console.print(render(result), highlight=False, markup=False)
         console.print(f"wrote {out}, {table} and {image}", highlight=False, markup=False)
 

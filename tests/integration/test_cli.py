@@ -371,7 +371,14 @@ def test_bench_retrieval_writes_json_table_and_plot(cli_env, tmp_path: Path):
     result = invoke(["bench", "retrieval", "--dataset", str(dataset), "--out", str(out)], cli_env)
     assert result.exit_code == 0, result.output
     assert "| agent_memory retrieve |" in result.output and "| BM25, bm25s" in result.output
-    assert json.loads(out.read_text())["questions"] == 4
+    from agent_memory.cli.bench import _commit
+
+    data = json.loads(out.read_text())
+    assert data["questions"] == 4
+    # The code measured is on record, as for the other benchmarks (in a git checkout).
+    assert data.get("commit") == _commit()
+    if data.get("commit"):
+        assert f"Commit {data['commit']}." in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").is_file() and out.with_suffix(".md").is_file()
     missing = invoke(["bench", "retrieval", "--dataset", str(tmp_path / "nope.json")], cli_env)
     assert missing.exit_code == 2 and "no dataset" in missing.output
