@@ -250,7 +250,8 @@ def update_counters(
             rebuild = False
             for index in indexes:
                 read = _reads(index)
-                if "$" in read or (read & fields and (index.unique or index.weights)):
+                checked_first = getattr(index, "unique", True) or getattr(index, "weights", None)
+                if "$" in read or (read & fields and checked_first):
                     return None
                 rebuild = rebuild or bool(read & fields and _has_entries(index))
             if engine._load_search_index_rows(db_name, coll_name):

@@ -224,6 +224,30 @@ def _counter_server(server: Any) -> Callable[[Any, CounterUpdate], Any] | None:
         return None
     if not hasattr(auth, "require_authenticated"):
         return None
+    # The engine's methods as the counters path calls them (a release that changes one of
+    # them leaves every update to the general path instead of failing it).
+    calls = {
+        "_require_connection": ((None,), {}),
+        "_begin_write": ((None, None), {}),
+        "_commit_write": ((None, None), {}),
+        "_rollback_write": ((None, None), {}),
+        "_collection_options_or_empty_sync": ((None, "", ""), {}),
+        "_load_indexes": (("", ""), {}),
+        "_load_search_index_rows": (("", ""), {}),
+        "_purge_expired_documents_sync": ((None, "", ""), {"context": None, "now": None}),
+        "_storage_key": (("",), {}),
+        "_deserialize_document": (("",), {}),
+        "_serialize_document": (({},), {}),
+        "_invalidate_collection_features_cache": (("", ""), {}),
+        "_rebuild_multikey_entries_for_document": ((None, "", "", "", {}, []), {}),
+        "_rebuild_scalar_entries_for_document": ((None, "", "", "", {}, []), {}),
+    }
+    try:
+        for name, (args, kwargs) in calls.items():
+            inspect.signature(getattr(engine, name)).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        logger.debug("embedded_counters_path_unavailable")
+        return None
 
     def _update_counters_sync(db_name: str, update: CounterUpdate) -> tuple[int, int] | None:
         return update_counters(engine, db_name, update, sqlite_write_scope)

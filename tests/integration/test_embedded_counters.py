@@ -300,3 +300,24 @@ def test_the_shape_it_takes() -> None:
     assert (
         counter_update({"update": "c", "updates": [two], "bypassDocumentValidation": True}) is None
     )
+
+
+def test_an_engine_whose_methods_changed_leaves_every_update_to_the_general_path(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    from types import SimpleNamespace
+
+    from agent_memory.mongo._mongoeco import _counter_server, engine_class
+
+    engine = engine_class()(str(tmp_path_factory.mktemp("engine") / "e.sqlite3"))
+    auth = SimpleNamespace(require_authenticated=lambda *_: None)
+    server = SimpleNamespace(_client=SimpleNamespace(_engine=engine), _auth=auth)
+    assert _counter_server(server) is not None  # this mongoeco: the path applies
+
+    class Changed(engine_class()):  # type: ignore[misc]
+        def _purge_expired_documents_sync(self, conn):  # type: ignore[no-untyped-def, override]
+            return 0
+
+    changed = Changed(str(tmp_path_factory.mktemp("changed") / "e.sqlite3"))
+    server = SimpleNamespace(_client=SimpleNamespace(_engine=changed), _auth=auth)
+    assert _counter_server(server) is None
