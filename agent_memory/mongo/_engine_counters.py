@@ -17,7 +17,8 @@ Only what this path can answer exactly as the general path does comes here
 hint, variables or transaction; a filter of ``_id`` (one string or ``$in`` of strings) and
 equalities of other top-level fields to strings; ``$inc`` by a non-zero int or float and
 ``$max``/``$min`` of a datetime on top-level fields. :func:`update_counters` then declines
-(``None``, before anything is written) for a collection with a validator, a search index
+(``None``, before anything is written) for a collection with a validator or a default
+collation, a search index
 or an index that reads one of the fields, and for a document whose value it cannot compute
 as MongoDB does (a counter that is not an int or a float, a time that is not a datetime, an
 array where an equality is asked); the command then goes the general way, which applies it
@@ -239,8 +240,8 @@ def update_counters(
             if conn.in_transaction:
                 return None
             options = engine._collection_options_or_empty_sync(conn, db_name, coll_name)
-            if options.get("validator"):
-                return None
+            if options.get("validator") or options.get("collation"):
+                return None  # validated writes; string equality by another collation
             fields = update.fields
             indexes = engine._load_indexes(db_name, coll_name)
             # SQLite keeps its own indexes of the documents table; entries the engine keeps

@@ -321,3 +321,27 @@ def test_an_engine_whose_methods_changed_leaves_every_update_to_the_general_path
     changed = Changed(str(tmp_path_factory.mktemp("changed") / "e.sqlite3"))
     server = SimpleNamespace(_client=SimpleNamespace(_engine=changed), _auth=auth)
     assert _counter_server(server) is None
+
+
+def test_a_collection_with_a_default_collation_goes_the_general_way(
+    server: MongoClient[Any], taken: list[tuple[int, int] | None]
+) -> None:
+    """String equality follows the collection's collation, which only the general path
+    applies (as mongoeco applies it): the counters path leaves such a collection to it."""
+    name = uuid.uuid4().hex[:12]
+    twins = [
+        server["db"].create_collection(f"{kind}_{name}", collation={"locale": "en", "strength": 2})
+        for kind in ("fast", "general")
+    ]
+    try:
+        for collection in twins:
+            collection.insert_one({"_id": "m", "a": "Alice", "n": 1})
+        query = {"_id": {"$in": ["m"]}, "a": "alice"}
+        expected = _outcome(twins[1], {"$and": [query]}, {"$inc": {"n": 1}})
+        assert taken == []
+        assert _outcome(twins[0], query, {"$inc": {"n": 1}}) == expected
+        assert taken == [None]  # offered, declined
+        assert twins[0].find_one({"_id": "m"}) == twins[1].find_one({"_id": "m"})
+    finally:
+        for collection in twins:
+            collection.drop()
