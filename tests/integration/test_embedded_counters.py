@@ -5,6 +5,7 @@ declines what it cannot compute, and the access statistics of a retrieve take it
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import uuid
 from collections.abc import Iterator
@@ -100,17 +101,26 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int] | None]:
     return answers
 
 
-def _pair(client: MongoClient[Any]) -> tuple[Any, Any]:
-    """Two collections with the same indexes: one the counters path serves, one it cannot."""
+@contextlib.contextmanager
+def _pair(client: MongoClient[Any], **options: Any) -> Iterator[tuple[Any, Any]]:
+    """Two collections made alike (``options`` of ``create_collection``, the same indexes):
+    one for the counters path, one whose commands are worded so that it never takes them;
+    dropped afterwards."""
     name = uuid.uuid4().hex[:12]
-    pair = client["db"][f"fast_{name}"], client["db"][f"general_{name}"]
-    for collection in pair:
-        collection.create_index([("a", ASCENDING), ("t", ASCENDING)], name="a_t")
-        collection.create_index([("k", ASCENDING)], name="k", unique=True)
-        collection.create_index(
-            [("a", ASCENDING)], name="a_big", partialFilterExpression={"n": {"$gt": 3}}
-        )
-    return pair
+    pair = tuple(
+        client["db"].create_collection(f"{kind}_{name}", **options) for kind in ("fast", "general")
+    )
+    try:
+        for collection in pair:
+            collection.create_index([("a", ASCENDING), ("t", ASCENDING)], name="a_t")
+            collection.create_index([("k", ASCENDING)], name="k", unique=True)
+            collection.create_index(
+                [("a", ASCENDING)], name="a_big", partialFilterExpression={"n": {"$gt": 3}}
+            )
+        yield pair
+    finally:
+        for collection in pair:
+            collection.drop()
 
 
 def _filter(ids: list[str], owner: str | None) -> dict[str, Any]:
@@ -146,8 +156,7 @@ def _reads(collection: Any) -> list[Any]:
 def test_counter_updates_end_as_the_general_path_ends_them(
     server: MongoClient[Any], taken: list[tuple[int, int] | None], documents, updates
 ) -> None:  # type: ignore[no-untyped-def]
-    fast, general = _pair(server)
-    try:
+    with _pair(server) as (fast, general):
         for collection in (fast, general):
             collection.insert_many(
                 [
@@ -163,16 +172,12 @@ def test_counter_updates_end_as_the_general_path_ends_them(
             assert _outcome(fast, query, change) == expected, (query, change)
             assert len(taken) == offered + 1  # offered to the counters path
             assert _reads(fast) == _reads(general), (query, change)
-    finally:
-        fast.drop()
-        general.drop()
 
 
 def test_access_statistics_of_plain_documents_take_the_counters_path(
-    server: MongoClient[Any], taken: list[tuple[int, int] | None], monkeypatch: pytest.MonkeyPatch
+    server: MongoClient[Any], taken: list[tuple[int, int] | None]
 ) -> None:
-    fast, general = _pair(server)
-    try:
+    with _pair(server) as (fast, _):
         fast.insert_many([{"_id": f"m{i}", "a": "x", "k": i, "n": i} for i in range(20)])
         ids = [f"m{i}" for i in range(0, 20, 2)]
         result = fast.update_many(
@@ -185,16 +190,12 @@ def test_access_statistics_of_plain_documents_take_the_counters_path(
         ]
         # The index on (a, t) finds them by their new time.
         assert {d["_id"] for d in fast.find({"a": "x", "t": _T0}, {"_id": 1})} == set(ids)
-    finally:
-        fast.drop()
-        general.drop()
 
 
 def test_what_the_path_cannot_compute_goes_the_general_way(
     server: MongoClient[Any], taken: list[tuple[int, int] | None]
 ) -> None:
-    fast, general = _pair(server)
-    try:
+    with _pair(server) as (fast, _):
         fast.insert_many([{"_id": "s", "k": 1, "n": "three"}, {"_id": "z", "k": 2, "n": 0}])
         with pytest.raises(Exception, match=r"(?i)numeric"):
             fast.update_many({"_id": {"$in": ["s", "z"]}}, {"$inc": {"n": 1}})
@@ -204,16 +205,12 @@ def test_what_the_path_cannot_compute_goes_the_general_way(
         with pytest.raises(Exception, match=r"(?i)duplicate"):
             fast.update_many({"_id": "z"}, {"$inc": {"k": -1}})
         assert taken == [None, None]
-    finally:
-        fast.drop()
-        general.drop()
 
 
 def test_a_counter_update_inside_a_transaction_goes_the_general_way(
     server: MongoClient[Any], taken: list[tuple[int, int] | None]
 ) -> None:
-    fast, general = _pair(server)
-    try:
+    with _pair(server) as (fast, _):
         fast.insert_one({"_id": "m", "k": 1, "n": 1})
         with server.start_session() as session:
             session.start_transaction()
@@ -221,27 +218,22 @@ def test_a_counter_update_inside_a_transaction_goes_the_general_way(
             session.abort_transaction()
         assert taken == []
         assert fast.find_one({"_id": "m"})["n"] == 1
-    finally:
-        fast.drop()
-        general.drop()
 
 
 def test_a_client_that_has_not_signed_in_is_refused(
     server: MongoClient[Any], taken: list[tuple[int, int] | None]
 ) -> None:
-    fast, general = _pair(server)
-    host, port = server.address
-    anonymous: MongoClient[Any] = MongoClient(host, port, serverSelectionTimeoutMS=5000)
-    try:
-        fast.insert_one({"_id": "m", "k": 1, "n": 1})
-        with pytest.raises(OperationFailure, match="Authentication required"):
-            anonymous["db"][fast.name].update_many({"_id": {"$in": ["m"]}}, {"$inc": {"n": 1}})
-        assert taken == []
-        assert fast.find_one({"_id": "m"})["n"] == 1
-    finally:
-        anonymous.close()
-        fast.drop()
-        general.drop()
+    with _pair(server) as (fast, _):
+        host, port = server.address
+        anonymous: MongoClient[Any] = MongoClient(host, port, serverSelectionTimeoutMS=5000)
+        try:
+            fast.insert_one({"_id": "m", "k": 1, "n": 1})
+            with pytest.raises(OperationFailure, match="Authentication required"):
+                anonymous["db"][fast.name].update_many({"_id": {"$in": ["m"]}}, {"$inc": {"n": 1}})
+            assert taken == []
+            assert fast.find_one({"_id": "m"})["n"] == 1
+        finally:
+            anonymous.close()
 
 
 @pytest.mark.parametrize(
@@ -328,20 +320,12 @@ def test_a_collection_with_a_default_collation_goes_the_general_way(
 ) -> None:
     """String equality follows the collection's collation, which only the general path
     applies (as mongoeco applies it): the counters path leaves such a collection to it."""
-    name = uuid.uuid4().hex[:12]
-    twins = [
-        server["db"].create_collection(f"{kind}_{name}", collation={"locale": "en", "strength": 2})
-        for kind in ("fast", "general")
-    ]
-    try:
-        for collection in twins:
+    with _pair(server, collation={"locale": "en", "strength": 2}) as (fast, general):
+        for collection in (fast, general):
             collection.insert_one({"_id": "m", "a": "Alice", "n": 1})
         query = {"_id": {"$in": ["m"]}, "a": "alice"}
-        expected = _outcome(twins[1], {"$and": [query]}, {"$inc": {"n": 1}})
+        expected = _outcome(general, {"$and": [query]}, {"$inc": {"n": 1}})
         assert taken == []
-        assert _outcome(twins[0], query, {"$inc": {"n": 1}}) == expected
+        assert _outcome(fast, query, {"$inc": {"n": 1}}) == expected
         assert taken == [None]  # offered, declined
-        assert twins[0].find_one({"_id": "m"}) == twins[1].find_one({"_id": "m"})
-    finally:
-        for collection in twins:
-            collection.drop()
+        assert fast.find_one({"_id": "m"}) == general.find_one({"_id": "m"})
