@@ -270,11 +270,11 @@ def update_counters(
             matched = 0
             # Only the fields this update reads are taken from each document (a memory's
             # text and vector are most of it), unless index entries are to be rebuilt.
-            read = ["_id", *(field for field, _ in update.equal), *sorted(fields)]
+            taken = ["_id", *(field for field, _ in update.equal), *sorted(fields)]
             columns = (
                 "document"
                 if rebuild
-                else ", ".join(f"document -> '$.\"{field}\"'" for field in read)
+                else ", ".join(f"document -> '$.\"{field}\"'" for field in taken)
             )
             for start in range(0, len(keys), _LOOKUP_CHUNK):
                 part = keys[start : start + _LOOKUP_CHUNK]
@@ -284,7 +284,7 @@ def update_counters(
                     (db_name, coll_name, *part),
                 ).fetchall()
                 for storage_key, *values in rows:
-                    payload = values[0] if rebuild else _partial(read, values)
+                    payload = values[0] if rebuild else _partial(taken, values)
                     document = engine._deserialize_document(payload)
                     if document.get("_id") != ids.get(storage_key):
                         return None

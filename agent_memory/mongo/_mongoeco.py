@@ -201,33 +201,13 @@ def _counter_server(server: Any) -> Callable[[Any, CounterUpdate], Any] | None:
         return None
     engine = getattr(getattr(server, "_client", None), "_engine", None)
     auth = getattr(server, "_auth", None)
-    needed = (
-        "_lock",
-        "_require_connection",
-        "_bind_connection",
-        "_begin_write",
-        "_commit_write",
-        "_rollback_write",
-        "_collection_options_or_empty_sync",
-        "_load_indexes",
-        "_load_search_index_rows",
-        "_purge_expired_documents_sync",
-        "_storage_key",
-        "_deserialize_document",
-        "_serialize_document",
-        "_invalidate_collection_features_cache",
-        "_rebuild_multikey_entries_for_document",
-        "_rebuild_scalar_entries_for_document",
-        "_run_blocking",
-    )
-    if engine is None or not all(hasattr(engine, name) for name in needed):
+    if engine is None or not hasattr(auth, "require_authenticated"):
         return None
-    if not hasattr(auth, "require_authenticated"):
-        return None
-    # The engine's methods as the counters path calls them (a release that changes one of
-    # them leaves every update to the general path instead of failing it).
+    # The engine's methods as the counters path calls them (a release that changes or drops
+    # one of them leaves every update to the general path instead of failing it).
     calls = {
         "_require_connection": ((None,), {}),
+        "_bind_connection": ((None,), {}),
         "_begin_write": ((None, None), {}),
         "_commit_write": ((None, None), {}),
         "_rollback_write": ((None, None), {}),
@@ -241,11 +221,14 @@ def _counter_server(server: Any) -> Callable[[Any, CounterUpdate], Any] | None:
         "_invalidate_collection_features_cache": (("", ""), {}),
         "_rebuild_multikey_entries_for_document": ((None, "", "", "", {}, []), {}),
         "_rebuild_scalar_entries_for_document": ((None, "", "", "", {}, []), {}),
+        "_run_blocking": ((len,), {}),
     }
     try:
+        if not hasattr(engine, "_lock"):
+            raise AttributeError("_lock")
         for name, (args, kwargs) in calls.items():
             inspect.signature(getattr(engine, name)).bind(*args, **kwargs)
-    except (TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):
         logger.debug("embedded_counters_path_unavailable")
         return None
 
