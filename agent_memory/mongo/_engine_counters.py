@@ -33,7 +33,13 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["CounterUpdate", "counter_update", "update_counters"]
+__all__ = [
+    "CounterUpdate",
+    "counter_update",
+    "partial_document",
+    "plain_field",
+    "update_counters",
+]
 
 #: Field names this path writes into a JSON path literal (letters, digits, underscores).
 _PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -68,7 +74,8 @@ class CounterUpdate:
         return frozenset([f for f, _ in self.inc] + [f for _, f, _ in self.bounds])
 
 
-def _plain(field: Any) -> bool:
+def plain_field(field: Any) -> bool:
+    """A top-level field name this path writes into a JSON path literal."""
     return isinstance(field, str) and field != "_id" and _PLAIN_FIELD.fullmatch(field) is not None
 
 
@@ -97,7 +104,7 @@ def counter_update(command: Any) -> CounterUpdate | None:
     for field, value in query.items():
         if field == "_id":
             continue
-        if not _plain(field) or not isinstance(value, str):
+        if not plain_field(field) or not isinstance(value, str):
             return None
         equal.append((field, value))
     inc: list[tuple[str, int | float]] = []
@@ -107,7 +114,7 @@ def counter_update(command: Any) -> CounterUpdate | None:
         if operator not in ("$inc", "$max", "$min") or not isinstance(fields, Mapping):
             return None
         for field, value in fields.items():
-            if not _plain(field) or field in seen:
+            if not plain_field(field) or field in seen:
                 return None
             seen.add(field)
             if operator == "$inc":
@@ -171,7 +178,7 @@ def _has_entries(index: Any) -> bool:
     )
 
 
-def _partial(fields: list[str], values: list[str | None]) -> str:
+def partial_document(fields: list[str], values: list[str | None]) -> str:
     """The stored JSON of a document's ``fields`` (their values as stored, ``None`` where
     the document has none), as one document the engine's decoder reads."""
     return (
@@ -284,7 +291,7 @@ def update_counters(
                     (db_name, coll_name, *part),
                 ).fetchall()
                 for storage_key, *values in rows:
-                    payload = values[0] if rebuild else _partial(taken, values)
+                    payload = values[0] if rebuild else partial_document(taken, values)
                     document = engine._deserialize_document(payload)
                     if document.get("_id") != ids.get(storage_key):
                         return None

@@ -91,7 +91,11 @@ class Connection:
         )
         #: Generation tokens of the kept search corpora, read together by every store of this
         #: connection (:class:`~agent_memory.mongo.search.snapshots.TokenReads`).
-        self.token_reads = TokenReads(db[settings.collection_prefix + GENERATIONS])
+        generations = settings.collection_prefix + GENERATIONS
+        self.token_reads = TokenReads(
+            db[generations],
+            local=None if embedded is None else embedded.file_reads(db.name, generations),
+        )
         #: The memory every kept search corpus of this connection shares
         #: (:class:`~agent_memory.mongo.search.snapshots.KeptBudget`, ``search_cache_mb``).
         self.kept_budget = KeptBudget(settings.search_cache_mb * 2**20)

@@ -41,6 +41,7 @@ from agent_memory._log import get_logger
 from agent_memory._redact import register_secret
 from agent_memory.config import redact_uri
 from agent_memory.errors import DependencyMissingError, EmbeddedServerError
+from agent_memory.mongo._embedded_reads import FileReads
 from agent_memory.mongo.embedded_files import (
     DATABASE_FILE,
     check_private,
@@ -200,6 +201,8 @@ class EmbeddedServer:
         self._server: Any = None
         self._info: ServerInfo | None = None
         self._lock_handle: IO[bytes] | None = None
+        self._database: Path | None = None
+        self._file_reads: list[FileReads] = []
         # start() and stop() one at a time: a stop() called while a start runs in another
         # thread (a cancelled astart) waits for it and stops what it started.
         self._lifecycle = threading.Lock()
@@ -311,6 +314,7 @@ class EmbeddedServer:
             assert secret is not None
             database = data_dir / DATABASE_FILE
             prepare_database(database)
+            self._database = database
             last = self._last_port() if self.port == 0 else None
             ports = [self.port] if self.port or last is None else [last, 0]
             for port in ports:
@@ -413,7 +417,30 @@ class EmbeddedServer:
         with self._lifecycle:
             self._stop(timeout)
 
+    def file_reads(self, db_name: str, collection: str) -> FileReads | None:
+        """Reads by ``_id`` of ``collection`` straight from the database file, for this
+        process while it serves the file (:mod:`._embedded_reads`); ``None`` when the server
+        is not running or its engine is not one they know."""
+        server, database = self._server, self._database
+        engine = getattr(getattr(server, "_client", None), "_engine", None)
+        if engine is None or database is None:
+            return None
+        if not (
+            callable(getattr(engine, "_storage_key", None))
+            and callable(getattr(engine, "_deserialize_document", None))
+        ):
+            return None
+        reads = FileReads(engine, database, db_name, collection, lambda: self._server is server)
+        with self._lifecycle:
+            if self._server is not server:
+                return None
+            self._file_reads.append(reads)
+        return reads
+
     def _stop(self, timeout: float) -> None:
+        for reads in self._file_reads:  # the file is not this process's to read any more
+            reads.close()
+        self._file_reads.clear()
         loop, thread, server = self._loop, self._thread, self._server
         if loop is not None and thread is not None and thread.is_alive():
             self._server = None  # asked to close once; a later stop() waits for the thread

@@ -49,7 +49,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pymongo import ReturnDocument, UpdateOne
 
@@ -306,6 +306,15 @@ async def erase_tenant(
         snapshots.forget(target, tenant)
 
 
+class LocalReads(Protocol):
+    """Documents by ``_id`` read without a round trip (:class:`TokenReads`'s ``local``)."""
+
+    def find(self, ids: Sequence[str], fields: Sequence[str]) -> list[dict[str, Any]] | None:
+        """The documents of ``ids`` that exist, with ``_id`` and ``fields``; ``None``: not
+        answered here (read through the server)."""
+        ...
+
+
 class TokenReads:
     """Generation tokens read together: the reads asked for within a few turns of the event
     loop (:data:`READ_WINDOW_TURNS`) go out as one ``find`` by ``_id``.
@@ -317,8 +326,11 @@ class TokenReads:
     moment it was asked for, so a write announced before a search started is still seen.
     """
 
-    def __init__(self, generations: Any) -> None:
+    def __init__(self, generations: Any, *, local: LocalReads | None = None) -> None:
         self._generations = generations
+        #: In the process serving the embedded database: the tokens read from its file, no
+        #: round trip (:mod:`agent_memory.mongo._embedded_reads`); ``None`` declines a read.
+        self.local = local
         self._asked: dict[str, list[asyncio.Future[str | None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._flush: asyncio.Task[None] | None = None
@@ -326,6 +338,14 @@ class TokenReads:
 
     async def read(self, document_id: str) -> str | None:
         """The token stored under ``document_id``, or ``None`` when there is none."""
+        local = self.local
+        if local is not None:
+            found = local.find([document_id], ("token",))
+            if found is not None:
+                # A search still lets the loop turn once here, as a read through the server
+                # would: the background writes of the previous searches go out meanwhile.
+                await asyncio.sleep(0)
+                return _token_of(found[0] if found else None)
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             if self._loop is not None and not self._loop.is_closed() and self._flush is not None:
