@@ -25,6 +25,7 @@ the server as before. Values are decoded by the engine's own codec.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -63,6 +64,9 @@ class FileReads:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._closed = False
+        # A child of fork() has no server thread, and SQLite forbids using a connection
+        # opened before the fork: the child declines every read.
+        self._pid = os.getpid()
         #: Reads answered from the file, and reads declined (for tests and diagnostics).
         self.answered = 0
         self.declined = 0
@@ -79,7 +83,7 @@ class FileReads:
         return found
 
     def _find(self, ids: Sequence[str], fields: Sequence[str]) -> list[dict[str, Any]] | None:
-        if self._closed or not self._serving():
+        if self._closed or os.getpid() != self._pid or not self._serving():
             return None
         if not all(isinstance(i, str) for i in ids) or not all(plain_field(f) for f in fields):
             return None

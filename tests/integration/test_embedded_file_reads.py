@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import uuid
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -279,5 +280,35 @@ async def test_reads_are_answered_while_the_engine_writes(served) -> None:
         await writing
         assert answered > 0 and reads.declined == 0
     finally:
+        reads.close()
+        client.drop_database(db.name)
+
+
+def test_a_forked_child_declines_every_read(served) -> None:
+    import os
+
+    server, client = served
+    db, collection = _collection(client)
+    collection.insert_one({"_id": "a", "token": "x"})
+    reads = server.file_reads(db.name, collection.name)
+    assert reads is not None and _local(reads.find(["a"], ("token",))) == {"a": "x"}
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        # Python warns that a child of a process with threads may deadlock; this child only
+        # asks for one read (which takes no lock another thread holds) and exits.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: no server thread, and the parent's SQLite connection is not its
+        try:
+            os.write(write, b"declined" if reads.find(["a"], ("token",)) is None else b"read")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        assert os.read(read, 16) == b"declined"
+        os.waitpid(pid, 0)
+        assert _local(reads.find(["a"], ("token",))) == {"a": "x"}  # the parent still reads
+    finally:
+        os.close(read)
         reads.close()
         client.drop_database(db.name)
