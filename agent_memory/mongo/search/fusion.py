@@ -68,17 +68,36 @@ def reciprocal_rank_fusion(
 def standardise(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """``values`` as z-scores over the ``valid`` entries; invalid entries get the lowest
     valid z-score, and a source whose valid values are all equal gets 0 everywhere."""
-    result = np.zeros(values.shape, dtype=np.float64)
+    return _z_at(values, valid, np.arange(values.shape[0]), _scale(values, valid))
+
+
+def _scale(values: np.ndarray, valid: np.ndarray) -> tuple[float, float, float] | None:
+    """The mean, standard deviation and lowest value of the ``valid`` entries, or ``None``
+    when they do not separate anything (none, or all equal)."""
     if not valid.any():
-        return result
+        return None
     chosen = values[valid].astype(np.float64)
     spread = float(chosen.std())
     if spread <= 1e-12:
-        return result
-    z = (chosen - float(chosen.mean())) / spread
-    result[:] = float(z.min())
-    result[valid] = z
-    return result
+        return None
+    return float(chosen.mean()), spread, float(chosen.min())
+
+
+def _z_at(
+    values: np.ndarray,
+    valid: np.ndarray,
+    positions: np.ndarray,
+    scale: tuple[float, float, float] | None,
+) -> np.ndarray:
+    """:func:`standardise`'s z-scores at ``positions`` alone, from :func:`_scale`'s figures:
+    the same arithmetic on each value, so the same numbers, without computing them for
+    every document (the lowest z-score is the lowest value's: the map is monotonic)."""
+    if scale is None:
+        return np.zeros(positions.shape, dtype=np.float64)
+    mean, spread, lowest = scale
+    z = (values[positions].astype(np.float64) - mean) / spread
+    z[~valid[positions]] = (lowest - mean) / spread
+    return z
 
 
 def _top(positions: np.ndarray, values: np.ndarray, depth: int) -> np.ndarray:
@@ -99,23 +118,29 @@ def _ranks(chosen: np.ndarray, positions: np.ndarray, values: np.ndarray) -> np.
     Without sorting ``values``: only values at or above the lowest chosen one can rank above
     or beside a chosen one; each of those is placed among the few distinct chosen values (a
     binary search in at most ``len(chosen)``), and how many lie above each chosen value is a
-    running sum of those places."""
-    mine = values[np.searchsorted(positions, chosen)]
+    running sum of those places; ties are counted in one sort of the values equal to a chosen
+    one."""
+    at = np.searchsorted(positions, chosen)  # where each chosen one is among positions
+    mine = values[at]
     if mine.size == 0:
         return np.zeros(0, dtype=np.int64)
     distinct = np.unique(mine)  # ascending
-    high = values[values >= distinct[0]]
+    high_at = np.flatnonzero(values >= distinct[0])
+    high = values[high_at]
     below = np.searchsorted(distinct, high, side="left")  # how many of distinct lie below
     equal = distinct[np.minimum(below, distinct.size - 1)] == high
     # values above distinct[j]: those with more than j of distinct below them
     placed = np.bincount(below, minlength=distinct.size + 1)
     greater = placed[::-1].cumsum()[::-1][1:]
-    ties = np.bincount(below[equal], minlength=distinct.size)
-    ranks = greater[np.searchsorted(distinct, mine)] + 1
-    for index in np.flatnonzero(ties > 1):  # ties: those before it in position order count
-        value = distinct[index]
-        tied = np.flatnonzero(mine == value)
-        ranks[tied] += np.searchsorted(positions[values == value], chosen[tied])
+    index = np.searchsorted(distinct, mine)
+    ranks = greater[index] + 1
+    # Ties: those of the same value before it in position order count too. The values equal
+    # to a chosen one, keyed by (which of distinct, place among positions) in one sort; each
+    # chosen one counts the keys of its value below its own.
+    keys = below[equal] * (values.size + 1) + high_at[equal]
+    keys.sort()
+    own = index * (values.size + 1)
+    ranks += np.searchsorted(keys, own + at) - np.searchsorted(keys, own)
     return ranks
 
 
@@ -140,8 +165,8 @@ def score_fusion(
     nothing sorts the documents, so a corpus ten times larger costs about ten times the
     array work and nothing more.
     """
-    total = np.zeros(allowed.shape, dtype=np.float64)
     found_in: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    scaled: list[tuple[float, np.ndarray, np.ndarray, tuple[float, float, float] | None]] = []
     tops: list[np.ndarray] = []
     for name, values in scores.items():
         valid = allowed & np.isfinite(values)
@@ -149,10 +174,17 @@ def score_fusion(
         positions = np.flatnonzero(found)
         found_in[name] = (positions, values[positions])
         tops.append(_top(positions, values[positions], depth))
-        total += float(weights.get(name, 1.0)) * standardise(values, valid)
-    total *= int(allowed.sum()) / (int(allowed.sum()) + SHRINK)
+        scaled.append((float(weights.get(name, 1.0)), values, valid, _scale(values, valid)))
     positions = np.unique(np.concatenate(tops)) if tops else np.zeros(0, dtype=np.int64)
-    positions = positions[np.lexsort((positions, -total[positions]))][:limit]
+    # The fused score of the candidates alone (the sum in the same order as over every
+    # document, so the same numbers).
+    fused = np.zeros(positions.shape, dtype=np.float64)
+    for weight, values, valid, scale in scaled:
+        fused += weight * _z_at(values, valid, positions, scale)
+    allowed_count = int(allowed.sum())
+    fused *= allowed_count / (allowed_count + SHRINK)
+    order = np.lexsort((positions, -fused))[:limit]
+    positions, fused = positions[order], fused[order]
     ranks: dict[str, dict[int, int]] = {}
     for name, (present, values) in found_in.items():
         chosen = positions[np.isin(positions, present, assume_unique=True)]
@@ -160,13 +192,13 @@ def score_fusion(
             zip(chosen.tolist(), _ranks(chosen, present, values).tolist(), strict=True)
         )
     result = []
-    for position in positions.tolist():
+    for position, value in zip(positions.tolist(), fused.tolist(), strict=True):
         sources = {
             name: SourceScore(rank=ranks[name][position], score=float(scores[name][position]))
             for name in scores
             if position in ranks[name]
         }
-        result.append((position, float(total[position]), sources))
+        result.append((position, value, sources))
     return result
 
 
