@@ -480,10 +480,12 @@ class Corpus:
         size = len(self._documents)
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query)) or 1.0
-        # einsum runs in this thread: BLAS's matrix-vector product hands the work to its own
-        # threads, which on a busy machine (the embedded server's thread, other processes)
-        # wait to be scheduled: 0.03 ms alone became 0.9 ms for 4,000 rows while ingesting.
-        scores = np.einsum("ij,j->i", self._matrix[:size], query / norm)
+        # One dot product per row, in this thread: BLAS's matrix-vector product hands the
+        # work to its own threads, which on a busy machine (the embedded server's thread,
+        # other processes) wait to be scheduled: 0.1 ms for 10,000 rows alone, 8 ms with the
+        # second core taken. numpy's vecdot is twice as fast as einsum here (0.19 against
+        # 0.39 ms at 10,000 rows of 256 floats, 7.7 against 13 ms at 100,000).
+        scores = _row_dots(self._matrix[:size], query / norm)
         scores[~self._has_vector[:size]] = -np.inf
         return scores
 
@@ -516,3 +518,11 @@ def _resized(mask: np.ndarray, capacity: int) -> np.ndarray:
     grown = np.zeros(capacity, dtype=mask.dtype)
     grown[: len(mask)] = mask
     return grown
+
+
+def _row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Each row of ``matrix`` times ``vector`` (numpy 2's ``vecdot``; ``einsum`` before)."""
+    vecdot = getattr(np, "vecdot", None)
+    if vecdot is None:  # pragma: no cover - numpy 1.26
+        return np.einsum("ij,j->i", matrix, vector)
+    return vecdot(matrix, vector)
