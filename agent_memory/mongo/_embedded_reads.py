@@ -111,8 +111,13 @@ class FileReads:
                         return None  # stored otherwise than this module knows
                     found.append(document)
             return found
-        except Exception as exc:  # the server's own read answers instead
+        except sqlite3.Error as exc:  # busy, or the file changing: the server reads this one
             logger.debug("embedded_file_read_declined", error=type(exc).__name__)
+            self._drop()
+            return None
+        except Exception as exc:  # an engine these reads do not know: the server reads all
+            logger.debug("embedded_file_reads_stopped", error=type(exc).__name__)
+            self._closed = True
             self._drop()
             return None
 

@@ -94,7 +94,7 @@ class Connection:
         generations = settings.collection_prefix + GENERATIONS
         self.token_reads = TokenReads(
             db[generations],
-            local=None if embedded is None else embedded.file_reads(db.name, generations),
+            local=None if embedded is None else embedded._file_reads(db.name, generations),
         )
         #: The memory every kept search corpus of this connection shares
         #: (:class:`~agent_memory.mongo.search.snapshots.KeptBudget`, ``search_cache_mb``).

@@ -202,7 +202,7 @@ class EmbeddedServer:
         self._info: ServerInfo | None = None
         self._lock_handle: IO[bytes] | None = None
         self._database: Path | None = None
-        self._file_reads: list[FileReads] = []
+        self._readers: list[FileReads] = []
         # start() and stop() one at a time: a stop() called while a start runs in another
         # thread (a cancelled astart) waits for it and stops what it started.
         self._lifecycle = threading.Lock()
@@ -417,7 +417,7 @@ class EmbeddedServer:
         with self._lifecycle:
             self._stop(timeout)
 
-    def file_reads(self, db_name: str, collection: str) -> FileReads | None:
+    def _file_reads(self, db_name: str, collection: str) -> FileReads | None:
         """Reads by ``_id`` of ``collection`` straight from the database file, for this
         process while it serves the file (:mod:`._embedded_reads`); ``None`` when the server
         is not running or its engine is not one they know."""
@@ -434,13 +434,13 @@ class EmbeddedServer:
         with self._lifecycle:
             if self._server is not server:
                 return None
-            self._file_reads.append(reads)
+            self._readers.append(reads)
         return reads
 
     def _stop(self, timeout: float) -> None:
-        for reads in self._file_reads:  # the file is not this process's to read any more
+        for reads in self._readers:  # the file is not this process's to read any more
             reads.close()
-        self._file_reads.clear()
+        self._readers.clear()
         loop, thread, server = self._loop, self._thread, self._server
         if loop is not None and thread is not None and thread.is_alive():
             self._server = None  # asked to close once; a later stop() waits for the thread

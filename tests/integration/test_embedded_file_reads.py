@@ -92,7 +92,7 @@ def test_a_read_answers_what_the_servers_find_answers(served, stored, asked) -> 
             if token != "<none>":
                 document["token"] = token
             collection.insert_one(document)
-        reads = server.file_reads(db.name, collection.name)
+        reads = server._file_reads(db.name, collection.name)
         assert reads is not None
         local = _local(reads.find(asked, ("token",)))
         wire = _wire(collection, asked)
@@ -117,7 +117,7 @@ def test_every_acknowledged_write_is_read_at_once_and_a_transaction_only_after_c
 ) -> None:
     server, client = served
     db, collection = _collection(client)
-    reads = server.file_reads(db.name, collection.name)
+    reads = server._file_reads(db.name, collection.name)
     assert reads is not None
     other: MongoClient[Any] = MongoClient(server.uri)  # another client: another program
     try:
@@ -142,7 +142,7 @@ def test_every_acknowledged_write_is_read_at_once_and_a_transaction_only_after_c
 def test_what_is_not_read_exactly_here_is_declined(served) -> None:
     server, client = served
     db, plain = _collection(client)
-    reads = server.file_reads(db.name, plain.name)
+    reads = server._file_reads(db.name, plain.name)
     assert reads is not None
     try:
         plain.insert_one({"_id": "a", "token": "x"})
@@ -156,7 +156,7 @@ def test_what_is_not_read_exactly_here_is_declined(served) -> None:
         plain.drop_indexes()
         assert _local(reads.find(["a"], ("token",))) == {"a": "x"}
         other_db, collated = _collection(client, collation={"locale": "en", "strength": 2})
-        collated_reads = server.file_reads(other_db.name, collated.name)
+        collated_reads = server._file_reads(other_db.name, collated.name)
         assert collated_reads is not None
         collated.insert_one({"_id": "a", "token": "x"})
         assert collated_reads.find(["a"], ("token",)) is None
@@ -174,15 +174,15 @@ def test_a_stopped_server_file_is_no_longer_read(tmp_path: Path) -> None:
     server.start()
     with MongoClient(server.uri) as client:
         client.db.generations.insert_one({"_id": "a", "token": "x"})
-    reads = server.file_reads("db", "generations")
+    reads = server._file_reads("db", "generations")
     assert reads is not None and _local(reads.find(["a"], ("token",))) == {"a": "x"}
     server.stop()
     assert reads.find(["a"], ("token",)) is None
-    assert server.file_reads("db", "generations") is None
+    assert server._file_reads("db", "generations") is None
     server.start()  # served again: a new read, not the old one, reads it
     try:
         assert reads.find(["a"], ("token",)) is None
-        again = server.file_reads("db", "generations")
+        again = server._file_reads("db", "generations")
         assert again is not None and _local(again.find(["a"], ("token",))) == {"a": "x"}
     finally:
         server.stop()
@@ -192,7 +192,7 @@ async def test_a_token_read_declined_goes_to_the_server(served) -> None:
     server, client = served
     db, collection = _collection(client)
     collection.insert_one({"_id": "a", "token": "x"})
-    reads = server.file_reads(db.name, collection.name)
+    reads = server._file_reads(db.name, collection.name)
     assert reads is not None
     reads.close()  # every read declined from now on
 
@@ -262,7 +262,7 @@ async def test_reads_are_answered_while_the_engine_writes(served) -> None:
     server, client = served
     db, collection = _collection(client)
     collection.insert_one({"_id": "a", "token": "x"})
-    reads = server.file_reads(db.name, collection.name)
+    reads = server._file_reads(db.name, collection.name)
     assert reads is not None
     writes = db["bulk"]
 
@@ -290,7 +290,7 @@ def test_a_forked_child_declines_every_read(served) -> None:
     server, client = served
     db, collection = _collection(client)
     collection.insert_one({"_id": "a", "token": "x"})
-    reads = server.file_reads(db.name, collection.name)
+    reads = server._file_reads(db.name, collection.name)
     assert reads is not None and _local(reads.find(["a"], ("token",))) == {"a": "x"}
     read, write = os.pipe()
     with warnings.catch_warnings():
@@ -312,3 +312,38 @@ def test_a_forked_child_declines_every_read(served) -> None:
         os.close(read)
         reads.close()
         client.drop_database(db.name)
+
+
+def test_a_busy_file_declines_one_read_and_an_unknown_engine_stops_them(served) -> None:
+    import sqlite3
+
+    server, client = served
+    db, collection = _collection(client)
+    collection.insert_one({"_id": "a", "token": "x"})
+    reads = server._file_reads(db.name, collection.name)
+    assert reads is not None
+    opened = reads._open
+
+    def busy() -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
+    reads._open = busy  # type: ignore[method-assign]
+    assert reads.find(["a"], ("token",)) is None
+    reads._open = opened  # type: ignore[method-assign]
+    assert _local(reads.find(["a"], ("token",))) == {"a": "x"}  # the next one reads again
+
+    engine = reads._engine
+
+    class Changed:  # a release whose decoder takes other arguments
+        def __getattr__(self, name: str) -> Any:
+            return getattr(engine, name)
+
+        def _deserialize_document(self, payload: str) -> Any:
+            return engine._deserialize_document(payload)
+
+    reads._engine = Changed()
+    assert reads.find(["a"], ("token",)) is None
+    reads._engine = engine
+    assert reads.find(["a"], ("token",)) is None  # stopped for good: the server reads
+    assert reads.declined == 3
+    client.drop_database(db.name)
