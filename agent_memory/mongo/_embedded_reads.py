@@ -33,14 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory._log import get_logger
-from agent_memory.mongo._engine_counters import partial_document, plain_field
+from agent_memory.mongo._engine_counters import plain_field, stored_documents
 
 __all__ = ["FileReads"]
 
 logger = get_logger(__name__)
-
-#: Ids looked up in one statement (far below SQLite's limit of bound parameters).
-_CHUNK = 250
 
 
 class FileReads:
@@ -92,24 +89,14 @@ class FileReads:
             if not self._plain_collection(connection):
                 return None
             keys = {self._engine._storage_key(document_id): document_id for document_id in ids}
-            taken = ["_id", *fields]
-            columns = ", ".join(f"document -> '$.\"{field}\"'" for field in taken)
             found: list[dict[str, Any]] = []
-            listed = list(keys)
-            for start in range(0, len(listed), _CHUNK):
-                part = listed[start : start + _CHUNK]
-                rows = connection.execute(
-                    f"SELECT storage_key, {columns} FROM documents WHERE db_name = ? AND "
-                    f"coll_name = ? AND storage_key IN ({', '.join('?' * len(part))})",
-                    (self._db_name, self._collection, *part),
-                ).fetchall()
-                for storage_key, *values in rows:
-                    document = self._engine._deserialize_document(
-                        partial_document(taken, values), preserve_bson_wrappers=False
-                    )
-                    if document.get("_id") != keys.get(storage_key):
-                        return None  # stored otherwise than this module knows
-                    found.append(document)
+            for storage_key, payload in stored_documents(
+                connection, self._db_name, self._collection, list(keys), ["_id", *fields]
+            ):
+                document = self._engine._deserialize_document(payload, preserve_bson_wrappers=False)
+                if document.get("_id") != keys.get(storage_key):
+                    return None  # stored otherwise than this module knows
+                found.append(document)
             return found
         except sqlite3.Error as exc:  # busy, or the file changing: the server reads this one
             logger.debug("embedded_file_read_declined", error=type(exc).__name__)

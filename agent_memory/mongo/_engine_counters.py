@@ -30,14 +30,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "CounterUpdate",
     "counter_update",
-    "partial_document",
     "plain_field",
+    "stored_documents",
     "update_counters",
 ]
 
@@ -178,7 +178,7 @@ def _has_entries(index: Any) -> bool:
     )
 
 
-def partial_document(fields: list[str], values: list[str | None]) -> str:
+def _partial(fields: Sequence[str], values: Sequence[str | None]) -> str:
     """The stored JSON of a document's ``fields`` (their values as stored, ``None`` where
     the document has none), as one document the engine's decoder reads."""
     return (
@@ -190,6 +190,33 @@ def partial_document(fields: list[str], values: list[str | None]) -> str:
         )
         + "}"
     )
+
+
+def stored_documents(
+    connection: Any,
+    db_name: str,
+    coll_name: str,
+    keys: Sequence[str],
+    fields: Sequence[str] | None,
+) -> Iterator[tuple[str, str]]:
+    """(storage key, stored JSON) of each document of ``keys`` that exists in the engine's
+    ``documents`` table, read by primary key :data:`_LOOKUP_CHUNK` keys a statement: the
+    whole document, or only ``fields`` (plain top-level names) as one document the engine's
+    decoder reads."""
+    columns = (
+        "document"
+        if fields is None
+        else ", ".join(f"document -> '$.\"{field}\"'" for field in fields)
+    )
+    for start in range(0, len(keys), _LOOKUP_CHUNK):
+        part = keys[start : start + _LOOKUP_CHUNK]
+        rows = connection.execute(
+            f"SELECT storage_key, {columns} FROM documents WHERE db_name = ? AND "
+            f"coll_name = ? AND storage_key IN ({', '.join('?' * len(part))})",
+            (db_name, coll_name, *part),
+        ).fetchall()
+        for storage_key, *values in rows:
+            yield storage_key, values[0] if fields is None else _partial(fields, values)
 
 
 def _new_values(document: Mapping[str, Any], update: CounterUpdate) -> dict[str, Any] | None:
@@ -278,34 +305,22 @@ def update_counters(
             # Only the fields this update reads are taken from each document (a memory's
             # text and vector are most of it), unless index entries are to be rebuilt.
             taken = ["_id", *(field for field, _ in update.equal), *sorted(fields)]
-            columns = (
-                "document"
-                if rebuild
-                else ", ".join(f"document -> '$.\"{field}\"'" for field in taken)
-            )
-            for start in range(0, len(keys), _LOOKUP_CHUNK):
-                part = keys[start : start + _LOOKUP_CHUNK]
-                rows = conn.execute(
-                    f"SELECT storage_key, {columns} FROM documents WHERE db_name = ? AND "
-                    f"coll_name = ? AND storage_key IN ({', '.join('?' * len(part))})",
-                    (db_name, coll_name, *part),
-                ).fetchall()
-                for storage_key, *values in rows:
-                    payload = values[0] if rebuild else partial_document(taken, values)
-                    document = engine._deserialize_document(payload)
-                    if document.get("_id") != ids.get(storage_key):
-                        return None
-                    matches = _matches(document, update)
-                    if matches is None:
-                        return None
-                    if not matches:
-                        continue
-                    new = _new_values(document, update)
-                    if new is None:
-                        return None
-                    matched += 1
-                    if new:
-                        changes.append((storage_key, new, document))
+            found = stored_documents(conn, db_name, coll_name, keys, None if rebuild else taken)
+            for storage_key, payload in found:
+                document = engine._deserialize_document(payload)
+                if document.get("_id") != ids.get(storage_key):
+                    return None
+                matches = _matches(document, update)
+                if matches is None:
+                    return None
+                if not matches:
+                    continue
+                new = _new_values(document, update)
+                if new is None:
+                    return None
+                matched += 1
+                if new:
+                    changes.append((storage_key, new, document))
             if changes:
                 with write_scope(
                     conn,
