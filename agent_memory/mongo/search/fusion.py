@@ -165,16 +165,17 @@ def score_fusion(
     nothing sorts the documents, so a corpus ten times larger costs about ten times the
     array work and nothing more.
     """
+    #: Per source: which documents it found, their positions and their values.
     found_in: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     scaled: list[tuple[float, np.ndarray, np.ndarray, tuple[float, float, float] | None]] = []
     tops: list[np.ndarray] = []
     for name, values in scores.items():
         valid = allowed & np.isfinite(values)
         found = valid & (values > 0) if name == "text" else valid
-        positions = np.flatnonzero(found)
-        present = values[positions]
-        found_in[name] = (found, positions, present)
-        tops.append(_top(positions, present, depth))
+        where = np.flatnonzero(found)
+        present = values[where]
+        found_in[name] = (found, where, present)
+        tops.append(_top(where, present, depth))
         scaled.append((float(weights.get(name, 1.0)), values, valid, _scale(values, valid)))
     positions = np.unique(np.concatenate(tops)) if tops else np.zeros(0, dtype=np.int64)
     # The fused score of the candidates alone (the sum in the same order as over every
@@ -187,10 +188,10 @@ def score_fusion(
     order = np.lexsort((positions, -fused))[:limit]
     positions, fused = positions[order], fused[order]
     ranks: dict[str, dict[int, int]] = {}
-    for name, (found, present, values) in found_in.items():
+    for name, (found, where, present) in found_in.items():
         chosen = positions[found[positions]]
         ranks[name] = dict(
-            zip(chosen.tolist(), _ranks(chosen, present, values).tolist(), strict=True)
+            zip(chosen.tolist(), _ranks(chosen, where, present).tolist(), strict=True)
         )
     result = []
     for position, value in zip(positions.tolist(), fused.tolist(), strict=True):
