@@ -165,7 +165,7 @@ def score_fusion(
     nothing sorts the documents, so a corpus ten times larger costs about ten times the
     array work and nothing more.
     """
-    #: Per source: which documents it found, their positions and their values.
+    # Per source: which documents it found, their positions and their values.
     found_in: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     scaled: list[tuple[float, np.ndarray, np.ndarray, tuple[float, float, float] | None]] = []
     tops: list[np.ndarray] = []
