@@ -7,6 +7,7 @@ on the embedded default a retrieve reads its generation token that way."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import uuid
 import warnings
@@ -59,11 +60,31 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedS
         server.stop()
 
 
-def _collection(client: MongoClient[Any], **options: Any) -> Any:
+@contextlib.contextmanager
+def _reading(served: Any, *, token: bool = True, **options: Any) -> Iterator[tuple[Any, Any]]:
+    """A collection of a database of its own (made with ``options``; holding ``{"_id": "a",
+    "token": "x"}`` when ``token``) and the serving process's reads of it; both gone after."""
+    server, client = served
     db = client[f"t_{uuid.uuid4().hex[:10]}"]
-    name = "generations"
-    db.create_collection(name, **options)
-    return db, db[name]
+    collection = db.create_collection("generations", **options)
+    try:
+        if token:
+            collection.insert_one({"_id": "a", "token": "x"})
+        reads = server._file_reads(db.name, collection.name)
+        assert reads is not None
+        try:
+            yield collection, reads
+        finally:
+            reads.close()
+    finally:
+        client.drop_database(db.name)
+
+
+@pytest.fixture
+def reading(served: Any) -> Iterator[tuple[Any, Any]]:
+    """:func:`_reading` of a collection holding one token."""
+    with _reading(served) as pair:
+        yield pair
 
 
 def _wire(collection: Any, ids: list[str]) -> dict[str, Any]:
@@ -84,16 +105,12 @@ def _local(found: list[dict[str, Any]] | None) -> dict[str, Any]:
     asked=st.lists(st.sampled_from([*_IDS, "absent"]), min_size=1, max_size=12),
 )
 def test_a_read_answers_what_the_servers_find_answers(served, stored, asked) -> None:
-    server, client = served
-    db, collection = _collection(client)
-    try:
+    with _reading(served, token=False) as (collection, reads):
         for document_id, token in stored.items():
             document = {"_id": document_id, "other": [1, {"x": "y"}]}
             if token != "<none>":
                 document["token"] = token
             collection.insert_one(document)
-        reads = server._file_reads(db.name, collection.name)
-        assert reads is not None
         local = _local(reads.find(asked, ("token",)))
         wire = _wire(collection, asked)
         assert local.keys() == wire.keys()
@@ -107,21 +124,15 @@ def test_a_read_answers_what_the_servers_find_answers(served, stored, asked) -> 
                 "<none>",
             ):
                 assert local[document_id] == wire[document_id]
-        reads.close()
-    finally:
-        client.drop_database(db.name)
 
 
 def test_every_acknowledged_write_is_read_at_once_and_a_transaction_only_after_commit(
     served,
 ) -> None:
-    server, client = served
-    db, collection = _collection(client)
-    reads = server._file_reads(db.name, collection.name)
-    assert reads is not None
-    other: MongoClient[Any] = MongoClient(server.uri)  # another client: another program
-    try:
-        theirs = other[db.name][collection.name]
+    server, _ = served
+    other: MongoClient[Any]  # another client: another program
+    with MongoClient(server.uri) as other, _reading(served, token=False) as (collection, reads):
+        theirs = other[collection.database.name][collection.name]
         for round_ in range(30):
             theirs.update_one({"_id": "g"}, {"$set": {"token": f"t{round_}"}}, upsert=True)
             assert _local(reads.find(["g"], ("token",))) == {"g": f"t{round_}"}
@@ -133,19 +144,10 @@ def test_every_acknowledged_write_is_read_at_once_and_a_transaction_only_after_c
             assert _local(reads.find(["g", "h"], ("token",))) == {"g": "t29"}
         assert _local(reads.find(["g", "h"], ("token",))) == {"g": "inside", "h": "new"}
         assert reads.declined == 0
-    finally:
-        other.close()
-        reads.close()
-        client.drop_database(db.name)
 
 
 def test_what_is_not_read_exactly_here_is_declined(served) -> None:
-    server, client = served
-    db, plain = _collection(client)
-    reads = server._file_reads(db.name, plain.name)
-    assert reads is not None
-    try:
-        plain.insert_one({"_id": "a", "token": "x"})
+    with _reading(served) as (plain, reads):
         assert _local(reads.find(["a"], ("token",))) == {"a": "x"}
         assert reads.find([7], ("token",)) is None  # type: ignore[list-item]  # not a string id
         for field in ("a.b", "$x", "_id", "", "x" * 65, "é"):
@@ -155,18 +157,10 @@ def test_what_is_not_read_exactly_here_is_declined(served) -> None:
         assert reads.find(["a"], ("token",)) is None
         plain.drop_indexes()
         assert _local(reads.find(["a"], ("token",))) == {"a": "x"}
-        other_db, collated = _collection(client, collation={"locale": "en", "strength": 2})
-        collated_reads = server._file_reads(other_db.name, collated.name)
-        assert collated_reads is not None
-        collated.insert_one({"_id": "a", "token": "x"})
-        assert collated_reads.find(["a"], ("token",)) is None
-        collated_reads.close()
         reads.close()
         assert reads.find(["a"], ("token",)) is None
-    finally:
-        for name in client.list_database_names():
-            if name.startswith("t_"):
-                client.drop_database(name)
+    with _reading(served, collation={"locale": "en", "strength": 2}) as (_, collated_reads):
+        assert collated_reads.find(["a"], ("token",)) is None
 
 
 def test_a_stopped_server_file_is_no_longer_read(tmp_path: Path) -> None:
@@ -189,23 +183,19 @@ def test_a_stopped_server_file_is_no_longer_read(tmp_path: Path) -> None:
 
 
 async def test_a_token_read_declined_goes_to_the_server(served) -> None:
-    server, client = served
-    db, collection = _collection(client)
-    collection.insert_one({"_id": "a", "token": "x"})
-    reads = server._file_reads(db.name, collection.name)
-    assert reads is not None
-    reads.close()  # every read declined from now on
-
     from pymongo import AsyncMongoClient
 
-    async_client: AsyncMongoClient[Any] = AsyncMongoClient(server.uri)
-    try:
-        tokens = TokenReads(async_client[db.name][collection.name], local=reads)
-        assert await tokens.read("a") == "x"
-        assert (tokens.reads, reads.declined) == (1, 1)
-    finally:
-        await async_client.close()
-        client.drop_database(db.name)
+    server, _ = served
+    with _reading(served) as (collection, reads):
+        reads.close()  # every read declined from now on
+        async_client: AsyncMongoClient[Any] = AsyncMongoClient(server.uri)
+        try:
+            theirs = async_client[collection.database.name][collection.name]
+            tokens = TokenReads(theirs, local=reads)
+            assert await tokens.read("a") == "x"
+            assert (tokens.reads, reads.declined) == (1, 1)
+        finally:
+            await async_client.close()
 
 
 async def test_on_the_embedded_default_a_retrieve_reads_its_token_from_the_file(
@@ -259,18 +249,13 @@ def _uri(tmp_path: Path) -> str:
 
 
 async def test_reads_are_answered_while_the_engine_writes(served) -> None:
-    server, client = served
-    db, collection = _collection(client)
-    collection.insert_one({"_id": "a", "token": "x"})
-    reads = server._file_reads(db.name, collection.name)
-    assert reads is not None
-    writes = db["bulk"]
+    with _reading(served) as (collection, reads):
+        writes = collection.database["bulk"]
 
-    def write() -> None:
-        for start in range(0, 4000, 500):
-            writes.insert_many([{"n": i, "text": "y" * 200} for i in range(start, start + 500)])
+        def write() -> None:
+            for start in range(0, 4000, 500):
+                writes.insert_many([{"n": i, "text": "y" * 200} for i in range(start, start + 500)])
 
-    try:
         writing = asyncio.get_running_loop().run_in_executor(None, write)
         answered = 0
         while not writing.done():
@@ -279,19 +264,13 @@ async def test_reads_are_answered_while_the_engine_writes(served) -> None:
             await asyncio.sleep(0.001)
         await writing
         assert answered > 0 and reads.declined == 0
-    finally:
-        reads.close()
-        client.drop_database(db.name)
 
 
-def test_a_forked_child_declines_every_read(served) -> None:
+def test_a_forked_child_declines_every_read(reading) -> None:
     import os
 
-    server, client = served
-    db, collection = _collection(client)
-    collection.insert_one({"_id": "a", "token": "x"})
-    reads = server._file_reads(db.name, collection.name)
-    assert reads is not None and _local(reads.find(["a"], ("token",))) == {"a": "x"}
+    _, reads = reading
+    assert _local(reads.find(["a"], ("token",))) == {"a": "x"}
     read, write = os.pipe()
     with warnings.catch_warnings():
         # Python warns that a child of a process with threads may deadlock; this child only
@@ -310,18 +289,12 @@ def test_a_forked_child_declines_every_read(served) -> None:
         assert _local(reads.find(["a"], ("token",))) == {"a": "x"}  # the parent still reads
     finally:
         os.close(read)
-        reads.close()
-        client.drop_database(db.name)
 
 
-def test_a_busy_file_declines_one_read_and_an_unknown_engine_stops_them(served) -> None:
+def test_a_busy_file_declines_one_read_and_an_unknown_engine_stops_them(reading) -> None:
     import sqlite3
 
-    server, client = served
-    db, collection = _collection(client)
-    collection.insert_one({"_id": "a", "token": "x"})
-    reads = server._file_reads(db.name, collection.name)
-    assert reads is not None
+    _, reads = reading
     opened = reads._open
 
     def busy() -> Any:
@@ -346,4 +319,3 @@ def test_a_busy_file_declines_one_read_and_an_unknown_engine_stops_them(served) 
     reads._engine = engine
     assert reads.find(["a"], ("token",)) is None  # stopped for good: the server reads
     assert reads.declined == 3
-    client.drop_database(db.name)
