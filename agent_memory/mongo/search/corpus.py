@@ -520,9 +520,12 @@ def _resized(mask: np.ndarray, capacity: int) -> np.ndarray:
     return grown
 
 
+#: numpy 2's ``vecdot`` (``None`` on numpy 1.26, which has ``einsum`` only).
+_VECDOT = getattr(np, "vecdot", None)
+
+
 def _row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """Each row of ``matrix`` times ``vector`` (numpy 2's ``vecdot``; ``einsum`` before)."""
-    vecdot = getattr(np, "vecdot", None)
-    if vecdot is None:  # pragma: no cover - numpy 1.26
+    """Each row of ``matrix`` times ``vector``."""
+    if _VECDOT is None:  # pragma: no cover - numpy 1.26
         return np.einsum("ij,j->i", matrix, vector)
-    return vecdot(matrix, vector)
+    return _VECDOT(matrix, vector)
