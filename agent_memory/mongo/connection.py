@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
+import time
 import weakref
 from datetime import UTC
 from os import PathLike
@@ -40,7 +41,7 @@ from agent_memory.mongo.capabilities import (
 )
 from agent_memory.mongo.catalog import IndexCatalog
 from agent_memory.mongo.embedded import EmbeddedServer
-from agent_memory.mongo.embedded_takeover import Standby, serve_or_share
+from agent_memory.mongo.embedded_takeover import START_WAIT, Standby, serve_or_share
 from agent_memory.mongo.search.layout import Layout, LayoutWatch, choose_layout, read_layout
 from agent_memory.mongo.search.snapshots import GENERATIONS, KeptBudget, TokenReads
 
@@ -194,6 +195,28 @@ class Connection:
         await self.close()
 
 
+async def _first_steps(
+    db: Any, settings: Settings, *, embedded: bool
+) -> tuple[Capabilities, SearchTier, Layout, str]:
+    """What :func:`connect` asks a server before handing it out: that it answers, its meta
+    collection (created when missing), what it can do, and the search tier and layout."""
+    await db.client.admin.command("ping")
+    meta = settings.collection_prefix + META_COLLECTION
+    await ensure_collection(db, meta)
+    capabilities = await probe_capabilities(
+        db, probe_collection=meta, embedded=embedded, requested_tier=settings.search_tier
+    )
+    tier = choose_tier(capabilities, settings.search_tier)
+    layout: Layout = "full"
+    layout_reason = ""
+    if tier == "atlas":
+        recorded, why = None, ""
+        if settings.atlas_layout == "auto":  # a layout set explicitly reads nothing
+            recorded, why = await read_layout(db[meta])
+        layout, layout_reason = choose_layout(settings.atlas_layout, recorded, why)
+    return capabilities, tier, layout, layout_reason
+
+
 def _new_client(uri: str, settings: Settings, options: dict[str, Any]) -> AsyncMongoClient:
     timeout = settings.connect_timeout_ms
     try:
@@ -329,27 +352,26 @@ async def connect(
         target = redact_uri(target_uri)
 
     try:
-        try:
-            await db.client.admin.command("ping")
-            meta = settings.collection_prefix + META_COLLECTION
-            await ensure_collection(db, meta)
-            capabilities = await probe_capabilities(
-                db,
-                probe_collection=meta,
-                embedded=is_embedded,
-                requested_tier=settings.search_tier,
-            )
-            tier = choose_tier(capabilities, settings.search_tier)
-            layout: Layout = "full"
-            layout_reason = ""
-            if tier == "atlas":
-                recorded, why = None, ""
-                if settings.atlas_layout == "auto":  # a layout set explicitly reads nothing
-                    recorded, why = await read_layout(db[meta])
-                layout, layout_reason = choose_layout(settings.atlas_layout, recorded, why)
-        except pm.PyMongoError as exc:
-            error = map_error(exc, f"connecting to {target}")
-            raise error from exc
+        # A shared server may go away while this program connects (its owner ended just
+        # then). A standby serves the directory again on the same port, which on a busy
+        # machine can take longer than the connect timeout; the steps (they create only what
+        # is missing, and read) are run again while this process may take the directory over,
+        # for as long as a program starting beside another waits for the other's server.
+        started = time.monotonic()
+        while True:
+            try:
+                capabilities, tier, layout, layout_reason = await _first_steps(
+                    db, settings, embedded=is_embedded
+                )
+                break
+            except pm.AutoReconnect as exc:
+                waited = time.monotonic() - started
+                if standby is None or not standby.may_serve or waited >= START_WAIT:
+                    raise map_error(exc, f"connecting to {target}") from exc
+                logger.debug("embedded_server_went_while_connecting", error=type(exc).__name__)
+                await asyncio.sleep(0.05)
+            except pm.PyMongoError as exc:
+                raise map_error(exc, f"connecting to {target}") from exc
     except BaseException:  # a refusal, a cancellation, anything: leave nothing open
         if client is not None:
             await asyncio.shield(client.close())

@@ -14,7 +14,8 @@ new owner; when that one closes its connection, the next takes over.
 What a caller sees meanwhile: an operation sent while nobody serves waits in pymongo's server
 selection (up to ``connect_timeout_ms``) and runs once the new server answers; a read in
 flight when the old server went is run again once by pymongo (``retryReads``). A write in
-flight fails once with :class:`~agent_memory.errors.StorageUnavailableError`. It is not run
+flight fails once with :class:`~agent_memory.errors.StorageUnavailableError`. A program still
+connecting when its server goes waits for the takeover (up to :data:`START_WAIT`) and connects. It is not run
 again here: it may have been applied before the connection dropped, and running an
 ``$inc``, a ``$push`` or an insert without a fixed ``_id`` twice applies it twice; the caller
 knows whether its write can be repeated (the framework's own writes are built to be, a turn
@@ -96,6 +97,14 @@ class Standby:
             target=self._watch, name="agent-memory-standby", daemon=True
         )
         self._thread.start()
+
+    @property
+    def may_serve(self) -> bool:
+        """Whether this process serves the directory or may still take it over (it watches
+        the lock, or a takeover is under way): a caller that cannot reach the port may wait
+        for it."""
+        thread = self._thread
+        return self.server is not None or (thread is not None and thread.is_alive())
 
     def _watch(self) -> None:
         handle = self._handle

@@ -218,6 +218,83 @@ async def test_a_program_starting_as_another_takes_the_directory_shares_its_serv
         winner.stop()
 
 
+async def test_a_program_whose_shared_server_goes_while_it_connects_connects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner ends between this program finding its server and its first command (seen in
+    CI: three commands started together, the first to finish ended while the third was
+    connecting), and the takeover takes longer than the connect timeout (a busy machine): the
+    first command fails, the standby serves the directory again on the same port, and
+    connect() goes on instead of failing."""
+    from pymongo.monitoring import ConnectionPoolListener
+
+    from agent_memory.mongo import connection as connection_module
+    from agent_memory.mongo import embedded_takeover
+
+    before = set(threading.enumerate())
+    data_dir = tmp_path / "data"
+    owner = EmbeddedServer(data_dir)
+    owner.start()
+    port = owner.info.port
+    refused = threading.Event()
+
+    class TakesOverOnceRefused(embedded_takeover.Standby):
+        def _take_over(self, handle) -> None:  # type: ignore[no-untyped-def]
+            refused.wait(60)  # the owner is gone: take over only once connect's steps failed
+            super()._take_over(handle)
+
+    first_steps = connection_module._first_steps
+
+    async def steps_noting_a_failure(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return await first_steps(*args, **kwargs)
+        except Exception:
+            refused.set()  # after pymongo's own retries, which a slow takeover outlasts
+            raise
+
+    class Events(ConnectionPoolListener):
+        """The owner ends as the first command checks a connection out."""
+
+        checked_out = 0
+
+        def connection_check_out_started(self, event) -> None:  # type: ignore[no-untyped-def]
+            self.checked_out += 1
+            if self.checked_out == 1:
+                owner.stop()
+
+        def _ignored(self, event) -> None:  # type: ignore[no-untyped-def]
+            pass
+
+        pool_created = pool_ready = pool_cleared = pool_closed = _ignored
+        connection_created = connection_ready = connection_closed = _ignored
+        connection_checked_out = connection_checked_in = connection_check_out_failed = _ignored
+
+    monkeypatch.setattr(embedded_takeover, "Standby", TakesOverOnceRefused)
+    monkeypatch.setattr(connection_module, "_first_steps", steps_noting_a_failure)
+    try:
+        with capture_logs() as logs:
+            connection = await connect(
+                load_settings(data_dir=data_dir, connect_timeout_ms=500),
+                client_options={"event_listeners": [Events()]},
+            )
+        try:
+            assert refused.is_set() and not owner.running
+            standby = connection._standby
+            assert standby is not None and standby.server is not None
+            assert standby.server.info.port == port
+            await connection.collection("items").insert_one({"_id": 1})
+            assert await connection.collection("items").count_documents({}) == 1
+            events = [entry["event"] for entry in logs]
+            assert "embedded_server_went_while_connecting" in events
+            assert events.count("embedded_server_taken_over") == 1
+        finally:
+            await connection.close()
+    finally:
+        refused.set()
+        owner.stop()
+    assert _lock_is_free(data_dir) and _our_threads(before) == []
+
+
 async def test_a_takeover_whose_port_was_taken_says_so_in_every_failure(tmp_path: Path) -> None:
     from agent_memory.mongo.embedded_takeover import Standby
 
@@ -395,7 +472,13 @@ def test_commands_started_at_the_same_moment_on_an_unserved_directory_all_connec
             )
             for _ in range(3)
         ]
-        for run in runs:
-            out, err = run.communicate(timeout=180)
-            assert run.returncode == 0, err
-            assert "already serves" not in err + out
+        try:
+            for run in runs:
+                out, err = run.communicate(timeout=180)
+                assert run.returncode == 0, err
+                assert "already serves" not in err + out
+        finally:  # a failure leaves no program running, nor a pipe open, for later tests
+            for run in runs:
+                if run.returncode is None:
+                    run.kill()
+                run.communicate()
