@@ -316,8 +316,9 @@ async def connect(
     ``database`` handed in.
 
     Unreachable servers fail within ``connect_timeout_ms`` with
-    :class:`~agent_memory.errors.StorageUnavailableError`; refused credentials with
-    :class:`~agent_memory.errors.AuthenticationError`.
+    :class:`~agent_memory.errors.StorageUnavailableError` (an embedded server shared with a
+    program that ends meanwhile: once this process cannot take it over, or after 30 s);
+    refused credentials with :class:`~agent_memory.errors.AuthenticationError`.
     """
     if uri is not None and database is not None:
         raise ConfigurationError("pass either uri or database, not both")
