@@ -9,13 +9,21 @@ import numpy as np
 
 from agent_memory.bench.fusion import (
     ATLAS_GRID,
+    CANDIDATES,
     GRID,
+    TIME_GRID,
+    TIME_PROTOCOLS,
     TRUST_GRID,
     Config,
+    FusionRun,
     Scored,
+    TimeConfig,
+    _time,
     fuse,
+    product_config,
     render,
     run_fusion,
+    timed_ranks,
 )
 from agent_memory.mongo.search.trust import KeywordTrust
 from agent_memory.providers.embedders import FakeEmbedder
@@ -101,3 +109,89 @@ def test_keyword_trust_is_learned_question_by_question_in_order():
         {"context": np.array([1.0])},
     )
     assert int(fuse(first, trusted)[0].argmax()) == 1
+
+
+def _timed(fused: np.ndarray, ages: list[float], stale: list[tuple[int, ...]]) -> Scored:
+    """A conversation whose fused scores are given (through a vector-only configuration)."""
+    questions = fused.shape[0]
+    return Scored(
+        "d",
+        "s",
+        [(0,)] * questions,
+        {
+            "vector:content": fused,
+            "vector:context": fused,
+            "bm25:context": np.zeros_like(fused),
+            "bm25s:context": np.zeros_like(fused),
+        },
+        {"context": np.full(questions, np.nan)},
+        stale,
+        np.array(ages),
+    )
+
+
+def test_recency_reorders_near_ties_of_the_candidates_and_never_lifts_the_others():
+    # Turn 0 (60 days old) a little ahead of turn 1 (said yesterday); turn 2 far behind.
+    scored = _timed(np.array([[3.0, 2.9, -2.0]]), [60.0, 1.0, 0.0], [()])
+    fused = scored.sources["vector:content"]
+    assert timed_ranks(scored, fused, TimeConfig(0.0)).tolist() == [[1, 2, 3]]
+    # Recency 0.1 over a 30-day half-life: the logistic squeezes 3.0 and 2.9 to 0.952 and
+    # 0.948, and the newer turn's recency (0.977 against 0.25) decides.
+    assert timed_ranks(scored, fused, TimeConfig(0.1, 30.0)).tolist() == [[2, 1, 3]]
+    # Spread 4: 0.679 against 0.675 is still a near tie; a half-life of a year is not enough.
+    assert timed_ranks(scored, fused, TimeConfig(0.02, 365.0, 4.0)).tolist() == [[1, 2, 3]]
+    # Outside the candidates nothing moves up, however recent.
+    wide = _timed(np.array([np.linspace(5, 0, CANDIDATES + 1)]), [*[900.0] * CANDIDATES, 0.0], [()])
+    ranks = timed_ranks(wide, wide.sources["vector:content"], TimeConfig(0.2, 30.0))
+    assert ranks[0, -1] == CANDIDATES + 1
+
+
+async def test_recency_is_chosen_on_the_other_conversations_and_reports_changed_facts(tmp_path):
+    run = await run_fusion(FakeEmbedder(), [_three(tmp_path / "d.json")])
+    # The small dataset's questions are all about current facts: mark the second turn stale
+    # for the first question of every conversation.
+    for conversation in run.conversations:
+        conversation.stale = [(1,)] + [()] * (len(conversation.evidence) - 1)
+    result = run.cross_validate_time(product_config())
+    assert set(result["protocols"]) == set(TIME_PROTOCOLS)
+    for found in result["protocols"].values():
+        assert sum(found["chosen_by_folds"].values()) == 3
+        assert set(found["chosen_by_folds"]) <= {config.describe() for config in TIME_GRID}
+        held = found["held_out"]["d.json"]
+        assert held["changed_facts"] == 3 and 0 <= held["current_first"] <= 3
+    assert len(result["every_configuration"]) == len(TIME_GRID)
+    text = "\n".join(_time(result))
+    assert "Recency with the datasets' dates" in text and "held out, rule: recall" in text
+    # The dataset's session has a date: ages are days before the questions, the last turn's
+    # a day (less a second for each turn after it).
+    ages = run.conversations[0].ages
+    assert ages is not None and abs(ages[-1] - 1.0) < 1e-3 and (np.diff(ages) < 0).all()
+
+
+def test_folds_choose_recency_that_puts_the_current_value_first_elsewhere():
+    # The current value (turn 1, said yesterday) a little behind the earlier one (turn 0,
+    # 200 days old): only recency brings it first.
+    def conversation() -> Scored:
+        scored = _timed(np.array([[3.0, 2.6, 0.0]]), [200.0, 1.0, 0.0], [(0,)])
+        scored.evidence = [(1,)]
+        return scored
+
+    vector_only = Config("content", "context", "z", 1.0)
+    result = FusionRun(["d"], "fake", [conversation(), conversation()]).cross_validate_time(
+        vector_only
+    )
+    found = result["protocols"]
+    assert found["current first"]["held_out"]["d"]["current_first"] == 2
+    assert "no recency" not in found["current first"]["chosen_by_folds"]
+    # Three turns: every configuration finds the evidence in the top 5 and 10, so the recall
+    # rule gains nothing from recency and keeps the first of the grid, none.
+    assert found["recall"]["chosen_by_folds"] == {"no recency": 2}
+    assert found["recall"]["held_out"]["d"]["current_first"] == 0
+    # When the current value is older and behind, nothing reaches the target: the fallback
+    # takes the configuration with the most current firsts (all none: the first, no recency).
+    older = [conversation(), conversation()]
+    for scored in older:
+        scored.ages = np.array([1.0, 200.0, 0.0])
+    found = FusionRun(["d"], "fake", older).cross_validate_time(vector_only)["protocols"]
+    assert found["current first"]["held_out"]["d"]["current_first"] == 0
+    assert found["current first"]["chosen_by_folds"] == {"no recency": 2}
