@@ -274,8 +274,16 @@ def _at_or_above(rows: np.ndarray, baselines: Sequence[np.ndarray]) -> bool:
 
 def hits(scores: np.ndarray, evidence: Sequence[tuple[int, ...]]) -> np.ndarray:
     """Questions x KS: whether any evidence turn is in the top k."""
-    ranks = ranks_of(scores)
-    best = np.array([ranks[row, list(ev)].min() for row, ev in enumerate(evidence)])
+    return _within(_best_ranks(ranks_of(scores), evidence))
+
+
+def _best_ranks(ranks: np.ndarray, turns: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """Per question, the best rank among its ``turns`` (which must not be empty)."""
+    return np.array([ranks[row, list(wanted)].min() for row, wanted in enumerate(turns)])
+
+
+def _within(best: np.ndarray) -> np.ndarray:
+    """Questions x KS: whether each question's best rank is in the top k."""
     return best[:, None] <= np.array(KS)[None, :]
 
 
@@ -372,26 +380,19 @@ class FusionRun:
             rows = []
             for conversation, scores in zip(self.conversations, fused, strict=True):
                 ranks = timed_ranks(conversation, scores, config)
-                best = np.array(
-                    [ranks[i, list(ev)].min() for i, ev in enumerate(conversation.evidence)]
-                )
-                current = np.array(
-                    [
-                        best[i] < ranks[i, list(old)].min()
-                        for i, old in enumerate(conversation.stale)
-                        if old
-                    ],
-                    dtype=bool,
-                )
-                rows.append((best[:, None] <= np.array(KS)[None, :], current))
+                best = _best_ranks(ranks, conversation.evidence)
+                changed = [i for i, old in enumerate(conversation.stale) if old]
+                stale = _best_ranks(ranks[changed], [conversation.stale[i] for i in changed])
+                rows.append((_within(best), best[changed] < stale))
             table[config] = rows
 
-        def pooled(config: TimeConfig, chosen: Sequence[int]) -> tuple[float, float, int]:
+        def pooled(config: TimeConfig, chosen: Sequence[int]) -> tuple[float, float]:
+            """Pooled R@5 + R@10 over ``chosen``, and the share of their changed facts whose
+            current value ranks first."""
             found = np.concatenate([table[config][i][0] for i in chosen])
             current = np.concatenate([table[config][i][1] for i in chosen])
             share = float(current.mean()) if current.size else 1.0
-            recall = float(found[:, KS.index(5)].mean() + found[:, KS.index(10)].mean())
-            return recall, share, int(current.size)
+            return float(found[:, KS.index(5)].mean() + found[:, KS.index(10)].mean()), share
 
         baselines = self._baseline_hits()
         at_baselines = {
@@ -422,12 +423,9 @@ class FusionRun:
                 by_dataset.setdefault(conversation.dataset, []).append(i)
             out = {}
             for name, members in by_dataset.items():
-                found = np.concatenate([table[pick(i)][i][0] for i in members])
                 current = np.concatenate([table[pick(i)][i][1] for i in members])
                 out[name] = {
-                    "recall": {
-                        str(k): round(float(found[:, j].mean()), 4) for j, k in enumerate(KS)
-                    },
+                    "recall": _recall([table[pick(i)][i][0] for i in members]),
                     "current_first": int(current.sum()),
                     "changed_facts": int(current.size),
                 }
@@ -476,10 +474,11 @@ class FusionRun:
                 self._hits[config] = [hits(fuse(c, config), c.evidence) for c in self.conversations]
         table = {config: self._hits[config] for config in grid}
         n = len(self.conversations)
+        baselines = self._baseline_hits()
         at_baselines = {
             config: [
                 _at_or_above(rows, baseline)
-                for rows, baseline in zip(table[config], self._baseline_hits(), strict=True)
+                for rows, baseline in zip(table[config], baselines, strict=True)
             ]
             for config in grid
         }

@@ -14,12 +14,12 @@ new owner; when that one closes its connection, the next takes over.
 What a caller sees meanwhile: an operation sent while nobody serves waits in pymongo's server
 selection (up to ``connect_timeout_ms``) and runs once the new server answers; a read in
 flight when the old server went is run again once by pymongo (``retryReads``). A write in
-flight fails once with :class:`~agent_memory.errors.StorageUnavailableError`. A program still
-connecting when its server goes waits for the takeover (up to :data:`START_WAIT`) and connects. It is not run
+flight fails once with :class:`~agent_memory.errors.StorageUnavailableError`. It is not run
 again here: it may have been applied before the connection dropped, and running an
 ``$inc``, a ``$push`` or an insert without a fixed ``_id`` twice applies it twice; the caller
 knows whether its write can be repeated (the framework's own writes are built to be, a turn
-or a job at a time), so the retry is the caller's.
+or a job at a time), so the retry is the caller's. A program still connecting when its server
+goes waits for the takeover (up to :data:`START_WAIT`) and connects.
 
 Should another program have bound the port meanwhile, the takeover fails: the error is logged
 (``embedded_server_takeover_failed``), the lock is let go, and every failure to reach that
