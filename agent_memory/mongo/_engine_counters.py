@@ -10,7 +10,9 @@ deep-copies it five times, checks the unique indexes, rebuilds its index entries
 interpreter that the application's retrieves run in). The embedded server serves an update
 of that shape here instead, in one engine step and one transaction: the documents are read
 by their primary key, the new values computed, and each document changed with SQLite's
-``json_set`` on those fields alone.
+``json_set`` on those fields alone; the trigger that keeps the engine's collection facts is
+told which fields changed (:func:`~agent_memory.mongo._engine_features.fields_written`) and
+reads only their values, not the whole document.
 
 Only what this path can answer exactly as the general path does comes here
 (:func:`counter_update`): a multi-document update with no upsert, collation, array filters,
@@ -32,6 +34,8 @@ import datetime
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+from agent_memory.mongo._engine_features import fields_written
 
 __all__ = [
     "CounterUpdate",
@@ -331,11 +335,12 @@ def update_counters(
                     for storage_key, new, document in changes:
                         encoded = engine._serialize_document(new)
                         paths = ", ".join(f"'$.\"{field}\"', ? -> '$.\"{field}\"'" for field in new)
-                        conn.execute(
-                            f"UPDATE documents SET document = json_set(document, {paths}) "
-                            "WHERE db_name = ? AND coll_name = ? AND storage_key = ?",
-                            (*[encoded] * len(new), db_name, coll_name, storage_key),
-                        )
+                        with fields_written(new, encoded):
+                            conn.execute(
+                                f"UPDATE documents SET document = json_set(document, {paths}) "
+                                "WHERE db_name = ? AND coll_name = ? AND storage_key = ?",
+                                (*[encoded] * len(new), db_name, coll_name, storage_key),
+                            )
                         if rebuild:
                             after = {**document, **new}
                             for rebuild_entries in (

@@ -15,15 +15,35 @@ with tagged values as ``{"$mongoeco": {"type": ..., "value": ...}}``) and answer
 fact's new value, or ``None`` when it cannot tell, in which case the fact is forgotten as
 before. Paths follow SQLite's JSON path rules as the engine writes them (``a.b`` is
 ``$.a.b``, a segment of digits is an array index).
+
+A write that changes only some top-level fields of a document (the access statistics the
+counters path writes) leaves every fact about the other fields as it was: :func:`fields_written`
+tells the trigger so, with the stored JSON of those fields alone, and the facts about them are
+read from that small document instead of parsing the whole one (a memory's vector and texts)
+in the interpreter the application's retrieves run in.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import threading
+from collections.abc import Collection, Iterator
 from typing import Any
 
-__all__ = ["SORT_SHAPE", "SORT_SHAPE_TAGS", "TEXT_AT", "UNKNOWN", "json_type", "still_holds"]
+__all__ = [
+    "SORT_SHAPE",
+    "SORT_SHAPE_TAGS",
+    "TEXT_AT",
+    "UNKNOWN",
+    "about_fields",
+    "fact_field",
+    "fields_written",
+    "json_type",
+    "partial_write",
+    "still_holds",
+]
 
 #: The marker and keys of a tagged value in the engine's stored JSON.
 _MARKER, _TYPE = "$mongoeco", "type"
@@ -175,6 +195,51 @@ def _has(document: Any, kind: str, field: str, argument: str | None) -> bool | A
     return UNKNOWN
 
 
+#: Fact kinds whose key ends in an argument after the field (``kind:field:argument``).
+_WITH_ARGUMENT = ("tagged_type", "comparison_mismatch", "scalar_or_array_comparison_mismatch")
+
+
+def fact_field(key: str) -> str | None:
+    """The field the cached fact ``key`` (``"kind:field[:argument]"``) is about; ``None`` when
+    the key names none."""
+    kind, _, rest = key.partition(":")
+    field = rest.rpartition(":")[0] if kind in _WITH_ARGUMENT else rest
+    return field or None
+
+
+def about_fields(key: str, fields: Collection[str]) -> bool:
+    """Whether the fact ``key`` may depend on one of the top-level ``fields`` (a key whose
+    field is not known may: it is reconciled, which at worst forgets it)."""
+    field = fact_field(key)
+    return field is None or field.split(".", 1)[0] in fields
+
+
+class _FieldsWritten(threading.local):
+    #: (top-level fields written, their stored JSON as one document) while a statement that
+    #: changes only those fields of one document runs on this thread.
+    current: tuple[frozenset[str], str] | None = None
+
+
+_FIELDS_WRITTEN = _FieldsWritten()
+
+
+@contextlib.contextmanager
+def fields_written(fields: Collection[str], stored: str) -> Iterator[None]:
+    """Around a statement that sets only the top-level ``fields`` of the one document it
+    writes, to the values of ``stored`` (the engine's JSON of those fields): what the trigger
+    that reconciles facts reads instead of the whole document (:func:`partial_write`)."""
+    _FIELDS_WRITTEN.current = (frozenset(fields), stored)
+    try:
+        yield
+    finally:
+        _FIELDS_WRITTEN.current = None
+
+
+def partial_write() -> tuple[frozenset[str], str] | None:
+    """The fields and stored JSON announced by :func:`fields_written` on this thread."""
+    return _FIELDS_WRITTEN.current
+
+
 def still_holds(key: str, cached: bool | str, document: Any) -> bool | str | None:
     """The value of the cached fact ``key`` (the engine's ``"kind:field[:argument]"``) after
     ``document`` was written, or ``None`` when it must be probed again."""
@@ -192,7 +257,7 @@ def still_holds(key: str, cached: bool | str, document: Any) -> bool | str | Non
         return True  # "some document has it": a write cannot make that unsafe
     if cached is not False:
         return None
-    if kind in ("tagged_type", "comparison_mismatch", "scalar_or_array_comparison_mismatch"):
+    if kind in _WITH_ARGUMENT:
         field, _, argument = rest.rpartition(":")
         if not field:
             return None

@@ -96,7 +96,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from agent_memory._log import get_logger
-from agent_memory.mongo._engine_features import SORT_SHAPE, SORT_SHAPE_TAGS, TEXT_AT, still_holds
+from agent_memory.mongo._engine_features import (
+    SORT_SHAPE,
+    SORT_SHAPE_TAGS,
+    TEXT_AT,
+    about_fields,
+    partial_write,
+    still_holds,
+)
 
 __all__ = ["ADJUSTMENTS", "JOURNAL_SIZE_LIMIT"]
 
@@ -225,7 +232,13 @@ def _written(engine_ref: weakref.ref[Any]) -> Callable[[str, str, str | None], N
                 # A removal leaves every fact safe: "some document has P" may turn false, which
                 # keeps the engine on its general path, and "every document has one type" holds
                 # for the ones left (for none, an ordered read of nothing is still right).
-                if document is not None and keys:
+                partial = partial_write() if document is not None else None
+                if partial is not None:  # only these fields changed (the counters path)
+                    fields, stored = partial
+                    keys = [key for key in keys if about_fields(key[2], fields)]
+                    if keys:
+                        _reconcile(cache, keys, json.loads(stored))
+                elif document is not None and keys:
                     _reconcile(cache, keys, json.loads(document))
                 facts.seen.add(namespace)
             except Exception:  # the facts are forgotten instead: always safe

@@ -329,3 +329,150 @@ def test_a_collection_with_a_default_collation_goes_the_general_way(
         assert _outcome(fast, query, {"$inc": {"n": 1}}) == expected
         assert taken == [None]  # offered, declined
         assert fast.find_one({"_id": "m"}) == general.find_one({"_id": "m"})
+
+
+def _facts(engine: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """Ask the engine the facts a read plans from about ``fields`` of ``db.docs``; the cache
+    keys of what it now holds, with their values."""
+    for field in fields:
+        engine._field_is_top_level_array_in_collection("db", "docs", field)
+        engine._field_contains_real_numeric_in_collection("db", "docs", field)
+        engine._field_has_uniform_scalar_sort_type_in_collection("db", "docs", field)
+        engine._field_contains_tagged_value_type_in_collection("db", "docs", field, "datetime")
+        for expected in ("number", "string"):
+            engine._field_has_comparison_type_mismatch_in_collection("db", "docs", field, expected)
+    return {
+        key[2]: value
+        for key, value in engine._collection_features_cache.items()
+        if key[:2] == ("db", "docs")
+    }
+
+
+def _counter_engine(path: Any) -> tuple[Any, Any]:
+    from mongoeco import MongoClient as EngineClient
+
+    engine = _mongoeco.engine_class()(str(path))
+    return engine, EngineClient(engine=engine)
+
+
+def _apply_counters(engine: Any, command: dict[str, Any]) -> tuple[int, int] | None:
+    from mongoeco.engines._sqlite_write_scope import sqlite_write_scope
+
+    update = counter_update(command)
+    assert update is not None
+    return _engine_counters.update_counters(engine, "db", update, sqlite_write_scope)
+
+
+_FACT_FIELDS = ("a", "n", "t", "f", "new", "u")
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(documents=_DOCUMENTS, updates=_UPDATES)
+def test_facts_kept_across_counter_updates_are_never_wrong(
+    tmp_path_factory: pytest.TempPathFactory, documents, updates
+) -> None:  # type: ignore[no-untyped-def]
+    """The counters path tells the trigger which fields it changed, and the facts about them
+    are read from those values alone: what the cache keeps afterwards is what probing the
+    collection afresh finds, or errs towards the engine's general path."""
+    engine, client = _counter_engine(tmp_path_factory.mktemp("facts") / "e.sqlite3")
+    try:
+        client["db"]["docs"].insert_many(
+            [
+                {"_id": f"d{i}", **{f: v for f, v in doc.items() if v != _MISSING}}
+                for i, doc in enumerate(documents)
+            ]
+        )
+        for ids, owner, change in updates:
+            with engine._lock:
+                _facts(engine, _FACT_FIELDS)
+            command = {
+                "update": "docs",
+                "updates": [{"q": _filter(ids, owner), "u": change, "multi": True}],
+            }
+            if _apply_counters(engine, command) is None:
+                continue  # declined: the general path's writes are another test's
+            with engine._lock:
+                kept = {k: v for k, v in engine._collection_features_cache.items()}
+                engine._collection_features_cache.clear()
+                _facts(engine, _FACT_FIELDS)
+                fresh = dict(engine._collection_features_cache)
+            for key, value in kept.items():
+                if key[:2] != ("db", "docs") or key not in fresh or value == fresh[key]:
+                    continue
+                # A stale fact may only keep the engine on its general path.
+                assert value is True or key[2].startswith("uniform_scalar_sort_type"), (
+                    change,
+                    key,
+                    value,
+                    fresh[key],
+                )
+                assert not key[2].startswith("uniform") or fresh[key] is not False
+    finally:
+        client.close()
+
+
+def test_a_counter_update_reads_facts_from_the_fields_it_wrote_alone(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trigger reconciles the facts of the changed fields from their new values, keeps
+    the facts about the other fields without looking, and never parses the whole document
+    (a memory's vector and texts) in the interpreter that serves the application."""
+    from agent_memory.mongo import _engine_tuning
+
+    engine, client = _counter_engine(tmp_path_factory.mktemp("partial") / "e.sqlite3")
+    try:
+        bulky = "x" * 5000
+        client["db"]["docs"].insert_many(
+            [{"_id": f"m{i}", "a": "x", "n": i, "body": bulky} for i in range(6)]
+        )
+        with engine._lock:
+            before = _facts(engine, ("a", "n", "t", "body"))
+        assert before["contains_real_numeric:n"] is False
+        assert before["uniform_scalar_sort_type:a"] == "string"
+        parsed: list[str] = []
+        loads = _engine_tuning.json.loads
+
+        def recorded(text: str, *args: Any, **kwargs: Any) -> Any:
+            parsed.append(text)
+            return loads(text, *args, **kwargs)
+
+        monkeypatch.setattr(_engine_tuning.json, "loads", recorded)
+        command = {
+            "update": "docs",
+            "updates": [
+                {
+                    "q": {"_id": {"$in": ["m1", "m2"]}, "a": "x"},
+                    "u": {"$inc": {"n": 0.5}, "$max": {"t": _T0}},
+                    "multi": True,
+                }
+            ],
+        }
+        assert _apply_counters(engine, command) == (2, 2)
+        monkeypatch.undo()
+        # (the engine's own codec parses through the same module: the small reads of the
+        # fields the update reads, and the trigger's two documents of the written fields)
+        assert not any(bulky in text for text in parsed)
+        assert sum(text.startswith('{"n":') for text in parsed) == 2
+        after = {
+            key[2]: value
+            for key, value in engine._collection_features_cache.items()
+            if key[:2] == ("db", "docs")
+        }
+        # The other fields' facts are kept as they were: nothing to probe again.
+        for key, value in before.items():
+            if key.split(":")[1] in ("a", "body"):
+                assert after[key] == value, key
+        # The changed fields' facts follow the new values: a real number at n now, and t
+        # (absent before) no longer absent from every document.
+        assert after.get("contains_real_numeric:n", True) is True
+        assert after.get("contains_tagged_value_type:t:datetime", True) is not False
+        with engine._lock:
+            engine._collection_features_cache.clear()
+            fresh = _facts(engine, ("n",))
+        assert fresh["contains_real_numeric:n"] is True
+    finally:
+        client.close()
