@@ -227,20 +227,25 @@ def check_importance(value: Any, name: str = "importance") -> float:
     return float(check_number(value, name, minimum=0, maximum=1))
 
 
-def check_event_time(value: Any, name: str, *, now: datetime | None = None) -> datetime:
-    """When something happened: a timezone-aware ``datetime`` not later than ``now`` (this
-    machine's clock unless given) by more than ``EVENT_CLOCK_SKEW``, returned in UTC to the
-    millisecond (what a BSON date keeps, so a value compares the same before and after it is
-    stored)."""
+def check_moment(value: Any, name: str) -> datetime:
+    """A timezone-aware ``datetime``, returned in UTC to the millisecond (what a BSON date
+    keeps, so a value compares the same before and after it is stored)."""
     if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInputError(f"{name} must be a timezone-aware datetime")
     try:
         moment = value.astimezone(UTC)
     except (OverflowError, ValueError):
         raise InvalidInputError(f"{name} is out of range") from None
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def check_event_time(value: Any, name: str, *, now: datetime | None = None) -> datetime:
+    """When something happened: :func:`check_moment`, and not later than ``now`` (this
+    machine's clock unless given) by more than ``EVENT_CLOCK_SKEW``."""
+    moment = check_moment(value, name)
     if moment > (now or datetime.now(UTC)) + EVENT_CLOCK_SKEW:
         raise InvalidInputError(f"{name} is in the future: it says when something happened")
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    return moment
 
 
 def check_seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:

@@ -82,8 +82,18 @@ class SearchIndexSpec:
             return frozenset(
                 field["path"] for field in self.definition["fields"] if field["type"] == "filter"
             )
+        return self._text_fields("token")
+
+    def date_paths(self) -> frozenset[str]:
+        """Fields a search can keep to a span of time with this index: ``filter`` fields of
+        a vector index (which compare dates), ``date`` fields of a text index."""
+        if self.type == "vectorSearch":
+            return self.filter_paths()
+        return self._text_fields("date")
+
+    def _text_fields(self, kind: str) -> frozenset[str]:
         fields = self.definition.get("mappings", {}).get("fields", {})
-        return frozenset(path for path, spec in fields.items() if spec.get("type") == "token")
+        return frozenset(path for path, spec in fields.items() if spec.get("type") == kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +130,7 @@ class CollectionSpec:
             vector_path=vector_field["path"],
             text_path=text_path,
             filter_paths=filterable,
+            range_paths=vector.date_paths() & text.date_paths(),
         )
 
 

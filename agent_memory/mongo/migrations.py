@@ -9,6 +9,8 @@ unenforced). Each step is idempotent and touches only what is still in the old f
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,11 +21,13 @@ from agent_memory._log import get_logger
 from agent_memory.mongo import _driver
 from agent_memory.mongo.catalog import CollectionSpec
 from agent_memory.mongo.connection import META_COLLECTION
+from agent_memory.mongo.search.snapshots import GENERATIONS
 from agent_memory.stamps import utcnow
 
 __all__ = [
     "MIGRATIONS",
     "action_hours",
+    "memory_event_times",
     "THREAD_COLLECTIONS",
     "retire_indexes",
     "retired_present",
@@ -146,9 +150,32 @@ async def action_hours(logs: Any) -> int:
     return result.modified_count
 
 
+async def memory_event_times(memories: Any) -> int:
+    """Memories stored before they carried their event time (``occurred_at``, when what
+    they say was said) are given their ``created_at``, the moment they were stored, which is
+    what ranking read as their event time: a search kept to a span of time
+    (``LongTermMemory.retrieve``'s ``since``/``until``) then finds them too.
+
+    A process that keeps a user's memories for its searches would not see this write, which
+    announces itself to no one: when anything changed, every user's generation token of
+    the collection is deleted, so each such process reads the memories again at its next
+    search (as after a user's erasure)."""
+    result = await memories.update_many(
+        {"occurred_at": {"$exists": False}, "created_at": {"$type": "date"}},
+        [{"$set": {"occurred_at": "$created_at"}}],
+    )
+    if result.modified_count:
+        named = re.escape(f'"collection":{json.dumps(memories.name, ensure_ascii=False)}')
+        prefix = memories.name[: -len("memories")] if memories.name.endswith("memories") else ""
+        await memories.database[prefix + GENERATIONS].delete_many({"_id": {"$regex": named}})
+        logger.info("memories_migrated", field="occurred_at", count=result.modified_count)
+    return result.modified_count
+
+
 #: Data changes a collection needs before its indexes can be created, by collection name.
 MIGRATIONS: dict[str, Callable[[Any], Awaitable[int]]] = {
     "action_logs": action_hours,
+    "memories": memory_event_times,
     "sessions": session_ids_per_tenant,
     **dict.fromkeys(THREAD_COLLECTIONS, threads_per_tenant),
 }

@@ -8,7 +8,7 @@ a bounded poll rather than a fixed sleep.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,8 @@ COLLECTION = "memories"
 BERLIN_QUERY = "where do I live in Berlin"
 # Documents each user's probe text query matches, once the collection is in sync.
 SYNC_TEXT = "kreuzberg spree munich coffee tea"
+#: When the seeded memories were said: this moment, then one day earlier each.
+SAID_FROM = datetime(2026, 6, 1, 12, tzinfo=UTC)
 SYNC_TEXT_MATCHES = {"ada": {"ada-home", "ada-old", "ada-tea"}, "bob": {"bob-home", "bob-coffee"}}
 
 # (user, id suffix, memory_type, tags, status, content)
@@ -96,7 +98,9 @@ async def seeded(
     vectors = await embedder.embed_documents([m[5] for m in MEMORIES])
     now = datetime.now(UTC)
     docs: dict[str, dict[str, Any]] = {}
-    for (user, suffix, kind, tags, status, content), vector in zip(MEMORIES, vectors, strict=True):
+    for number, ((user, suffix, kind, tags, status, content), vector) in enumerate(
+        zip(MEMORIES, vectors, strict=True)
+    ):
         docs[f"{user}-{suffix}"] = {
             "_id": f"{user}-{suffix}",
             "agent_id": AGENT,
@@ -107,6 +111,8 @@ async def seeded(
             "content": content,
             "embedding": to_bson_vector(vector),
             "created_at": now,
+            # One day apart: said on days 0, -1, -2, ... (spans of time keep to some of them).
+            "occurred_at": SAID_FROM - timedelta(days=number),
         }
     stranger = dict(docs["ada-home"], _id="agent2-ada-home", agent_id="agent-2")
     docs[stranger["_id"]] = stranger
@@ -300,6 +306,43 @@ async def test_filters_and_exclusions_apply_in_both_sources(
     assert set(ids(hits)) == expected
     if text is not None:
         text_only = SearchQuery(tenant=tenant("ada"), text=text, filters=filters, exclude=exclude)
+        assert set(ids(await searcher.search(target, text_only))) <= expected
+
+
+@pytest.mark.parametrize("text", [None, SYNC_TEXT], ids=["vector", "hybrid"])
+@pytest.mark.parametrize("days", [(0, 3), (2, None), (None, 1)], ids=["both", "until", "since"])
+async def test_a_span_of_time_applies_in_both_sources(
+    searcher: Searcher,
+    target: SearchTarget,
+    embedder: FakeEmbedder,
+    seeded: dict[str, dict[str, Any]],
+    text: str | None,
+    days: tuple[int | None, int | None],
+) -> None:
+    """``ranges`` on ``occurred_at`` (a vector filter field, a ``date`` field of the text
+    index) keep both sources to the documents said in the span: from included, until not."""
+    # (days before SAID_FROM: the span runs from the older day to the newer one, each
+    # included through the second after it)
+    span = (
+        None if days[1] is None else SAID_FROM - timedelta(days=days[1]) + timedelta(seconds=1),
+        None if days[0] is None else SAID_FROM - timedelta(days=days[0]) + timedelta(seconds=1),
+    )
+    expected = {
+        doc_id
+        for doc_id, doc in seeded.items()
+        if doc["user_id"] == "ada"
+        and doc["agent_id"] == AGENT
+        and (span[0] is None or doc["occurred_at"] >= span[0])
+        and (span[1] is None or doc["occurred_at"] < span[1])
+    }
+    vector = await embedder.embed_query(BERLIN_QUERY)
+    query = SearchQuery(
+        tenant=tenant("ada"), text=text, vector=vector, ranges={"occurred_at": span}, limit=50
+    )
+    hits = await searcher.search(target, query)
+    assert set(ids(hits)) == expected
+    if text is not None:
+        text_only = SearchQuery(tenant=tenant("ada"), text=text, ranges={"occurred_at": span})
         assert set(ids(await searcher.search(target, text_only))) <= expected
 
 

@@ -1052,9 +1052,17 @@ def _equals(value: Any, wanted: Any) -> bool:
     return _same(value, wanted)
 
 
+def _utc(value: Any) -> Any:
+    """A date as the server compares it: BSON dates carry no zone (UTC)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
 def _compare(value: Any, bound: Any, op: str) -> bool:
     candidates = value if isinstance(value, list) else [value]
-    for item in candidates:
+    bound = _utc(bound)
+    for item in map(_utc, candidates):
         try:
             if (
                 (op == "$gt" and item > bound)
@@ -1228,6 +1236,17 @@ def _operator(
         return 1.0 if any(_equals(value, w) for w in wanted) else None
     if name == "exists":
         return 1.0 if _get(doc, spec.get("path", "")) is not _MISSING else None
+    if name == "range":
+        bounds = {key: spec[key] for key in ("gt", "gte", "lt", "lte") if key in spec}
+        if not bounds or not all(isinstance(b, datetime) for b in bounds.values()):
+            raise _not_modelled("a range that is not of dates")
+        if "date" not in _mapped_types(mappings, spec.get("path", "")):
+            return None  # Lucene holds no dates of a field it does not index as date
+        value = _get(doc, spec["path"])
+        if not isinstance(value, datetime):
+            return None
+        ok = all(_compare(value, bound, f"${key}") for key, bound in bounds.items())
+        return 1.0 if ok else None
     raise _not_modelled(f"the $search operator {name}")
 
 

@@ -39,7 +39,7 @@ from agent_memory.mongo.connection import META_COLLECTION, connect
 from agent_memory.mongo.embedding_record import EMBEDDING_META_ID
 from agent_memory.mongo.indexes import IndexManager
 from agent_memory.mongo.search import SearchQuery, index_watch, make_searcher
-from agent_memory.mongo.search.atlas import vector_search_pipeline
+from agent_memory.mongo.search.atlas import text_search_pipeline, vector_search_pipeline
 from agent_memory.mongo.search.index_watch import IndexWatch
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.providers.embedders.fake import FakeEmbedder
@@ -759,3 +759,50 @@ async def test_a_document_whose_filtered_field_changed_inside_the_lag_is_not_ret
         assert since(double.commands, forwarded) == []
     finally:
         await memory.aclose()
+
+
+@pytest.mark.parametrize("rank_fusion", ["accept", "refuse"])
+async def test_a_span_of_time_is_kept_inside_both_search_stages(
+    double, through, clock, rank_fusion
+):
+    """On Atlas, ``since``/``until`` reach ``$vectorSearch`` as a filter on ``occurred_at``
+    and ``$search`` as a ``range`` on the field indexed as ``date``: only what was said in
+    the span comes back, through either way of fusing."""
+    double.rank_fusion = rank_fusion
+    embedder = FakeEmbedder()
+    march = datetime(2026, 3, 1, tzinfo=UTC)
+    async with await connect(through()) as conn:
+        try:
+            await ready_indexes(conn, double)
+            memory = LongTermMemory(conn, embedder)
+            lima = await memory.store(ALICE, "Alice flew to Lima", occurred_at=march)
+            oslo = await memory.store(
+                ALICE, "Alice flew to Oslo", occurred_at=datetime(2026, 1, 9, tzinfo=UTC)
+            )
+            await double.sync()
+            question = "where did Alice fly to?"
+            assert {h.memory.id for h in await memory.retrieve(ALICE, question)} == {
+                lima.id,
+                oslo.id,
+            }
+            hits = await memory.retrieve(ALICE, question, since=march)
+            assert [h.memory.id for h in hits] == [lima.id]
+            hits = await memory.retrieve(ALICE, question, until=march)
+            assert [h.memory.id for h in hits] == [oslo.id]
+            # Inside the stages, not only in the check of what came back.
+            target = IndexCatalog.load(dimensions=embedder.dimensions).target("memories")
+            query = SearchQuery(
+                tenant=ALICE.filter(),
+                text="Alice flew",
+                vector=await embedder.embed_query(question),
+                ranges={"occurred_at": (march, None)},
+            )
+            for pipeline in (
+                vector_search_pipeline(target, query),
+                text_search_pipeline(target, query),
+            ):
+                found = await _driver.aggregate(conn.collection("memories"), pipeline)
+                assert [d["_id"] for d in found] == [lima.id], pipeline[0]
+            await memory.aclose()
+        finally:
+            await conn.client.drop_database(conn.db.name)

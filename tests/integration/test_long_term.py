@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
@@ -335,6 +335,90 @@ async def test_recency_counts_from_when_a_memory_was_said_until_it_is_used(memor
     await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=90))
     hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)
     assert hits[0].breakdown.recency == pytest.approx(0.5, abs=0.01)
+
+
+async def test_a_span_of_time_keeps_the_search_to_what_was_said_in_it(memory):
+    """``since``/``until`` keep a search to the memories said in that span (event time, from
+    included, until not), another user's memories of the span are never among them, and a
+    memory first said before the span stays out though restated in it."""
+    march = datetime(2026, 3, 1, tzinfo=UTC)
+    said = {
+        "january": await memory.store(
+            ALICE, "Alice booked a trip to Kyoto", occurred_at=march - timedelta(days=45)
+        ),
+        "march": await memory.store(
+            ALICE, "Alice booked a trip to Lima", occurred_at=march + timedelta(days=3)
+        ),
+        "april": await memory.store(
+            ALICE, "Alice booked a trip to Oslo", occurred_at=march + timedelta(days=31)
+        ),
+        "edge": await memory.store(ALICE, "Alice booked a trip to Rome", occurred_at=march),
+    }
+    await memory.store(BOB, "Bob booked a trip to Lima", occurred_at=march + timedelta(days=3))
+
+    async def found(**span):
+        hits = await memory.retrieve(ALICE, "which trip did Alice book", k=10, **span)
+        return {name for name, result in said.items() if result.id in {h.memory.id for h in hits}}
+
+    in_march = {"since": march, "until": march + timedelta(days=31)}
+    assert await found(**in_march) == {"march", "edge"}
+    assert await found(since=march + timedelta(days=31)) == {"april"}  # until: open
+    assert await found(until=march) == {"january"}  # until is not included
+    assert await found() == set(said)
+    # A zone other than UTC names the same moments.
+    lima = timezone(timedelta(hours=-5))
+    assert await found(
+        since=march.astimezone(lima), until=(march + timedelta(days=31)).astimezone(lima)
+    ) == {"march", "edge"}
+    # Restated in March, first said in January: when it was first said is what counts.
+    await memory.store(ALICE, "Alice booked a trip to Kyoto", occurred_at=march + timedelta(days=5))
+    assert await found(**in_march) == {"march", "edge"}
+    hits = await memory.retrieve(BOB, "which trip", k=10, **in_march)
+    assert [h.memory.content for h in hits] == ["Bob booked a trip to Lima"]
+
+
+@pytest.mark.parametrize(
+    ("span", "message"),
+    [
+        ({"since": datetime(2026, 3, 1)}, "since must be a timezone-aware datetime"),
+        ({"until": "2026-03-01"}, "until must be a timezone-aware datetime"),
+        ({"since": 1767225600}, "since must be a timezone-aware datetime"),
+        (
+            {"since": datetime(2026, 3, 1, tzinfo=UTC), "until": datetime(2026, 3, 1, tzinfo=UTC)},
+            "since must be before until",
+        ),
+    ],
+)
+async def test_a_span_of_time_that_is_not_one_is_refused(memory, span, message):
+    await memory.store(ALICE, "Alice booked a trip to Lima")
+    with pytest.raises(InvalidInputError, match=message):
+        await memory.retrieve(ALICE, "trip", **span)
+
+
+async def test_memories_stored_before_event_times_are_found_by_when_they_were_stored(
+    connection, embedder
+):
+    """A memory an earlier version stored has no ``occurred_at``; ``indexes setup`` gives it
+    its ``created_at``, and a process that kept the user's memories for its searches before
+    reads them again, so a span of time finds it there too."""
+    manager = IndexManager(connection, embedder.signature)
+    await manager.setup()
+    store = LongTermMemory(connection, embedder)
+    try:
+        stored = await store.store(ALICE, "Alice adopted a greyhound")
+        created = (await store.get(ALICE, stored.id)).created_at
+        # As an earlier version left it, read by a process that starts now.
+        await store.collection.update_one({"_id": stored.id}, {"$unset": {"occurred_at": ""}})
+        store._snapshots.forget(store.target, ALICE.filter())
+        week = {"since": created - timedelta(days=3), "until": created + timedelta(days=4)}
+        assert await store.retrieve(ALICE, "greyhound", k=3, **week) == []  # never read again
+        await manager.setup()
+        document = await store.collection.find_one({"_id": stored.id})
+        assert document["occurred_at"] == document["created_at"]
+        hits = await store.retrieve(ALICE, "greyhound", k=3, **week)
+        assert [h.memory.id for h in hits] == [stored.id]
+    finally:
+        await store.aclose()
 
 
 async def test_a_judge_model_can_find_contradictions_without_keys(connection, embedder):

@@ -165,6 +165,10 @@ class Case:
         return {path for path, spec in self.text_fields.items() if spec.get("type") == "token"}
 
     @property
+    def date_paths(self) -> set[str]:
+        return {path for path, spec in self.text_fields.items() if spec.get("type") == "date"}
+
+    @property
     def filterable(self) -> list[str]:
         """Paths a caller may filter on: everything pre-filterable except the tenant."""
         return sorted(self.target.filter_paths - set(self.target.tenant_paths))
@@ -221,14 +225,24 @@ def filter_variants(case: Case) -> Iterator[tuple[dict[str, Any], dict[str, Any]
     yield {}, {p: many(p) for p in paths}
 
 
+#: Spans of time a search may ask for: both sides, one side open, the other open.
+SPANS = (
+    (datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)),
+    (datetime(2025, 1, 1, tzinfo=UTC), None),
+    (None, datetime(2026, 6, 15, 12, 30, tzinfo=UTC)),
+)
+
+
 def queries(case: Case, **overrides: Any) -> Iterator[SearchQuery]:
-    for filters, exclude in filter_variants(case):
+    spans = [{}] + [{path: span} for path in sorted(case.target.range_paths) for span in SPANS]
+    for index, (filters, exclude) in enumerate(filter_variants(case)):
         arguments = {
             "tenant": dict(TENANT),
             "text": "berlin apartment",
             "vector": case.query_vector(),
             "filters": filters,
             "exclude": exclude,
+            "ranges": spans[index % len(spans)],
         }
         arguments.update(overrides)
         yield SearchQuery(**arguments)
@@ -311,7 +325,16 @@ def expected_vector_clauses(query: SearchQuery) -> list[dict[str, Any]]:
         clauses.append({path: {"$in": list(value)} if isinstance(value, list) else {"$eq": value}})
     for path, value in query.exclude.items():
         clauses.append({path: {"$nin": list(value)} if isinstance(value, list) else {"$ne": value}})
+    for path, (start, end) in query.ranges.items():
+        clauses += [{path: {"$gte": start}}] if start is not None else []
+        clauses += [{path: {"$lt": end}}] if end is not None else []
     return clauses
+
+
+def range_clause(path: str, span: tuple[Any, Any]) -> dict[str, Any]:
+    start, end = span
+    bounds = {"gte": start} if start is not None else {}
+    return {"range": {"path": path, **bounds, **({"lt": end} if end is not None else {})}}
 
 
 def search_clause(path: str, value: Any) -> dict[str, Any]:
@@ -367,7 +390,7 @@ def assert_vector_stage(case: Case, query: SearchQuery, pipeline: list[dict[str,
         occurrences = [key for key, _ in walk(stage["filter"]) if key == path]
         assert len(occurrences) == 1, f"{path} appears only as the tenant equality"
     assert canonical(top) == canonical(expected_vector_clauses(query))
-    assert used == set(TENANT) | set(query.filters) | set(query.exclude)
+    assert used == set(TENANT) | set(query.filters) | set(query.exclude) | set(query.ranges)
 
 
 def test_every_expected_collection_is_searchable() -> None:
@@ -488,6 +511,13 @@ def assert_search_stage(case: Case, query: SearchQuery, pipeline: list[dict[str,
     for name in ("filter", "mustNot"):
         for operator in compound.get(name, []):
             (kind,) = operator
+            if kind == "range" and name == "filter":  # a span of time, on a date field
+                body = operator[kind]
+                assert body["path"] in case.date_paths, f"{body['path']} is not mapped as date"
+                bounds = set(body) - {"path"}
+                assert bounds and bounds <= {"gt", "gte", "lt", "lte"}
+                assert all(isinstance(body[b], datetime) for b in bounds)
+                continue
             assert kind in ("equals", "in"), f"{name} uses {kind}"
             body = operator[kind]
             assert set(body) == {"path", "value"}
@@ -498,9 +528,11 @@ def assert_search_stage(case: Case, query: SearchQuery, pipeline: list[dict[str,
                 assert isinstance(body["value"], list) and body["value"]
                 assert len({type(v) for v in body["value"]}) == 1, "in takes one BSON type"
 
-    expected_filter = [search_clause(p, v) for p, v in TENANT.items()] + [
-        search_clause(p, v) for p, v in query.filters.items()
-    ]
+    expected_filter = (
+        [search_clause(p, v) for p, v in TENANT.items()]
+        + [search_clause(p, v) for p, v in query.filters.items()]
+        + [range_clause(p, span) for p, span in query.ranges.items()]
+    )
     assert canonical(compound["filter"]) == canonical(expected_filter)
     expected_not = [search_clause(p, v) for p, v in query.exclude.items()]
     assert canonical(compound.get("mustNot", [])) == canonical(expected_not)
@@ -643,9 +675,13 @@ def test_search_mappings_are_static_and_match_the_vector_filters() -> None:
         case = make_case(name, 384, "cosine")
         mappings = case.text_index.definition["mappings"]
         assert mappings["dynamic"] is False
-        assert case.token_paths == case.vector_filter_paths
+        # Equality filters are token fields, spans of time date fields; the vector index
+        # declares each of them as a filter, and nothing else.
+        assert case.token_paths | case.date_paths == case.vector_filter_paths
+        assert not case.token_paths & case.date_paths
         assert set(case.target.tenant_paths) <= case.token_paths
         assert case.target.filter_paths == case.token_paths
+        assert case.target.range_paths == case.date_paths
         strings = [p for p, spec in case.text_fields.items() if spec["type"] == "string"]
         target_paths = case.target.text_path
         assert strings == ([target_paths] if isinstance(target_paths, str) else list(target_paths))
@@ -753,6 +789,36 @@ def test_operator_and_non_finite_values_are_refused(
         for query in hostile_queries(case, {path: value}):
             with pytest.raises(InvalidInputError):
                 builder(case.target, query)
+
+
+_MARCH = datetime(2026, 3, 1, tzinfo=UTC)
+HOSTILE_SPANS = [
+    pytest.param({"occurred_at": (datetime(2026, 3, 1), None)}, id="no-zone"),
+    pytest.param({"occurred_at": (_MARCH, _MARCH)}, id="empty"),
+    pytest.param({"occurred_at": (datetime(2026, 4, 1, tzinfo=UTC), _MARCH)}, id="backwards"),
+    pytest.param({"occurred_at": ("2026-03-01", None)}, id="string"),
+    pytest.param({"occurred_at": ({"$gt": 0}, None)}, id="operator"),
+    pytest.param({"occurred_at": (_MARCH,)}, id="one-side"),
+    pytest.param({"occurred_at": _MARCH}, id="not-a-pair"),
+    pytest.param({"user_id": (_MARCH, None)}, id="tenant-path"),
+    pytest.param({"created_at": (_MARCH, None)}, id="undeclared-path"),
+    pytest.param([("occurred_at", (_MARCH, None))], id="not-a-mapping"),
+]
+
+
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
+@pytest.mark.parametrize("ranges", HOSTILE_SPANS)
+def test_spans_of_time_that_are_not_one_are_refused(builder: Any, ranges: Any) -> None:
+    """A span of time is a (from, until) pair of timezone-aware datetimes, from before
+    until, on a field both indexes declare for it; anything else is refused before a query
+    is built."""
+    case = make_case("memories", 384, "cosine")
+    assert case.target.range_paths == {"occurred_at"}
+    query = SearchQuery(
+        tenant=dict(TENANT), text="march", vector=case.query_vector(), ranges=ranges
+    )
+    with pytest.raises(InvalidInputError):
+        builder(case.target, query)
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)

@@ -4,6 +4,7 @@ built afresh from the same documents; the fused ranking is the one a full sort g
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -22,8 +23,10 @@ TARGET = SearchTarget(
     "text_index",
     text_path=("content", "context"),
     filter_paths=frozenset({"agent_id", "user_id", "status", "memory_type", "tags"}),
+    range_paths=frozenset({"occurred_at"}),
     snapshot=True,
 )
+DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 WORDS = "paris berlin coffee tea dog cat hiking piano sushi train flight yoga chess".split()
 
 
@@ -110,7 +113,36 @@ def _document(rng: random.Random, number: int) -> dict:
         "content": " ".join(rng.choices(WORDS, k=rng.randint(1, 8))),
         "context": " ".join(rng.choices(WORDS, k=rng.randint(0, 5))),
         "embedding": to_bson_vector(vector) if rng.random() < 0.9 else None,
+        **_said(rng),
     }
+
+
+def _said(rng: random.Random) -> dict:
+    """An event time: a date (with its zone, or without as the driver may return one), none,
+    or a value that is no date."""
+    day = DAY0 + timedelta(days=rng.randint(0, 60), hours=rng.randint(0, 23))
+    return rng.choice(
+        [
+            {"occurred_at": day},
+            {"occurred_at": day},
+            {"occurred_at": day.replace(tzinfo=None)},
+            {},
+            {"occurred_at": "2026-01-05"},
+        ]
+    )
+
+
+def _span(rng: random.Random) -> dict:
+    start = DAY0 + timedelta(days=rng.randint(-5, 50))
+    end = start + timedelta(days=rng.randint(1, 30))
+    return rng.choice(
+        [
+            {},
+            {"occurred_at": (start, end)},
+            {"occurred_at": (start, None)},
+            {"occurred_at": (None, end)},
+        ]
+    )
 
 
 def _same(kept: Corpus, fresh: Corpus, rng: random.Random) -> None:
@@ -127,6 +159,7 @@ def _same(kept: Corpus, fresh: Corpus, rng: random.Random) -> None:
                 [{}, {"memory_type": "fact"}, {"tags": ["x", "z"]}, {"status": "active"}]
             ),
             exclude=rng.choice([{}, {"status": ["superseded", "field"]}, {"tags": "y"}]),
+            ranges=_span(rng),
         )
         kept_mask, fresh_mask = kept.mask(resolved), fresh.mask(resolved)
         kept_ids = {kept.document(int(p))["_id"] for p in np.flatnonzero(kept_mask)}
@@ -177,6 +210,7 @@ def test_a_kept_corpus_changed_in_place_answers_as_one_built_afresh():
                     {"tags": ["y"]},
                     {"memory_type": "event", "importance": 0.3},
                     {"content": "piano lessons in berlin"},  # new text: moves the document
+                    _said(rng) or {"occurred_at": None},
                 ]
             )
             fields[doc_id] = update

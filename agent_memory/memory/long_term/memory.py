@@ -68,6 +68,7 @@ from agent_memory.checks import (
     check_importance,
     check_int,
     check_mapping,
+    check_moment,
     check_text,
     check_vector,
 )
@@ -128,6 +129,9 @@ logger = get_logger(__name__)
 _MAX_BROWSE = 100_000
 
 COLLECTION = "memories"
+#: When what a memory says was said (``NewMemory.occurred_at``): the field spans of time
+#: (``retrieve``'s ``since``/``until``) read.
+EVENT_TIME = "occurred_at"
 _MAX_K = 100
 _DECISION_ATTEMPTS = 4
 #: Stored memories a new one is compared with (consolidation's candidates).
@@ -838,6 +842,8 @@ class LongTermMemory:
         learn: bool = True,
         learn_above: float | None = None,
         record_access: bool = True,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[RetrievedMemory]:
         """The ``k`` memories that best answer ``query``, ranked by the full score.
 
@@ -852,6 +858,13 @@ class LongTermMemory:
         the memories found are not counted as used (their recency and access count stay), for
         someone looking at what the agent would recall rather than the agent recalling it
         (the memory console).
+
+        ``since`` / ``until`` (timezone-aware datetimes) keep the search to memories said or
+        done in that span of time, by event time (``NewMemory.occurred_at``, else when the
+        memory was stored): from ``since`` included to ``until`` not included, either side
+        open when not given ("what did I tell you in March?"). A memory restated later keeps
+        the time it was first said. On Atlas the span is applied inside both search stages,
+        as the tenant is.
 
         Each result's ``sources`` holds its rank in every ranking that found it: ``vector``,
         ``text`` (keywords) and, with a reranker, ``rerank``.
@@ -878,6 +891,11 @@ class LongTermMemory:
             filters["memory_type"] = types
         if tag_list:
             filters["tags"] = tag_list
+        since = None if since is None else check_moment(since, "since")
+        until = None if until is None else check_moment(until, "until")
+        if since is not None and until is not None and since >= until:
+            raise InvalidInputError("since must be before until")
+        ranges = {} if since is None and until is None else {EVENT_TIME: (since, until)}
         now = now or datetime.now(UTC)
         with translate_errors("retrieving memories"):
             vector = (
@@ -890,6 +908,7 @@ class LongTermMemory:
                 filters=filters,
                 # Field documents (:mod:`.fields`) are never a result of their own.
                 exclude={"status": FIELD if include_history else ["superseded", FIELD]},
+                ranges=ranges,
                 limit=min(max(k * self.config.overfetch, self.config.min_candidates), 10_000),
                 # Each tier fuses its own way; the searcher takes the weights of its own.
                 weights=self.config.search_weights,

@@ -29,6 +29,7 @@ from agent_memory.mongo.search.types import (
     SearchQuery,
     SearchTarget,
     SourceScore,
+    in_span,
     resolve_filters,
 )
 
@@ -66,6 +67,11 @@ def _vector_filter(target: SearchTarget, query: SearchQuery) -> dict[str, Any]:
         clauses.append(
             {path: {"$nin": value}} if isinstance(value, list) else {path: {"$ne": value}}
         )
+    for path, (start, end) in resolved.ranges.items():
+        if start is not None:
+            clauses.append({path: {"$gte": start}})
+        if end is not None:
+            clauses.append({path: {"$lt": end}})
     return {"$and": clauses}
 
 
@@ -101,11 +107,19 @@ def _search_clauses(target: SearchTarget, query: SearchQuery) -> dict[str, Any]:
     compound: dict[str, Any] = {
         "must": [{"text": {"query": query.text, "path": _path(target.text_path)}}],
         "filter": [clause(path, value) for path, value in resolved.tenant.items()]
-        + [clause(path, value) for path, value in resolved.filters.items()],
+        + [clause(path, value) for path, value in resolved.filters.items()]
+        + [_range(path, span) for path, span in resolved.ranges.items()],
     }
     if resolved.exclude:
         compound["mustNot"] = [clause(path, value) for path, value in resolved.exclude.items()]
     return compound
+
+
+def _range(path: str, span: tuple[Any, Any]) -> dict[str, Any]:
+    """The ``range`` operator for a span of time on a field indexed as ``date``."""
+    start, end = span
+    bounds = {} if start is None else {"gte": start}
+    return {"range": {"path": path, **bounds, **({} if end is None else {"lt": end})}}
 
 
 def text_search_pipeline(target: SearchTarget, query: SearchQuery) -> list[dict[str, Any]]:
@@ -420,6 +434,10 @@ def _still_matches(document: Mapping[str, Any], resolved: ResolvedFilters) -> bo
         have = _field(document, path)
         unwanted = frozenset(value) if isinstance(value, list) else frozenset((value,))
         if have is not _ABSENT and _equals_any(have, unwanted):
+            return False
+    for path, span in resolved.ranges.items():
+        have = _field(document, path)
+        if have is not _ABSENT and not in_span(have, span):
             return False
     return True
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agent_memory.mongo.search.keywords import KeywordIndex, tokenize
-from agent_memory.mongo.search.types import ResolvedFilters, SearchTarget
+from agent_memory.mongo.search.types import ResolvedFilters, SearchTarget, in_span, moment
 from agent_memory.mongo.vectors import stack_vectors
 
 if TYPE_CHECKING:
@@ -42,12 +43,15 @@ def _field_matches(value: Any, wanted: str | list[str]) -> bool:
 def matches(document: Mapping[str, Any], resolved: ResolvedFilters) -> bool:
     """Whether ``document`` passes ``resolved`` as the plain tier's ``find`` filter would
     (``$eq``/``$in`` for filters, ``$ne``/``$nin`` for exclusions; a missing field equals
-    nothing, so it fails a filter and passes an exclusion)."""
+    nothing, so it fails a filter and passes an exclusion; a span of time holds dates)."""
     for path, value in resolved.tenant.items():
         if document.get(path) != value:
             return False
     for path, wanted in resolved.filters.items():
         if not _field_matches(document.get(path), wanted):
+            return False
+    for path, span in resolved.ranges.items():
+        if not in_span(document.get(path), span):
             return False
     return not any(
         _field_matches(document.get(path), unwanted) for path, unwanted in resolved.exclude.items()
@@ -134,6 +138,9 @@ class Corpus:
         # field -> value -> positions holding it; and the masks of values asked for
         self._index: dict[str, dict[str, set[int]]] = {}
         self._masks: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        # date field -> each position's date as seconds since the epoch (NaN: none), for
+        # spans of time; built on the first query that asks, then kept current
+        self._times: dict[str, np.ndarray] = {}
         self._dead = 0
 
     # --- building ---------------------------------------------------------------------------
@@ -233,6 +240,8 @@ class Corpus:
             self._keywords.add(position, terms)
             self._alive[position] = True
             self._index_fields(position, copy, add=True)
+            for path, times in self._times.items():
+                times[position] = moment(copy.get(path))
 
     def holds_as(self, document: Mapping[str, Any]) -> bool:
         """Whether this corpus holds ``document`` with the same searchable text (so that its
@@ -262,6 +271,8 @@ class Corpus:
         self._alive = _resized(self._alive, capacity)
         for key, mask in self._masks.items():
             self._masks[key] = _resized(mask, capacity)
+        for path, times in self._times.items():
+            self._times[path] = _resized(times, capacity, fill=np.nan)
 
     # --- changes ----------------------------------------------------------------------------
 
@@ -312,6 +323,9 @@ class Corpus:
             self._index_fields(position, new, add=True, paths=update.keys())
         else:
             new = {**old, **update}
+        for path, times in self._times.items():
+            if path in update:
+                times[position] = moment(new.get(path))
         self._documents[position] = new
 
     def _remove(self, doc_id: Hashable) -> None:
@@ -395,6 +409,28 @@ class Corpus:
             self._masks.popitem(last=False)
         return mask
 
+    def _times_of(self, path: str) -> np.ndarray:
+        """Each position's date at ``path`` in seconds since the epoch (NaN: none)."""
+        times = self._times.get(path)
+        if times is None:
+            times = np.full(len(self._alive), np.nan)
+            for position, document in enumerate(self._documents):
+                if document is not None:
+                    times[position] = moment(document.get(path))
+            self._times[path] = times
+        return times
+
+    def _in_span(self, path: str, span: tuple[datetime | None, datetime | None]) -> np.ndarray:
+        times = self._times_of(path)[: len(self._documents)]
+        start, end = span
+        with np.errstate(invalid="ignore"):  # NaN (no date) compares false: outside
+            result = ~np.isnan(times)
+            if start is not None:
+                result &= times >= start.timestamp()
+            if end is not None:
+                result &= times < end.timestamp()
+        return result
+
     def _any_of(self, path: str, wanted: str | list[str]) -> np.ndarray:
         size = len(self._documents)
         choices = wanted if isinstance(wanted, list) else [wanted]
@@ -413,6 +449,8 @@ class Corpus:
             result &= self._any_of(path, wanted)
         for path, unwanted in resolved.exclude.items():
             result &= ~self._any_of(path, unwanted)
+        for path, span in resolved.ranges.items():
+            result &= self._in_span(path, span)
         return result
 
     # --- reading ----------------------------------------------------------------------------
@@ -514,8 +552,8 @@ class Corpus:
         return scores, self._keywords.coverage(query, self.terms(best))
 
 
-def _resized(mask: np.ndarray, capacity: int) -> np.ndarray:
-    grown = np.zeros(capacity, dtype=mask.dtype)
+def _resized(mask: np.ndarray, capacity: int, *, fill: Any = 0) -> np.ndarray:
+    grown = np.full(capacity, fill, dtype=mask.dtype)
     grown[: len(mask)] = mask
     return grown
 

@@ -57,7 +57,16 @@ def _where(resolved: ResolvedFilters) -> dict[str, Any]:
             result[path] = {**result[path], **condition}
         else:
             result[path] = condition
+    for path, span in resolved.ranges.items():
+        result[path] = {**result.get(path, {}), **_span_condition(span)}
     return result
+
+
+def _span_condition(span: tuple[Any, Any]) -> dict[str, Any]:
+    """``$gte``/``$lt`` for a span of time (a side left open is left out)."""
+    start, end = span
+    condition = {} if start is None else {"$gte": start}
+    return condition if end is None else {**condition, "$lt": end}
 
 
 def rank(

@@ -7,13 +7,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import numpy as np
 import structlog
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_int, check_number
+from agent_memory.checks import check_int, check_moment, check_number, shown
 from agent_memory.errors import InvalidInputError
 from agent_memory.mongo.batches import BOUND
 from agent_memory.mongo.search.trust import KeywordTrust
@@ -27,6 +28,9 @@ __all__ = [
     "SearchTarget",
     "SourceScore",
     "Searcher",
+    "TimeRange",
+    "in_span",
+    "moment",
     "resolve_filters",
 ]
 
@@ -37,6 +41,9 @@ MAX_CANDIDATES = 10_000
 MAX_QUERY_CHARS = 8_000
 
 FilterValue = str | list[str] | tuple[str, ...]
+#: A span of time: from the first moment (included) to the second (not included); ``None``
+#: leaves that side open.
+TimeRange = tuple[datetime | None, datetime | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,9 @@ class SearchTarget:
     #: Fields no search reads or returns (history a ranking has no use for): left out of what
     #: searches load, like the vector, and of the documents the plain tier keeps.
     omit_paths: tuple[str, ...] = ()
+    #: Date fields a search may keep to a span of time (``SearchQuery.ranges``): declared as
+    #: ``filter`` in the vector index and as ``date`` in the text index.
+    range_paths: frozenset[str] = frozenset()
 
     @property
     def unread(self) -> tuple[str, ...]:
@@ -100,7 +110,7 @@ def check_filters(
     for path, value in filters.items():
         if not isinstance(path, str) or path not in allowed:
             raise InvalidInputError(
-                f"{kind}: cannot filter on {path!r}; filterable fields are {sorted(allowed)}"
+                f"{kind}: cannot filter on {shown(path)}; filterable fields are {sorted(allowed)}"
             )
         if isinstance(value, list | tuple):
             if not value:
@@ -115,13 +125,62 @@ def check_filters(
     return checked
 
 
+def check_ranges(
+    ranges: Mapping[str, TimeRange], allowed: frozenset[str]
+) -> dict[str, tuple[datetime | None, datetime | None]]:
+    """Validate spans of time: paths among ``allowed``, each a (from, until) pair of
+    timezone-aware datetimes or ``None``, from before until; in UTC to the millisecond."""
+    if not isinstance(ranges, Mapping):
+        raise InvalidInputError("ranges must be a mapping of field to (from, until)")
+    checked: dict[str, tuple[datetime | None, datetime | None]] = {}
+    for path, span in ranges.items():
+        if not isinstance(path, str) or path not in allowed:
+            raise InvalidInputError(
+                f"ranges: cannot keep {shown(path)} to a span of time; such fields are "
+                f"{sorted(allowed)}"
+            )
+        if not isinstance(span, tuple | list) or len(span) != 2:
+            raise InvalidInputError(f"ranges {shown(path)}: a (from, until) pair of datetimes")
+        start, end = (
+            None if value is None else check_moment(value, f"ranges {shown(path)} {side}")
+            for value, side in zip(span, ("from", "until"), strict=True)
+        )
+        if start is not None and end is not None and start >= end:
+            raise InvalidInputError(f"ranges {shown(path)}: from must be before until")
+        if start is not None or end is not None:
+            checked[path] = (start, end)
+    return checked
+
+
+def moment(value: Any) -> float:
+    """A stored date as seconds since the epoch (a date without a zone is UTC, as BSON's);
+    NaN for anything else, which no span of time holds."""
+    if not isinstance(value, datetime):
+        return float("nan")
+    return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
+
+
+def in_span(value: Any, span: tuple[datetime | None, datetime | None]) -> bool:
+    """Whether a stored date lies in ``span`` (from included, until not), as the plain
+    tier's ``find`` keeps it with ``$gte``/``$lt``; anything but a date does not."""
+    at = moment(value)
+    start, end = span
+    return (
+        at == at
+        and (start is None or at >= start.timestamp())
+        and (end is None or at < end.timestamp())
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ResolvedFilters:
-    """Tenant, filters and exclusions of a query, checked against a target."""
+    """Tenant, filters, exclusions and spans of time of a query, checked against a target."""
 
     tenant: dict[str, str]
     filters: dict[str, str | list[str]]
     exclude: dict[str, str | list[str]]
+    #: Field -> (from, until), UTC; a document whose field is missing is outside every span.
+    ranges: dict[str, tuple[datetime | None, datetime | None]] = field(default_factory=dict)
 
 
 def resolve_filters(target: SearchTarget, query: SearchQuery) -> ResolvedFilters:
@@ -140,6 +199,7 @@ def resolve_filters(target: SearchTarget, query: SearchQuery) -> ResolvedFilters
         tenant={path: query.tenant[path] for path in target.tenant_paths},
         filters=check_filters(query.filters, allowed, kind="filters"),
         exclude=check_filters(query.exclude, allowed, kind="exclude"),
+        ranges=check_ranges(query.ranges, target.range_paths),
     )
 
 
@@ -174,6 +234,8 @@ class SearchQuery:
     #: on the plain tier, reciprocal ranks on Atlas), so a caller gives each its weights and
     #: the searcher picks its own (:meth:`weights_for`); a tier not named uses ``weights``.
     tier_weights: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: Keep documents whose date field lies in a span of time (``SearchTarget.range_paths``).
+    ranges: Mapping[str, TimeRange] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.text is None and self.vector is None:
