@@ -27,16 +27,24 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agent_memory.bench.embedders import KS, Conversation, bm25_scores, load_locomo, ranks_of
+from agent_memory.bench.embedders import (
+    CATEGORIES,
+    KS,
+    Conversation,
+    bm25_scores,
+    load_locomo,
+    ranks_of,
+)
 from agent_memory.bench.retrieval import memory_text, neighbour_context, said_times
 from agent_memory.memory.long_term.records import LongTermConfig
+from agent_memory.memory.long_term.when import spans_in
 from agent_memory.mongo.search.fusion import RRF_K, standardise
 from agent_memory.mongo.search.keywords import Bm25Index, tokenize
 from agent_memory.mongo.search.plain import fused_weights
@@ -46,6 +54,7 @@ from agent_memory.providers.embedders.base import Embedder
 __all__ = [
     "ATLAS_GRID",
     "GRID",
+    "SPAN_GRID",
     "TIME_GRID",
     "TIME_PROTOCOLS",
     "TRUST_GRID",
@@ -143,14 +152,26 @@ class TimeConfig:
     weight: float
     half_life_days: float = 30.0
     spread: float = 1.0
+    #: Added to the score of a candidate said within a span of time the question names
+    #: (:func:`~agent_memory.memory.long_term.when.spans_in`), or up to ``span_slack_days``
+    #: after its end (a thing done in June told in July).
+    span_weight: float = 0.0
+    span_slack_days: float = 0.0
 
     def describe(self) -> str:
-        if not self.weight:
-            return "no recency"
-        return (
-            f"recency {self.weight:g}, half-life {self.half_life_days:g} d, "
-            f"relevance spread {self.spread:g}"
+        parts = (
+            [
+                f"recency {self.weight:g}, half-life {self.half_life_days:g} d, "
+                f"relevance spread {self.spread:g}"
+            ]
+            if self.weight
+            else ["no recency"]
         )
+        if self.span_weight:
+            parts.append(
+                f"said in the question's span {self.span_weight:g} (+{self.span_slack_days:g} d)"
+            )
+        return ", ".join(parts)
 
 
 #: Recency on top of the plain tier's defaults, with the datasets' dates (weight 0: the fused
@@ -163,6 +184,14 @@ TIME_GRID = (
         for half_life in (30.0, 90.0, 365.0)
         for spread in (1.0, 2.0, 4.0)
     ),
+)
+#: Spans of time named in the question on top of today's recency (the plain tier's default,
+#: which the span weight 0 reproduces): how much a candidate said in the span gains, and how
+#: many days after the span's end still count.
+SPAN_GRID = tuple(
+    TimeConfig(0.1, 30.0, 1.0, span_weight, slack)
+    for span_weight in (0.0, 0.05, 0.1, 0.2, 0.4)
+    for slack in ((0.0,) if not span_weight else (0.0, 7.0, 30.0))
 )
 #: The candidates the ranking scores: ``bench retrieval`` asks for 50 and the search returns
 #: ``overfetch`` (4) times as many.
@@ -216,6 +245,23 @@ class Scored:
     #: Days from each turn's date to the questions (asked a day after the last session, as
     #: ``bench retrieval`` asks them); None when a date cannot be read.
     ages: np.ndarray | None = None
+    #: Each question's category (:data:`~agent_memory.bench.embedders.CATEGORIES`).
+    categories: list[int] = field(default_factory=list)
+    #: Per question, the spans of time it names, as (from, until) in days after the moment
+    #: it is asked (negative: before it).
+    spans: list[list[tuple[float, float]]] = field(default_factory=list)
+
+    def in_spans(self, slack_days: float) -> np.ndarray:
+        """Questions x turns: whether the turn was said in a span its question names, or up
+        to ``slack_days`` after its end."""
+        said = -self.ages if self.ages is not None else None
+        found = np.zeros((len(self.evidence), 0 if said is None else len(said)), dtype=bool)
+        if said is None:
+            return found
+        for row, spans in enumerate(self.spans):
+            for start, end in spans:
+                found[row] |= (said >= start) & (said < end + slack_days)
+        return found
 
 
 def fuse(scored: Scored, config: Config) -> np.ndarray:
@@ -251,15 +297,18 @@ def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarr
     the :data:`CANDIDATES` best by ``fused`` are ordered by relevance plus weighted recency
     (``LongTermMemory.retrieve``'s score, with the same importance and no feedback for every
     turn), the others follow in the fused order."""
-    if not time.weight or scored.ages is None:
+    if not (time.weight or time.span_weight) or scored.ages is None:
         return ranks_of(fused)
     recency = 0.5 ** (scored.ages / time.half_life_days)
+    named = scored.in_spans(time.span_slack_days) if time.span_weight else None
     final = fused - 1e6  # every candidate ends above every other turn
     take = min(CANDIDATES, fused.shape[1])
     for row, scores in enumerate(fused):
         top = np.argpartition(-scores, take - 1)[:take]
         spread = np.clip(scores[top] / time.spread, -50.0, 50.0)
         final[row, top] = 1.0 / (1.0 + np.exp(-spread)) + time.weight * recency[top]
+        if named is not None:
+            final[row, top] += time.span_weight * named[row, top]
     return ranks_of(final)
 
 
@@ -287,8 +336,11 @@ def _within(best: np.ndarray) -> np.ndarray:
     return best[:, None] <= np.array(KS)[None, :]
 
 
-def _recall(rows: list[np.ndarray]) -> dict[str, float]:
+def _recall(rows: list[np.ndarray]) -> dict[str, float | None]:
+    """Recall at each of :data:`KS` over the questions of ``rows`` (None for no question)."""
     stacked = np.concatenate(rows) if rows else np.zeros((0, len(KS)), dtype=bool)
+    if not len(stacked):
+        return {str(k): None for k in KS}
     return {str(k): round(float(stacked[:, i].mean()), 4) for i, k in enumerate(KS)}
 
 
@@ -322,9 +374,21 @@ async def score_conversation(
     sources["vector:mean"] = (sources["vector:content"] + sources["vector:context"]) / 2
     times = said_times(conversation)
     ages = None
+    spans: list[list[tuple[float, float]]] = [[] for _ in questions]
     if times is not None:
         asked = max(times) + timedelta(days=1)
         ages = np.array([(asked - when).total_seconds() / 86_400 for when in times])
+        moment = asked if asked.tzinfo is not None else asked.replace(tzinfo=UTC)
+        spans = [
+            [
+                (
+                    (span.start - moment).total_seconds() / 86_400,
+                    (span.end - moment).total_seconds() / 86_400,
+                )
+                for span in spans_in(question, moment)
+            ]
+            for question in questions
+        ]
     return Scored(
         dataset,
         conversation.sample_id,
@@ -333,6 +397,8 @@ async def score_conversation(
         coverage,
         [q.stale for q in conversation.questions],
         ages,
+        [q.category for q in conversation.questions],
+        spans,
     )
 
 
@@ -356,6 +422,9 @@ class FusionRun:
         atlas = self.cross_validate([c for c in ATLAS_GRID if c.vector == "content"])
         everything = self.cross_validate(list(GRID) + list(TRUST_GRID))
         timed = self.cross_validate_time(product_config())
+        spans = self.cross_validate_time(
+            product_config(), SPAN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
+        )
         summary = ("held_out_recall", "held_out_by_dataset", "chosen_by_folds", "best_on_all")
         return {
             "datasets": self.datasets,
@@ -367,16 +436,22 @@ class FusionRun:
             "atlas_simulated": {key: atlas[key] for key in summary},
             "any_vector": {key: everything[key] for key in summary},
             "time": timed,
+            "question_spans": spans,
             "seconds": round(self.seconds, 1),
         }
 
-    def cross_validate_time(self, base: Config) -> dict[str, Any]:
-        """Recency with the datasets' dates on top of ``base``, chosen by each of
-        :data:`TIME_PROTOCOLS`."""
+    def cross_validate_time(
+        self,
+        base: Config,
+        grid: Sequence[TimeConfig] = TIME_GRID,
+        protocols: dict[str, str] = TIME_PROTOCOLS,
+    ) -> dict[str, Any]:
+        """How the ranking reads time (``grid``: recency with the datasets' dates, spans of
+        time named in the question) on top of ``base``, chosen by each of ``protocols``."""
         fused = [fuse(c, base) for c in self.conversations]
         # [config][conversation] -> (hits: questions x KS, current first per changed fact)
         table: dict[TimeConfig, list[tuple[np.ndarray, np.ndarray]]] = {}
-        for config in TIME_GRID:
+        for config in grid:
             rows = []
             for conversation, scores in zip(self.conversations, fused, strict=True):
                 ranks = timed_ranks(conversation, scores, config)
@@ -400,21 +475,21 @@ class FusionRun:
                 _at_or_above(rows, baseline)
                 for (rows, _), baseline in zip(table[config], baselines, strict=True)
             ]
-            for config in TIME_GRID
+            for config in grid
         }
 
         def choose(protocol: str, others: list[int]) -> TimeConfig:
             if protocol == "current first":
-                feasible = [c for c in TIME_GRID if pooled(c, others)[1] >= 0.9]
+                feasible = [c for c in grid if pooled(c, others)[1] >= 0.9]
                 if feasible:
                     return max(feasible, key=lambda c: pooled(c, others)[0])
-                return max(TIME_GRID, key=lambda c: pooled(c, others)[1])
-            feasible = [c for c in TIME_GRID if all(at_baselines[c][j] for j in others)]
-            return max(feasible or TIME_GRID, key=lambda c: pooled(c, others)[0])
+                return max(grid, key=lambda c: pooled(c, others)[1])
+            feasible = [c for c in grid if all(at_baselines[c][j] for j in others)]
+            return max(feasible or grid, key=lambda c: pooled(c, others)[0])
 
         n = len(self.conversations)
         chosen: dict[str, list[TimeConfig]] = {}
-        for protocol in TIME_PROTOCOLS:
+        for protocol in protocols:
             chosen[protocol] = [choose(protocol, [j for j in range(n) if j != i]) for i in range(n)]
 
         def summary(pick: Callable[[int], TimeConfig]) -> dict[str, Any]:
@@ -424,10 +499,30 @@ class FusionRun:
             out = {}
             for name, members in by_dataset.items():
                 current = np.concatenate([table[pick(i)][i][1] for i in members])
+                rows = [table[pick(i)][i][0] for i in members]
+                conversations = [self.conversations[i] for i in members]
                 out[name] = {
-                    "recall": _recall([table[pick(i)][i][0] for i in members]),
+                    "recall": _recall(rows),
                     "current_first": int(current.sum()),
                     "changed_facts": int(current.size),
+                    "by_category": {
+                        CATEGORIES.get(category, str(category)): _recall(
+                            [
+                                found[np.asarray(c.categories) == category]
+                                for found, c in zip(rows, conversations, strict=True)
+                            ]
+                        )
+                        for category in sorted({k for c in conversations for k in c.categories})
+                    },
+                    "naming_a_span": {
+                        "questions": sum(bool(spans) for c in conversations for spans in c.spans),
+                        "recall": _recall(
+                            [
+                                found[[bool(spans) for spans in c.spans]]
+                                for found, c in zip(rows, conversations, strict=True)
+                            ]
+                        ),
+                    },
                 }
             return out
 
@@ -449,7 +544,7 @@ class FusionRun:
                         Counter(c.describe() for c in chosen[protocol]).most_common()
                     ),
                 }
-                for protocol, rule in TIME_PROTOCOLS.items()
+                for protocol, rule in protocols.items()
             },
             "every_configuration": [
                 {
@@ -457,7 +552,7 @@ class FusionRun:
                     "by_dataset": summary(lambda i, c=config: c),
                     "below_a_baseline": n - sum(at_baselines[config]),
                 }
-                for config in TIME_GRID
+                for config in grid
             ],
         }
 
@@ -607,6 +702,8 @@ def render(data: dict[str, Any]) -> str:
         data["any_vector"],
     )
     lines += _time(data["time"])
+    if "question_spans" in data:
+        lines += _spans(data["question_spans"])
     lines += ["", "Best configurations on all conversations (for reference, not held out):", ""]
     lines += [
         f"- {entry['config']}: R@5 {entry['recall']['5']:.3f}, R@10 {entry['recall']['10']:.3f}"
@@ -654,6 +751,55 @@ def _time(result: dict[str, Any]) -> list[str]:
         "",
         f"| time configuration | {head} | conversations below a baseline |",
         "|---|" + "---|---|" * len(datasets) + "---|",
+    ]
+    lines += [
+        f"| **held out, rule: {name}** | "
+        + " | ".join(cells(found["held_out"][d]) for d in datasets)
+        + f" | {len(found['held_out_below_a_baseline'])} |"
+        for name, found in protocols.items()
+    ]
+    lines += [
+        f"| {entry['config']} | "
+        + " | ".join(cells(entry["by_dataset"][d]) for d in datasets)
+        + f" | {entry['below_a_baseline']} |"
+        for entry in result["every_configuration"]
+    ]
+    lines.append("")
+    for name, found in protocols.items():
+        lines.append(
+            f"Chosen by the folds, rule {name}: "
+            + "; ".join(f"{config} ({count})" for config, count in found["chosen_by_folds"].items())
+        )
+    return lines
+
+
+def _spans(result: dict[str, Any]) -> list[str]:
+    """Spans of time named in the question: held out, then every configuration, with the
+    questions that name one and LoCoMo's temporal category."""
+
+    def pair(recall: dict[str, float | None] | None) -> str:
+        if not recall or recall["5"] is None or recall["10"] is None:
+            return "-"
+        return f"{recall['5']:.3f} / {recall['10']:.3f}"
+
+    def cells(found: dict[str, Any]) -> str:
+        named = found["naming_a_span"]
+        return (
+            f"{pair(found['recall'])} | {pair(named['recall'])} ({named['questions']}) | "
+            f"{pair(found['by_category'].get('temporal'))}"
+        )
+
+    protocols = result["protocols"]
+    datasets = list(next(iter(protocols.values()))["held_out"])
+    head = " | ".join(f"{name} R@5 / R@10 | naming a span | temporal" for name in datasets)
+    lines = [
+        "",
+        f"Spans of time named in the question, on top of {result['base']} and today's recency; "
+        "the rule leaves one conversation out:",
+        *(f"- {name}: {found['rule']}" for name, found in protocols.items()),
+        "",
+        f"| configuration | {head} | conversations below a baseline |",
+        "|---|" + "---|---|---|" * len(datasets) + "---|",
     ]
     lines += [
         f"| **held out, rule: {name}** | "

@@ -377,6 +377,54 @@ async def test_a_span_of_time_keeps_the_search_to_what_was_said_in_it(memory):
     assert [h.memory.content for h in hits] == ["Bob booked a trip to Lima"]
 
 
+async def test_a_span_the_question_names_raises_what_was_said_in_it(connection, embedder):
+    """ "What did Alice book in March?" raises the memory said in March above a newer one
+    by the span weight, and says so in its score; an explicit span filters instead."""
+    await IndexManager(connection, embedder.signature).setup()
+    asked = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    memory = LongTermMemory(connection, embedder)
+    flat = LongTermMemory(
+        connection,
+        embedder,
+        config=LongTermConfig(ranking=RankingWeights(in_span=0.0)),
+    )
+    try:
+        march = await memory.store(
+            ALICE, "Alice booked a table at Nopa", occurred_at=datetime(2026, 3, 14, tzinfo=UTC)
+        )
+        october = await memory.store(
+            ALICE, "Alice booked a table at Zuni", occurred_at=datetime(2026, 10, 30, tzinfo=UTC)
+        )
+        question = "which table did Alice book in March?"
+        hits = {
+            h.memory.id: h
+            for h in await memory.retrieve(ALICE, question, now=asked, record_access=False)
+        }
+        same = {
+            h.memory.id: h
+            for h in await flat.retrieve(ALICE, question, now=asked, record_access=False)
+        }
+        assert hits[march.id].breakdown.in_span == 1.0
+        assert hits[october.id].breakdown.in_span == 0.0
+        assert hits[march.id].score == pytest.approx(same[march.id].score + 0.1)
+        assert hits[october.id].score == pytest.approx(same[october.id].score)
+        assert "said in the question's span" in hits[march.id].explain()
+        # Given explicitly, the span keeps the search to it and adds nothing.
+        kept = await memory.retrieve(
+            ALICE,
+            question,
+            now=asked,
+            record_access=False,
+            since=datetime(2026, 3, 1, tzinfo=UTC),
+            until=datetime(2026, 4, 1, tzinfo=UTC),
+        )
+        assert [h.memory.id for h in kept] == [march.id]
+        assert kept[0].breakdown.in_span == 0.0
+    finally:
+        await memory.aclose()
+        await flat.aclose()
+
+
 @pytest.mark.parametrize(
     ("span", "message"),
     [

@@ -11,6 +11,7 @@ from agent_memory.bench.fusion import (
     ATLAS_GRID,
     CANDIDATES,
     GRID,
+    SPAN_GRID,
     TIME_GRID,
     TIME_PROTOCOLS,
     TRUST_GRID,
@@ -18,6 +19,7 @@ from agent_memory.bench.fusion import (
     FusionRun,
     Scored,
     TimeConfig,
+    _spans,
     _time,
     fuse,
     product_config,
@@ -195,3 +197,44 @@ def test_folds_choose_recency_that_puts_the_current_value_first_elsewhere():
     found = FusionRun(["d"], "fake", older).cross_validate_time(vector_only)["protocols"]
     assert found["current first"]["held_out"]["d"]["current_first"] == 0
     assert found["current first"]["chosen_by_folds"] == {"no recency": 2}
+
+
+def test_a_candidate_said_in_the_span_the_question_names_gains_its_weight():
+    # Turn 0 (said 40 days ago) a little ahead of turn 1 (said 20 days ago) and turn 2 (10
+    # days ago). The question names a span from 25 to 15 days before it is asked.
+    scored = _timed(np.array([[3.0, 2.95, 2.9]]), [40.0, 20.0, 10.0], [()])
+    scored.spans = [[(-25.0, -15.0)]]
+    assert scored.in_spans(0.0).tolist() == [[False, True, False]]
+    # Told up to 7 days after the span ended counts with a slack of 7.
+    assert scored.in_spans(7.0).tolist() == [[False, True, True]]
+    fused = scored.sources["vector:content"]
+    without = TimeConfig(0.0)
+    assert timed_ranks(scored, fused, without).tolist() == [[1, 2, 3]]
+    assert timed_ranks(scored, fused, TimeConfig(0.0, 30.0, 1.0, 0.2)).tolist() == [[2, 1, 3]]
+    # A question that names no span: nothing moves.
+    scored.spans = [[]]
+    assert timed_ranks(scored, fused, TimeConfig(0.0, 30.0, 1.0, 0.2)).tolist() == [[1, 2, 3]]
+    # The grid's first configuration is today's ranking, with no span weight.
+    assert SPAN_GRID[0] == TimeConfig(0.1, 30.0, 1.0)
+    assert "said in the question's span 0.2 (+7 d)" in TimeConfig(0.1, 30, 1, 0.2, 7).describe()
+
+
+async def test_spans_named_in_questions_are_resolved_when_asked_and_cross_validated(tmp_path):
+    run = await run_fusion(FakeEmbedder(), [_three(tmp_path / "d.json")])
+    first = run.conversations[0]
+    assert first.categories and len(first.spans) == len(first.evidence)
+    # A question of its own naming the day before it is asked: the span is that day.
+    asked_ages = first.ages
+    assert asked_ages is not None
+    first.spans[0] = [(-1.0, 0.0)]
+    result = run.cross_validate_time(
+        product_config(), SPAN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
+    )
+    held = result["protocols"]["recall"]["held_out"]["d.json"]
+    assert held["naming_a_span"]["questions"] >= 1
+    assert set(held["by_category"]) and all(
+        set(recall) == {"1", "5", "10", "25", "50"} for recall in held["by_category"].values()
+    )
+    assert len(result["every_configuration"]) == len(SPAN_GRID)
+    text = "\n".join(_spans(result))
+    assert "Spans of time named in the question" in text and "naming a span" in text

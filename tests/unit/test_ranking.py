@@ -16,6 +16,7 @@ from agent_memory.memory.long_term.ranking import (
     relevances,
     score_memory,
 )
+from agent_memory.memory.long_term.when import spans_in
 from agent_memory.mongo.search.fusion import SHRINK, score_fusion, standardise
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
@@ -91,8 +92,46 @@ def test_recency_halves_every_half_life_and_the_total_adds_up():
     assert "relevance 0.500" in parts.explain(weights)
 
 
+def test_a_memory_said_in_the_span_the_question_names_gains_its_weight():
+    weights = RankingWeights()
+    (last_week,) = spans_in("what did I say last week?", NOW)  # 9 to 16 November
+    said = {"created_at": NOW - timedelta(days=60), "importance": 0.5}
+    inside = {**said, "occurred_at": datetime(2026, 11, 12, 9, tzinfo=UTC)}
+    told_after = {**said, "occurred_at": datetime(2026, 11, 20, tzinfo=UTC)}  # within 7 days
+    before = {**said, "occurred_at": datetime(2026, 11, 8, 23, tzinfo=UTC)}
+    stored_then = {"created_at": datetime(2026, 11, 10, tzinfo=UTC)}  # no event time: stored
+    for document, expected in ((inside, 1.0), (told_after, 1.0), (before, 0.0), (stored_then, 1.0)):
+        parts = score_memory(document, relevance=0.5, now=NOW, weights=weights, spans=[last_week])
+        plain = score_memory(document, relevance=0.5, now=NOW, weights=weights)
+        assert parts.in_span == expected and plain.in_span == 0.0
+        assert parts.total == pytest.approx(plain.total + 0.1 * expected)
+    parts = score_memory(inside, relevance=0.5, now=NOW, weights=weights, spans=[last_week])
+    assert "0.1*said in the question's span" in parts.explain(weights)
+    assert "span" not in score_memory(inside, relevance=0.5, now=NOW, weights=weights).explain(
+        weights
+    )
+    # No slack: only the span itself; weight 0: spans are not read.
+    exact = RankingWeights(span_slack_days=0)
+    assert (
+        score_memory(told_after, relevance=0.5, now=NOW, weights=exact, spans=[last_week]).in_span
+        == 0
+    )
+    off = RankingWeights(in_span=0)
+    assert score_memory(inside, relevance=0.5, now=NOW, weights=off, spans=[last_week]).in_span == 0
+
+
 @pytest.mark.parametrize(
-    "kwargs", [{"relevance": -1}, {"recency_half_life_days": 0}, {"feedback_prior": -1}]
+    "kwargs",
+    [
+        {"relevance": -1},
+        {"recency_half_life_days": 0},
+        {"feedback_prior": -1},
+        {"in_span": -0.1},
+        {"in_span": float("nan")},
+        {"span_slack_days": -1},
+        {"span_slack_days": 1000},
+        {"span_slack_days": "7"},
+    ],
 )
 def test_bad_weights(kwargs):
     with pytest.raises(ValueError):

@@ -98,6 +98,7 @@ from agent_memory.memory.long_term.records import (
     check_tags,
 )
 from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append, trail_start
+from agent_memory.memory.long_term.when import spans_in
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.batches import delete_in, distinct_in, find_in, slices, update_in
@@ -897,6 +898,13 @@ class LongTermMemory:
             raise InvalidInputError("since must be before until")
         ranges = {} if since is None and until is None else {EVENT_TIME: (since, until)}
         now = now or datetime.now(UTC)
+        # A span of time the question names ("last week") raises what was said then; an
+        # explicit span has kept the search to it already.
+        spans = (
+            spans_in(query, now)
+            if not ranges and self.config.ranking.in_span and now.tzinfo is not None
+            else []
+        )
         with translate_errors("retrieving memories"):
             vector = (
                 query_vector if query_vector is not None else await self.embedder.embed_query(query)
@@ -930,7 +938,7 @@ class LongTermMemory:
             if min_importance is not None and float(doc.get("importance", 0.0)) < min_importance:
                 continue
             breakdown = score_memory(
-                doc, relevance=hit_relevance, now=now, weights=self.config.ranking
+                doc, relevance=hit_relevance, now=now, weights=self.config.ranking, spans=spans
             )
             scored.append((hit, breakdown))
         scored.sort(key=lambda item: -item[1].total)  # stable: the search's order breaks ties

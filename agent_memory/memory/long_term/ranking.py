@@ -1,7 +1,7 @@
 """One explainable score for a long-term memory.
 
     score = w_relevance * relevance + w_recency * recency + w_importance * importance
-            + w_feedback * utility
+            + w_feedback * utility + w_in_span * in_span
 
 - relevance: the search's fused score (vector and keyword, see ``mongo.search.fusion``) mapped
   to 0-1 in the search's order (:func:`relevances`): a near-tie stays a near-tie that feedback,
@@ -11,6 +11,10 @@
 - importance: the stored 0-1 value (lowered over time by the decay job).
 - utility: what user feedback says about the memory, from -1 to 1: the sum of centred
   ratings over their count plus a prior, so one rating moves it less than many.
+- in_span: 1 when the question names a span of time ("last week", "in March", "上个月";
+  :mod:`.when`) and the memory was said in it, or up to ``span_slack_days`` after it (a thing
+  done in June, told in July); else 0. The weight and the slack were chosen by leaving
+  conversations out (``bench fusion``, docs/benchmarks.md).
 
 Importance never filters: a new fact with modest importance is still found when it is relevant.
 """
@@ -18,14 +22,17 @@ Importance never filters: a new fact with modest importance is still found when 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 # The searcher gives each hit its relevance (mongo/search/types.py Searcher.search); the
 # function is named here too, where the score that reads it is.
 from agent_memory.mongo.search.fusion import relevances
+
+if TYPE_CHECKING:
+    from agent_memory.memory.long_term.when import Span
 
 __all__ = [
     "RankingWeights",
@@ -45,14 +52,21 @@ class RankingWeights:
     recency_half_life_days: float = 30.0
     #: Pseudo-count of neutral ratings: utility = sum / (count + prior).
     feedback_prior: float = 2.0
+    #: For a memory said in a span of time the question names (0: spans are not read).
+    in_span: float = 0.1
+    #: Days after a span's end that still count as said in it.
+    span_slack_days: float = 7.0
 
     def __post_init__(self) -> None:
-        for name in ("relevance", "recency", "importance", "feedback"):
+        for name in ("relevance", "recency", "importance", "feedback", "in_span"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"ranking weight {name} must be a non-negative number")
         if self.recency_half_life_days <= 0 or self.feedback_prior < 0:
             raise ValueError("recency_half_life_days must be positive and feedback_prior >= 0")
+        slack = self.span_slack_days
+        if not (isinstance(slack, int | float) and 0 <= slack <= 366):
+            raise ValueError("span_slack_days must be a number of days from 0 to 366")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +78,16 @@ class ScoreBreakdown:
     importance: float
     utility: float
     total: float
+    #: 1 when the memory was said in a span of time the question names, else 0.
+    in_span: float = 0.0
 
     def explain(self, weights: RankingWeights) -> str:
+        said = f" + {weights.in_span:g}*said in the question's span" if self.in_span else ""
         return (
             f"{self.total:.3f} = {weights.relevance:g}*relevance {self.relevance:.3f}"
             f" + {weights.recency:g}*recency {self.recency:.3f}"
             f" + {weights.importance:g}*importance {self.importance:.3f}"
-            f" + {weights.feedback:g}*utility {self.utility:+.3f}"
+            f" + {weights.feedback:g}*utility {self.utility:+.3f}{said}"
         )
 
 
@@ -91,7 +108,10 @@ def score_memory(
     relevance: float,
     now: datetime,
     weights: RankingWeights,
+    spans: Sequence[Span] = (),
 ) -> ScoreBreakdown:
+    """The memory's score for a question asked at ``now``; ``spans``: the spans of time the
+    question names (:func:`~agent_memory.memory.long_term.when.spans_in`)."""
     relevance = max(0.0, min(1.0, relevance))
     last = document.get("last_accessed") or document.get("created_at")
     if isinstance(last, datetime):
@@ -103,10 +123,22 @@ def score_memory(
     if not isinstance(importance, int | float) or not math.isfinite(importance):
         importance = 0.0
     utility = feedback_utility(document.get("feedback"), weights.feedback_prior)
+    in_span = _said_in(document, spans, weights.span_slack_days) if weights.in_span else 0.0
     total = (
         weights.relevance * relevance
         + weights.recency * recency
         + weights.importance * float(importance)
         + weights.feedback * utility
+        + weights.in_span * in_span
     )
-    return ScoreBreakdown(relevance, recency, float(importance), utility, total)
+    return ScoreBreakdown(relevance, recency, float(importance), utility, total, in_span)
+
+
+def _said_in(document: Mapping[str, Any], spans: Sequence[Span], slack_days: float) -> float:
+    """1.0 when the memory was said (its event time, else when it was stored) in one of
+    ``spans`` or up to ``slack_days`` after its end."""
+    said = document.get("occurred_at") or document.get("created_at")
+    if not spans or not isinstance(said, datetime) or said.tzinfo is None:
+        return 0.0
+    slack = timedelta(days=slack_days)
+    return 1.0 if any(span.start <= said < span.end + slack for span in spans) else 0.0
