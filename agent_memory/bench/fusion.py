@@ -44,7 +44,7 @@ from agent_memory.bench.embedders import (
 )
 from agent_memory.bench.retrieval import memory_text, neighbour_context, said_times
 from agent_memory.memory.long_term.records import LongTermConfig
-from agent_memory.memory.long_term.when import spans_in
+from agent_memory.memory.long_term.when import asks_when, spans_in
 from agent_memory.mongo.search.fusion import RRF_K, standardise
 from agent_memory.mongo.search.keywords import Bm25Index, tokenize
 from agent_memory.mongo.search.plain import fused_weights
@@ -55,6 +55,7 @@ __all__ = [
     "ATLAS_GRID",
     "GRID",
     "SPAN_GRID",
+    "WHEN_GRID",
     "TIME_GRID",
     "TIME_PROTOCOLS",
     "TRUST_GRID",
@@ -157,6 +158,9 @@ class TimeConfig:
     #: after its end (a thing done in June told in July).
     span_weight: float = 0.0
     span_slack_days: float = 0.0
+    #: Added, for a question that asks when (:func:`~agent_memory.memory.long_term.when.
+    #: asks_when`), to a candidate that tells a time (names a span of its own).
+    when_weight: float = 0.0
 
     def describe(self) -> str:
         parts = (
@@ -167,6 +171,8 @@ class TimeConfig:
             if self.weight
             else ["no recency"]
         )
+        if self.when_weight:
+            parts.append(f"telling a time when asked when {self.when_weight:g}")
         if self.span_weight:
             parts.append(
                 f"said in the question's span {self.span_weight:g} (+{self.span_slack_days:g} d)"
@@ -192,6 +198,11 @@ SPAN_GRID = tuple(
     TimeConfig(0.1, 30.0, 1.0, span_weight, slack)
     for span_weight in (0.0, 0.05, 0.1, 0.2, 0.4)
     for slack in ((0.0,) if not span_weight else (0.0, 7.0, 30.0))
+)
+#: For questions that ask when, on top of the spans' default: how much a candidate that
+#: tells a time ("we went camping last week") gains.
+WHEN_GRID = tuple(
+    TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, when_weight) for when_weight in (0.0, 0.05, 0.1, 0.2, 0.4)
 )
 #: The candidates the ranking scores: ``bench retrieval`` asks for 50 and the search returns
 #: ``overfetch`` (4) times as many.
@@ -250,6 +261,10 @@ class Scored:
     #: Per question, the spans of time it names, as (from, until) in days after the moment
     #: it is asked (negative: before it).
     spans: list[list[tuple[float, float]]] = field(default_factory=list)
+    #: Per question: whether it asks when something happened.
+    asks_when: np.ndarray | None = None
+    #: Per turn: whether it tells a time (names a span, read against when it was said).
+    tells_time: np.ndarray | None = None
 
     def in_spans(self, slack_days: float) -> np.ndarray:
         """Questions x turns: whether the turn was said in a span its question names, or up
@@ -297,7 +312,7 @@ def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarr
     the :data:`CANDIDATES` best by ``fused`` are ordered by relevance plus weighted recency
     (``LongTermMemory.retrieve``'s score, with the same importance and no feedback for every
     turn), the others follow in the fused order."""
-    if not (time.weight or time.span_weight) or scored.ages is None:
+    if not (time.weight or time.span_weight or time.when_weight) or scored.ages is None:
         return ranks_of(fused)
     recency = 0.5 ** (scored.ages / time.half_life_days)
     named = scored.in_spans(time.span_slack_days) if time.span_weight else None
@@ -309,6 +324,9 @@ def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarr
         final[row, top] = 1.0 / (1.0 + np.exp(-spread)) + time.weight * recency[top]
         if named is not None:
             final[row, top] += time.span_weight * named[row, top]
+        if time.when_weight and scored.asks_when is not None and scored.asks_when[row]:
+            assert scored.tells_time is not None
+            final[row, top] += time.when_weight * scored.tells_time[top]
     return ranks_of(final)
 
 
@@ -375,7 +393,14 @@ async def score_conversation(
     times = said_times(conversation)
     ages = None
     spans: list[list[tuple[float, float]]] = [[] for _ in questions]
+    tells = None
     if times is not None:
+        tells = np.array(
+            [
+                bool(spans_in(turn.text, when if when.tzinfo else when.replace(tzinfo=UTC)))
+                for turn, when in zip(conversation.turns, times, strict=True)
+            ]
+        )
         asked = max(times) + timedelta(days=1)
         ages = np.array([(asked - when).total_seconds() / 86_400 for when in times])
         moment = asked if asked.tzinfo is not None else asked.replace(tzinfo=UTC)
@@ -399,6 +424,8 @@ async def score_conversation(
         ages,
         [q.category for q in conversation.questions],
         spans,
+        np.array([asks_when(question) for question in questions]),
+        tells,
     )
 
 
@@ -425,6 +452,9 @@ class FusionRun:
         spans = self.cross_validate_time(
             product_config(), SPAN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
         )
+        asked_when = self.cross_validate_time(
+            product_config(), WHEN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
+        )
         summary = ("held_out_recall", "held_out_by_dataset", "chosen_by_folds", "best_on_all")
         return {
             "datasets": self.datasets,
@@ -437,6 +467,7 @@ class FusionRun:
             "any_vector": {key: everything[key] for key in summary},
             "time": timed,
             "question_spans": spans,
+            "asked_when": asked_when,
             "seconds": round(self.seconds, 1),
         }
 
@@ -513,6 +544,20 @@ class FusionRun:
                             ]
                         )
                         for category in sorted({k for c in conversations for k in c.categories})
+                    },
+                    "asking_when": {
+                        "questions": sum(
+                            int(np.sum(c.asks_when))
+                            for c in conversations
+                            if c.asks_when is not None
+                        ),
+                        "recall": _recall(
+                            [
+                                found[c.asks_when]
+                                for found, c in zip(rows, conversations, strict=True)
+                                if c.asks_when is not None
+                            ]
+                        ),
                     },
                     "naming_a_span": {
                         "questions": sum(bool(spans) for c in conversations for spans in c.spans),
@@ -703,7 +748,13 @@ def render(data: dict[str, Any]) -> str:
     )
     lines += _time(data["time"])
     if "question_spans" in data:
-        lines += _spans(data["question_spans"])
+        lines += _spans(data["question_spans"], "Spans of time named in the question")
+    if "asked_when" in data:
+        lines += _spans(
+            data["asked_when"],
+            "Memories that tell a time, for questions that ask when",
+            "asking_when",
+        )
     lines += ["", "Best configurations on all conversations (for reference, not held out):", ""]
     lines += [
         f"- {entry['config']}: R@5 {entry['recall']['5']:.3f}, R@10 {entry['recall']['10']:.3f}"
@@ -773,7 +824,7 @@ def _time(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _spans(result: dict[str, Any]) -> list[str]:
+def _spans(result: dict[str, Any], title: str, subset: str = "naming_a_span") -> list[str]:
     """Spans of time named in the question: held out, then every configuration, with the
     questions that name one and LoCoMo's temporal category."""
 
@@ -783,7 +834,7 @@ def _spans(result: dict[str, Any]) -> list[str]:
         return f"{recall['5']:.3f} / {recall['10']:.3f}"
 
     def cells(found: dict[str, Any]) -> str:
-        named = found["naming_a_span"]
+        named = found[subset]
         return (
             f"{pair(found['recall'])} | {pair(named['recall'])} ({named['questions']}) | "
             f"{pair(found['by_category'].get('temporal'))}"
@@ -791,10 +842,11 @@ def _spans(result: dict[str, Any]) -> list[str]:
 
     protocols = result["protocols"]
     datasets = list(next(iter(protocols.values()))["held_out"])
-    head = " | ".join(f"{name} R@5 / R@10 | naming a span | temporal" for name in datasets)
+    label = subset.replace("_", " ")
+    head = " | ".join(f"{name} R@5 / R@10 | {label} | temporal" for name in datasets)
     lines = [
         "",
-        f"Spans of time named in the question, on top of {result['base']} and today's recency; "
+        f"{title}, on top of {result['base']} and today's recency; "
         "the rule leaves one conversation out:",
         *(f"- {name}: {found['rule']}" for name, found in protocols.items()),
         "",

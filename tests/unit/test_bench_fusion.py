@@ -15,6 +15,7 @@ from agent_memory.bench.fusion import (
     TIME_GRID,
     TIME_PROTOCOLS,
     TRUST_GRID,
+    WHEN_GRID,
     Config,
     FusionRun,
     Scored,
@@ -236,5 +237,17 @@ async def test_spans_named_in_questions_are_resolved_when_asked_and_cross_valida
         set(recall) == {"1", "5", "10", "25", "50"} for recall in held["by_category"].values()
     )
     assert len(result["every_configuration"]) == len(SPAN_GRID)
-    text = "\n".join(_spans(result))
+    text = "\n".join(_spans(result, "Spans of time named in the question"))
     assert "Spans of time named in the question" in text and "naming a span" in text
+
+
+def test_a_candidate_that_tells_a_time_gains_only_for_questions_that_ask_when():
+    scored = _timed(np.array([[3.0, 2.95, 2.9], [3.0, 2.95, 2.9]]), [40.0, 20.0, 10.0], [(), ()])
+    scored.spans = [[], []]
+    scored.asks_when = np.array([True, False])
+    scored.tells_time = np.array([False, False, True])
+    fused = scored.sources["vector:content"]
+    ranks = timed_ranks(scored, fused, TimeConfig(0.0, 30.0, 1.0, 0.0, 0.0, 0.2))
+    assert ranks.tolist() == [[2, 3, 1], [1, 2, 3]]
+    assert WHEN_GRID[0] == TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0)
+    assert "telling a time when asked when 0.2" in TimeConfig(0, when_weight=0.2).describe()

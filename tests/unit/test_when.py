@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.memory.long_term.when import spans_in
+from agent_memory.memory.long_term.when import asks_when, spans_in
 
 #: A Wednesday afternoon in UTC.
 NOW = datetime(2026, 5, 13, 15, 30, tzinfo=UTC)
@@ -220,3 +220,27 @@ def test_word_salad_of_time_words_resolves_or_names_nothing(words, now) -> None:
     for span in spans_in(" ".join(words), now):
         assert span.start < span.end <= now + timedelta(days=400)
         assert span.start <= now
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("When did Caroline go to the support group?", True),
+        ("So when was that?", True),
+        ("and when did I move?", True),
+        ("What year did John start his job?", True),
+        ("Which day did we meet?", True),
+        ("How long ago was her birthday?", True),
+        ("¿Cuándo me mudé a Madrid?", True),
+        ("Wann bin ich umgezogen?", True),
+        ("Quand est-ce que j'ai déménagé ?", True),
+        ("我什么时候搬家的？", True),
+        ("いつ引っ越しましたか", True),
+        ("What did I eat when I was in Paris?", False),  # a conjunction
+        ("Where do I live?", False),
+        ("What time is it?", False),
+        ("", False),
+    ],
+)
+def test_questions_that_ask_when(question: str, asks: bool) -> None:
+    assert asks_when(question) is asks
