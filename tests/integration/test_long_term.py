@@ -425,6 +425,39 @@ async def test_a_span_the_question_names_raises_what_was_said_in_it(connection, 
         await flat.aclose()
 
 
+async def test_a_question_asking_when_raises_the_memories_that_tell_a_time(memory):
+    """A memory that tells a time of its own is stored saying so (and says so again after an
+    edit of its text); "when ...?" raises it by the weight, other questions do not; a memory
+    stored before this was kept is read from its text."""
+    asked = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    said = asked - timedelta(days=10)
+    telling = await memory.store(ALICE, "Alice adopted Biscuit last week", occurred_at=said)
+    plain = await memory.store(ALICE, "Alice adores her dog Biscuit", occurred_at=said)
+    stored = {
+        d["_id"]: d["tells_time"]
+        async for d in memory.collection.find({"_id": {"$in": [telling.id, plain.id]}})
+    }
+    assert stored == {telling.id: True, plain.id: False}
+
+    async def scored(question):
+        hits = await memory.retrieve(ALICE, question, now=asked, record_access=False)
+        return {h.memory.id: h for h in hits}
+
+    when = await scored("When did Alice adopt Biscuit?")
+    assert when[telling.id].breakdown.tells_time == 1.0
+    assert when[plain.id].breakdown.tells_time == 0.0
+    assert "tells a time" in when[telling.id].explain()
+    other = await scored("Did Alice adopt Biscuit?")
+    assert other[telling.id].breakdown.tells_time == 0.0
+    await memory.edit(ALICE, plain.id, content="Alice adopted Biscuit's sister in 2019")
+    assert (await memory.collection.find_one({"_id": plain.id}))["tells_time"] is True
+    # As an earlier version stored it: read from its text.
+    await memory.collection.update_one({"_id": telling.id}, {"$unset": {"tells_time": ""}})
+    memory._snapshots.forget(memory.target, ALICE.filter())
+    when = await scored("When did Alice adopt Biscuit?")
+    assert when[telling.id].breakdown.tells_time == 1.0
+
+
 @pytest.mark.parametrize(
     ("span", "message"),
     [

@@ -120,6 +120,25 @@ def test_a_memory_said_in_the_span_the_question_names_gains_its_weight():
     assert score_memory(inside, relevance=0.5, now=NOW, weights=off, spans=[last_week]).in_span == 0
 
 
+def test_a_memory_that_tells_a_time_gains_its_weight_when_the_question_asks_when():
+    weights = RankingWeights()
+    said = datetime(2026, 11, 2, tzinfo=UTC)
+    telling = {"content": "we adopted Biscuit last week", "occurred_at": said, "tells_time": True}
+    plain = {"content": "we adopted Biscuit", "occurred_at": said, "tells_time": False}
+    older = {"content": "we adopted Biscuit last week", "occurred_at": said}  # not stored yet
+    for document, expected in ((telling, 1.0), (plain, 0.0), (older, 1.0)):
+        asked = score_memory(document, relevance=0.5, now=NOW, weights=weights, asks_when=True)
+        other = score_memory(document, relevance=0.5, now=NOW, weights=weights)
+        assert asked.tells_time == expected and other.tells_time == 0.0
+        assert asked.total == pytest.approx(other.total + 0.2 * expected)
+    asked = score_memory(telling, relevance=0.5, now=NOW, weights=weights, asks_when=True)
+    assert "0.2*tells a time" in asked.explain(weights)
+    off = RankingWeights(told_time=0)
+    assert (
+        score_memory(telling, relevance=0.5, now=NOW, weights=off, asks_when=True).tells_time == 0
+    )
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -131,6 +150,8 @@ def test_a_memory_said_in_the_span_the_question_names_gains_its_weight():
         {"span_slack_days": -1},
         {"span_slack_days": 1000},
         {"span_slack_days": "7"},
+        {"told_time": -1},
+        {"told_time": float("inf")},
     ],
 )
 def test_bad_weights(kwargs):

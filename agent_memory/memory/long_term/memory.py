@@ -98,7 +98,7 @@ from agent_memory.memory.long_term.records import (
     check_tags,
 )
 from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append, trail_start
-from agent_memory.memory.long_term.when import spans_in
+from agent_memory.memory.long_term.when import asks_when, spans_in, tells_time
 from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.batches import delete_in, distinct_in, find_in, slices, update_in
@@ -330,6 +330,8 @@ class LongTermMemory:
             "status": "active",
             "created_at": now,
             "occurred_at": occurred,
+            # Whether it tells a time of its own ("last week"): raised for questions asking when.
+            "tells_time": tells_time(item.content, occurred),
             "valid_from": occurred,
             "valid_to": None,
             "supersedes": [],
@@ -905,6 +907,8 @@ class LongTermMemory:
             if not ranges and self.config.ranking.in_span and now.tzinfo is not None
             else []
         )
+        # A question asking when raises the memories that tell a time ("last week").
+        asked_when = bool(self.config.ranking.told_time) and asks_when(query)
         with translate_errors("retrieving memories"):
             vector = (
                 query_vector if query_vector is not None else await self.embedder.embed_query(query)
@@ -938,7 +942,12 @@ class LongTermMemory:
             if min_importance is not None and float(doc.get("importance", 0.0)) < min_importance:
                 continue
             breakdown = score_memory(
-                doc, relevance=hit_relevance, now=now, weights=self.config.ranking, spans=spans
+                doc,
+                relevance=hit_relevance,
+                now=now,
+                weights=self.config.ranking,
+                spans=spans,
+                asks_when=asked_when,
             )
             scored.append((hit, breakdown))
         scored.sort(key=lambda item: -item[1].total)  # stable: the search's order breaks ties
@@ -1544,6 +1553,9 @@ class LongTermMemory:
                 fields["tags"] = [tag for tag in kept if tag != FIELDS_TAG]
             elif "tags" in fields and by_fields:
                 fields["tags"].append(FIELDS_TAG)  # how it is searched is not a tag to edit
+            if "content" in fields:
+                said = stored.get("occurred_at") or stored.get("created_at") or utcnow()
+                fields["tells_time"] = tells_time(fields["content"], said)
             if "content" in fields and stored.get("indexed", True):
                 # Embedded before anything is written: a provider failure changes nothing.
                 item = NewMemory(fields["content"], context=stored.get("context"))
@@ -1578,7 +1590,7 @@ class LongTermMemory:
         logger.info(
             "memory_edited",
             agent_id=tenant.agent_id,
-            fields=sorted(set(fields) - {"embedding", "edited_at"}),
+            fields=sorted(set(fields) - {"embedding", "edited_at", "tells_time"}),
         )
         return Memory.from_document(updated)
 

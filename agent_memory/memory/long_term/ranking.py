@@ -1,7 +1,7 @@
 """One explainable score for a long-term memory.
 
     score = w_relevance * relevance + w_recency * recency + w_importance * importance
-            + w_feedback * utility + w_in_span * in_span
+            + w_feedback * utility + w_in_span * in_span + w_told_time * tells_time
 
 - relevance: the search's fused score (vector and keyword, see ``mongo.search.fusion``) mapped
   to 0-1 in the search's order (:func:`relevances`): a near-tie stays a near-tie that feedback,
@@ -15,6 +15,9 @@
   :mod:`.when`) and the memory was said in it, or up to ``span_slack_days`` after it (a thing
   done in June, told in July); else 0. The weight and the slack were chosen by leaving
   conversations out (``bench fusion``, docs/benchmarks.md).
+- tells_time: 1 when the question asks when something happened ("when did we adopt her?",
+  "什么时候", "wann") and the memory tells a time of its own ("we adopted her last week",
+  "in 2019"; stored with the memory as ``tells_time``); else 0. Chosen the same way.
 
 Importance never filters: a new fact with modest importance is still found when it is relevant.
 """
@@ -25,14 +28,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 # The searcher gives each hit its relevance (mongo/search/types.py Searcher.search); the
 # function is named here too, where the score that reads it is.
+from agent_memory.memory.long_term.when import Span, tells_time
 from agent_memory.mongo.search.fusion import relevances
-
-if TYPE_CHECKING:
-    from agent_memory.memory.long_term.when import Span
 
 __all__ = [
     "RankingWeights",
@@ -56,9 +57,11 @@ class RankingWeights:
     in_span: float = 0.1
     #: Days after a span's end that still count as said in it.
     span_slack_days: float = 7.0
+    #: For a memory that tells a time, when the question asks when (0: not read).
+    told_time: float = 0.2
 
     def __post_init__(self) -> None:
-        for name in ("relevance", "recency", "importance", "feedback", "in_span"):
+        for name in ("relevance", "recency", "importance", "feedback", "in_span", "told_time"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"ranking weight {name} must be a non-negative number")
@@ -80,14 +83,17 @@ class ScoreBreakdown:
     total: float
     #: 1 when the memory was said in a span of time the question names, else 0.
     in_span: float = 0.0
+    #: 1 when the question asks when and the memory tells a time, else 0.
+    tells_time: float = 0.0
 
     def explain(self, weights: RankingWeights) -> str:
         said = f" + {weights.in_span:g}*said in the question's span" if self.in_span else ""
+        told = f" + {weights.told_time:g}*tells a time" if self.tells_time else ""
         return (
             f"{self.total:.3f} = {weights.relevance:g}*relevance {self.relevance:.3f}"
             f" + {weights.recency:g}*recency {self.recency:.3f}"
             f" + {weights.importance:g}*importance {self.importance:.3f}"
-            f" + {weights.feedback:g}*utility {self.utility:+.3f}{said}"
+            f" + {weights.feedback:g}*utility {self.utility:+.3f}{said}{told}"
         )
 
 
@@ -109,9 +115,11 @@ def score_memory(
     now: datetime,
     weights: RankingWeights,
     spans: Sequence[Span] = (),
+    asks_when: bool = False,
 ) -> ScoreBreakdown:
     """The memory's score for a question asked at ``now``; ``spans``: the spans of time the
-    question names (:func:`~agent_memory.memory.long_term.when.spans_in`)."""
+    question names (:func:`~agent_memory.memory.long_term.when.spans_in`); ``asks_when``:
+    whether it asks when something happened (:func:`~.when.asks_when`)."""
     relevance = max(0.0, min(1.0, relevance))
     last = document.get("last_accessed") or document.get("created_at")
     if isinstance(last, datetime):
@@ -124,14 +132,29 @@ def score_memory(
         importance = 0.0
     utility = feedback_utility(document.get("feedback"), weights.feedback_prior)
     in_span = _said_in(document, spans, weights.span_slack_days) if weights.in_span else 0.0
+    told = _tells_time(document) if asks_when and weights.told_time else 0.0
     total = (
         weights.relevance * relevance
         + weights.recency * recency
         + weights.importance * float(importance)
         + weights.feedback * utility
         + weights.in_span * in_span
+        + weights.told_time * told
     )
-    return ScoreBreakdown(relevance, recency, float(importance), utility, total, in_span)
+    return ScoreBreakdown(relevance, recency, float(importance), utility, total, in_span, told)
+
+
+def _tells_time(document: Mapping[str, Any]) -> float:
+    """1.0 when the memory tells a time: as stored, or for a memory stored before that was
+    kept, read from its content now."""
+    stored = document.get("tells_time")
+    if isinstance(stored, bool):
+        return 1.0 if stored else 0.0
+    content = document.get("content")
+    said = document.get("occurred_at") or document.get("created_at")
+    if not isinstance(content, str) or not isinstance(said, datetime):
+        return 0.0
+    return 1.0 if tells_time(content, said) else 0.0
 
 
 def _said_in(document: Mapping[str, Any], spans: Sequence[Span], slack_days: float) -> float:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-__all__ = ["Span", "asks_when", "spans_in"]
+__all__ = ["Span", "asks_when", "spans_in", "tells_time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,3 +497,10 @@ def asks_when(question: str) -> bool:
     """Whether ``question`` asks when something happened ("when did I move?", "什么时候",
     "いつ", "¿cuándo?", "wann", "quand")."""
     return _ASKS_WHEN.search(question) is not None
+
+
+def tells_time(text: str, said: datetime) -> bool:
+    """Whether ``text``, said at ``said`` (a time without a zone is UTC), names a span of time
+    of its own ("we adopted her last week", "in 2019"): the kind of memory that answers a
+    question asking when."""
+    return bool(spans_in(text, said if said.tzinfo is not None else said.replace(tzinfo=UTC)))
