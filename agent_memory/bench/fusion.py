@@ -266,6 +266,20 @@ class Scored:
     #: Per turn: whether it tells a time (names a span, read against when it was said).
     tells_time: np.ndarray | None = None
 
+    @property
+    def asking_when(self) -> np.ndarray:
+        """Per question: whether it asks when (none where that was not read)."""
+        if self.asks_when is not None:
+            return self.asks_when
+        return np.zeros(len(self.evidence), dtype=bool)
+
+    @property
+    def naming_a_span(self) -> np.ndarray:
+        """Per question: whether it names a span of time."""
+        found = np.zeros(len(self.evidence), dtype=bool)
+        found[: len(self.spans)] = [bool(spans) for spans in self.spans]
+        return found
+
     def in_spans(self, slack_days: float) -> np.ndarray:
         """Questions x turns: whether the turn was said in a span its question names, or up
         to ``slack_days`` after its end."""
@@ -532,42 +546,33 @@ class FusionRun:
                 current = np.concatenate([table[pick(i)][i][1] for i in members])
                 rows = [table[pick(i)][i][0] for i in members]
                 conversations = [self.conversations[i] for i in members]
+
+                def among(
+                    chosen: Callable[[Scored], np.ndarray],
+                    rows: list[np.ndarray] = rows,
+                    conversations: list[Scored] = conversations,
+                ) -> dict[str, Any]:
+                    """How many of the questions ``chosen`` picks, and their recall."""
+                    masks = [np.asarray(chosen(c), dtype=bool) for c in conversations]
+                    return {
+                        "questions": int(sum(mask.sum() for mask in masks)),
+                        "recall": _recall(
+                            [found[mask] for found, mask in zip(rows, masks, strict=True)]
+                        ),
+                    }
+
                 out[name] = {
                     "recall": _recall(rows),
                     "current_first": int(current.sum()),
                     "changed_facts": int(current.size),
                     "by_category": {
-                        CATEGORIES.get(category, str(category)): _recall(
-                            [
-                                found[np.asarray(c.categories) == category]
-                                for found, c in zip(rows, conversations, strict=True)
-                            ]
-                        )
+                        CATEGORIES.get(category, str(category)): among(
+                            lambda c, k=category: np.asarray(c.categories) == k
+                        )["recall"]
                         for category in sorted({k for c in conversations for k in c.categories})
                     },
-                    "asking_when": {
-                        "questions": sum(
-                            int(np.sum(c.asks_when))
-                            for c in conversations
-                            if c.asks_when is not None
-                        ),
-                        "recall": _recall(
-                            [
-                                found[c.asks_when]
-                                for found, c in zip(rows, conversations, strict=True)
-                                if c.asks_when is not None
-                            ]
-                        ),
-                    },
-                    "naming_a_span": {
-                        "questions": sum(bool(spans) for c in conversations for spans in c.spans),
-                        "recall": _recall(
-                            [
-                                found[[bool(spans) for spans in c.spans]]
-                                for found, c in zip(rows, conversations, strict=True)
-                            ]
-                        ),
-                    },
+                    "asking_when": among(lambda c: c.asking_when),
+                    "naming_a_span": among(lambda c: c.naming_a_span),
                 }
             return out
 
@@ -791,42 +796,19 @@ def _time(result: dict[str, Any]) -> list[str]:
         )
         return f"{recall['5']:.3f} / {recall['10']:.3f} | {current}"
 
-    protocols = result["protocols"]
-    datasets = list(next(iter(protocols.values()))["held_out"])
-    head = " | ".join(f"{name} R@5 / R@10 | current first" for name in datasets)
-    lines = [
-        "",
+    return _time_table(
+        result,
         f"Recency with the datasets' dates, on top of {result['base']}; each rule leaves one "
         "conversation out:",
-        *(f"- {name}: {found['rule']}" for name, found in protocols.items()),
-        "",
-        f"| time configuration | {head} | conversations below a baseline |",
-        "|---|" + "---|---|" * len(datasets) + "---|",
-    ]
-    lines += [
-        f"| **held out, rule: {name}** | "
-        + " | ".join(cells(found["held_out"][d]) for d in datasets)
-        + f" | {len(found['held_out_below_a_baseline'])} |"
-        for name, found in protocols.items()
-    ]
-    lines += [
-        f"| {entry['config']} | "
-        + " | ".join(cells(entry["by_dataset"][d]) for d in datasets)
-        + f" | {entry['below_a_baseline']} |"
-        for entry in result["every_configuration"]
-    ]
-    lines.append("")
-    for name, found in protocols.items():
-        lines.append(
-            f"Chosen by the folds, rule {name}: "
-            + "; ".join(f"{config} ({count})" for config, count in found["chosen_by_folds"].items())
-        )
-    return lines
+        "time configuration",
+        ["current first"],
+        cells,
+    )
 
 
 def _spans(result: dict[str, Any], title: str, subset: str = "naming_a_span") -> list[str]:
-    """Spans of time named in the question: held out, then every configuration, with the
-    questions that name one and LoCoMo's temporal category."""
+    """A question's time (``title``): held out, then every configuration, with the questions
+    of ``subset`` and the temporal category."""
 
     def pair(recall: dict[str, float | None] | None) -> str:
         if not recall or recall["5"] is None or recall["10"] is None:
@@ -840,18 +822,37 @@ def _spans(result: dict[str, Any], title: str, subset: str = "naming_a_span") ->
             f"{pair(found['by_category'].get('temporal'))}"
         )
 
-    protocols = result["protocols"]
-    datasets = list(next(iter(protocols.values()))["held_out"])
-    label = subset.replace("_", " ")
-    head = " | ".join(f"{name} R@5 / R@10 | {label} | temporal" for name in datasets)
-    lines = [
-        "",
+    return _time_table(
+        result,
         f"{title}, on top of {result['base']} and today's recency; "
         "the rule leaves one conversation out:",
+        "configuration",
+        [subset.replace("_", " "), "temporal"],
+        cells,
+    )
+
+
+def _time_table(
+    result: dict[str, Any],
+    intro: str,
+    first: str,
+    columns: list[str],
+    cells: Callable[[dict[str, Any]], str],
+) -> list[str]:
+    """A cross-validation of how the ranking reads time (:meth:`FusionRun.
+    cross_validate_time`): ``intro`` and the rules, then one row held out per rule and one
+    per configuration, each dataset's R@5 / R@10 and its ``columns`` (``cells`` writes
+    them), and what the folds chose."""
+    protocols = result["protocols"]
+    datasets = list(next(iter(protocols.values()))["held_out"])
+    head = " | ".join(" | ".join([f"{name} R@5 / R@10", *columns]) for name in datasets)
+    lines = [
+        "",
+        intro,
         *(f"- {name}: {found['rule']}" for name, found in protocols.items()),
         "",
-        f"| configuration | {head} | conversations below a baseline |",
-        "|---|" + "---|---|---|" * len(datasets) + "---|",
+        f"| {first} | {head} | conversations below a baseline |",
+        "|---|" + "---|" * (1 + len(columns)) * len(datasets) + "---|",
     ]
     lines += [
         f"| **held out, rule: {name}** | "

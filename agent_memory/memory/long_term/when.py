@@ -148,11 +148,8 @@ _NUMBERS = {
     "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
     "九": 9, "十": 10, "十一": 11, "十二": 12,
 }  # fmt: skip
-_COUNT = (
-    r"(\d{1,3}|"
-    + "|".join(re.escape(word) for word in sorted(_NUMBERS, key=len, reverse=True))
-    + ")"
-)
+#: A count in digits or words (the alternatives of a pattern's group ``n``).
+_COUNT = r"\d{1,3}|" + "|".join(re.escape(word) for word in sorted(_NUMBERS, key=len, reverse=True))
 
 _MONTHS = {
     "en": "january february march april may june july august september october november december",
@@ -189,12 +186,14 @@ _UNIT_WORDS = {
     ),
     **dict.fromkeys(("year", "years", "año", "años", "jahr", "jahren", "jahre", "an", "ans",
                      "année", "années"), "year"),
-    **dict.fromkeys(("天", "日", "周", "星期", "礼拜", "週", "週間"), "day_or_week"),
-    **dict.fromkeys(("个月", "個月", "月", "ヶ月", "か月", "カ月", "ケ月"), "month"),
-    **dict.fromkeys(("年",), "year"),
 }  # fmt: skip
-_CJK_UNIT = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week"}
-_CJK_UNIT.update({"週": "week", "週間": "week"})
+#: Unit words of Chinese and Japanese ("三天前", "2ヶ月前").
+_CJK_UNIT = {
+    **dict.fromkeys(("天", "日"), "day"),
+    **dict.fromkeys(("周", "星期", "礼拜", "週", "週間"), "week"),
+    **dict.fromkeys(("个月", "個月", "月", "ヶ月", "か月", "カ月", "ケ月"), "month"),
+    "年": "year",
+}
 
 _SEASON_WORDS = {
     **dict.fromkeys(("spring", "primavera", "frühling", "printemps", "春天", "春"), "spring"),
@@ -248,8 +247,7 @@ def _ago(match: re.Match[str], today: date) -> tuple[date, date] | None:
 
 def _cjk_ago(match: re.Match[str], today: date) -> tuple[date, date] | None:
     count = _cjk_count(match.group("n"))
-    word = match.group("unit")
-    unit = _CJK_UNIT.get(word) or _UNIT_WORDS.get(word)
+    unit = _CJK_UNIT.get(match.group("unit"))
     if count is None or unit not in _UNITS or count > 500:
         return None
     return _UNITS[unit](today, -count)
@@ -385,12 +383,12 @@ _RULES: list[_Rule] = [
      )),
     (_p(rf"{_B}(?:on|el|am)\s+(?P<weekday>{_WEEKDAY_NAMES}){_E}"), _weekday(strictly=False)),
     # N units ago
-    (_p(rf"{_B}(?P<n>{_COUNT[1:-1]})\s+(?P<unit>days?|weeks?|months?|years?)\s+ago{_E}"), _ago),
-    (_p(rf"{_B}hace\s+(?P<n>{_COUNT[1:-1]})\s+(?P<unit>días?|semanas?|mes(?:es)?|años?){_E}"),
+    (_p(rf"{_B}(?P<n>{_COUNT})\s+(?P<unit>days?|weeks?|months?|years?)\s+ago{_E}"), _ago),
+    (_p(rf"{_B}hace\s+(?P<n>{_COUNT})\s+(?P<unit>días?|semanas?|mes(?:es)?|años?){_E}"),
      _ago),
-    (_p(rf"{_B}vor\s+(?P<n>{_COUNT[1:-1]})\s+(?P<unit>tag(?:en)?|wochen?|monat(?:en)?|"
+    (_p(rf"{_B}vor\s+(?P<n>{_COUNT})\s+(?P<unit>tag(?:en)?|wochen?|monat(?:en)?|"
         rf"jahr(?:en)?){_E}"), _ago),
-    (_p(rf"{_B}il\s+y\s+a\s+(?P<n>{_COUNT[1:-1]})\s+(?P<unit>jours?|semaines?|mois|ans|"
+    (_p(rf"{_B}il\s+y\s+a\s+(?P<n>{_COUNT})\s+(?P<unit>jours?|semaines?|mois|ans|"
         rf"années?){_E}"), _ago),
     (_p(r"(?P<n>\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?P<unit>天|日|周|星期|礼拜|週間|週|"
         r"个月|個月|ヶ月|か月|カ月|ケ月|年)(?:之|以)?前"), _cjk_ago),
@@ -420,7 +418,7 @@ _TRIGGER_WORDS = frozenset(
         *_MONTH_NUMBER,
         *_WEEKDAYS,
         *(word for word in _SEASON_WORDS if word.isascii() or len(word) > 1),
-        *(word for word in _UNIT_WORDS if all(ord(ch) < 0x2E80 for ch in word)),
+        *_UNIT_WORDS,
         "yesterday", "today", "tonight", "morning", "ago", "weekend", "ayer", "anteayer",
         "antier", "hoy", "hace", "gestern", "vorgestern", "heute", "wochenende", "aujourd",
         "avant", "week", "été",
