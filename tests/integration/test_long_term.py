@@ -458,6 +458,28 @@ async def test_a_question_asking_when_raises_the_memories_that_tell_a_time(memor
     assert when[telling.id].breakdown.tells_time == 1.0
 
 
+async def test_a_query_made_of_time_words_is_scored_against_a_few_spans(memory, monkeypatch):
+    """The longest query allowed, all time words, names 1,500 spans; each candidate is scored
+    against the first 16 only, and the answer is what it would be without the others."""
+    from agent_memory.memory.long_term import memory as module
+
+    seen: list[int] = []
+    score = module.score_memory
+
+    def counted(*args, spans=(), **kwargs):
+        seen.append(len(spans))
+        return score(*args, spans=spans, **kwargs)
+
+    monkeypatch.setattr(module, "score_memory", counted)
+    asked = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    said = await memory.store(ALICE, "Alice flew to Lima", occurred_at=asked - timedelta(days=1))
+    query = ("yesterday 3 days ago " * 400)[:8000]
+    hits = await memory.retrieve(ALICE, query, now=asked, record_access=False)
+    assert [h.memory.id for h in hits] == [said.id]
+    assert hits[0].breakdown.in_span == 1.0  # said yesterday: the first span
+    assert seen and max(seen) == 16
+
+
 @pytest.mark.parametrize(
     ("span", "message"),
     [

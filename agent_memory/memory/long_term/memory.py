@@ -134,6 +134,9 @@ COLLECTION = "memories"
 #: (``retrieve``'s ``since``/``until``) read.
 EVENT_TIME = "occurred_at"
 _MAX_K = 100
+#: Spans of time read from one question: a question names one or two; a long text made of
+#: time words (8,000 characters name 1,500) is scored against the first ones only.
+_MAX_SPANS = 16
 _DECISION_ATTEMPTS = 4
 #: Stored memories a new one is compared with (consolidation's candidates).
 _CANDIDATES = 3
@@ -903,7 +906,7 @@ class LongTermMemory:
         # A span of time the question names ("last week") raises what was said then; an
         # explicit span has kept the search to it already.
         spans = (
-            spans_in(query, now)
+            spans_in(query, now)[:_MAX_SPANS]
             if not ranges and self.config.ranking.in_span and now.tzinfo is not None
             else []
         )
