@@ -43,6 +43,9 @@ from agent_memory.bench.embedders import (
     ranks_of,
 )
 from agent_memory.bench.retrieval import memory_text, neighbour_context, said_times
+from agent_memory.memory.long_term.change import tells_change
+from agent_memory.memory.long_term.memory import NEIGHBOURS
+from agent_memory.memory.long_term.ranking import order_current_first
 from agent_memory.memory.long_term.records import LongTermConfig
 from agent_memory.memory.long_term.when import asks_when, spans_in
 from agent_memory.mongo.search.fusion import RRF_K, standardise
@@ -53,6 +56,7 @@ from agent_memory.providers.embedders.base import Embedder
 
 __all__ = [
     "ATLAS_GRID",
+    "CHANGE_GRID",
     "GRID",
     "SPAN_GRID",
     "WHEN_GRID",
@@ -161,6 +165,13 @@ class TimeConfig:
     #: Added, for a question that asks when (:func:`~agent_memory.memory.long_term.when.
     #: asks_when`), to a candidate that tells a time (names a span of its own).
     when_weight: float = 0.0
+    #: A turn that announces a change (:func:`~agent_memory.memory.long_term.change.
+    #: tells_change`) likely updates the older turns among the three nearest to it when it
+    #: was stored (``LongTermConfig.update_links``: how many of them, 0 for none); a question
+    #: that neither asks when nor names a span ranks it just above the highest of those
+    #: ranked above it, when it is itself among the first ``update_window`` candidates.
+    update_links: int = 0
+    update_window: int = 0
 
     def describe(self) -> str:
         parts = (
@@ -176,6 +187,10 @@ class TimeConfig:
         if self.span_weight:
             parts.append(
                 f"said in the question's span {self.span_weight:g} (+{self.span_slack_days:g} d)"
+            )
+        if self.update_links and self.update_window:
+            parts.append(
+                f"a change above the {self.update_links} it updates within {self.update_window}"
             )
         return ", ".join(parts)
 
@@ -203,6 +218,17 @@ SPAN_GRID = tuple(
 #: tells a time ("we went camping last week") gains.
 WHEN_GRID = tuple(
     TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, when_weight) for when_weight in (0.0, 0.05, 0.1, 0.2, 0.4)
+)
+#: How a turn that announces a change is ranked against the older ones it likely updates, on
+#: top of the defaults of spans and "when" questions: links kept per turn (of the three
+#: nearest) and how deep in the ranking such a turn may be for the move to apply.
+CHANGE_GRID = (
+    TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2),
+    *(
+        TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2, links, window)
+        for links in (1, 2, 3)
+        for window in (10, 20, 50, 100, 200)
+    ),
 )
 #: The candidates the ranking scores: ``bench retrieval`` asks for 50 and the search returns
 #: ``overfetch`` (4) times as many.
@@ -265,6 +291,9 @@ class Scored:
     asks_when: np.ndarray | None = None
     #: Per turn: whether it tells a time (names a span, read against when it was said).
     tells_time: np.ndarray | None = None
+    #: Per turn that announces a change, the older turns (by date) among the three nearest
+    #: to it by content when it was stored (the turns before it), nearest first.
+    updates: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def asking_when(self) -> np.ndarray:
@@ -321,6 +350,14 @@ def fuse(scored: Scored, config: Config) -> np.ndarray:
     return np.stack(rows)
 
 
+def current_first(order: list[int], updates: dict[int, tuple[int, ...]], window: int) -> list[int]:
+    """``order`` (best first) with every item among the first ``window`` that likely
+    updates items ranked above it (``updates``) moved just above the highest of them, as
+    ``LongTermMemory.retrieve`` moves them (:func:`~agent_memory.memory.long_term.ranking.
+    current_first`)."""
+    return order_current_first(order, lambda item: updates.get(item, ()), window)
+
+
 def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarray:
     """The 1-based rank of every turn for every question once the ranking adds recency:
     the :data:`CANDIDATES` best by ``fused`` are ordered by relevance plus weighted recency
@@ -341,7 +378,19 @@ def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarr
         if time.when_weight and scored.asks_when is not None and scored.asks_when[row]:
             assert scored.tells_time is not None
             final[row, top] += time.when_weight * scored.tells_time[top]
-    return ranks_of(final)
+    ranks = ranks_of(final)
+    if not (time.update_links and time.update_window and scored.updates):
+        return ranks
+    updates = {turn: older[: time.update_links] for turn, older in scored.updates.items()}
+    about_then = scored.asking_when | scored.naming_a_span
+    for row in range(len(ranks)):
+        if about_then[row]:
+            continue
+        order = [int(i) for i in np.argsort(ranks[row], kind="stable")[:take]]
+        moved = current_first(order, updates, time.update_window)
+        if moved != order:
+            ranks[row, moved] = np.arange(1, len(moved) + 1)
+    return ranks
 
 
 def _at_or_above(rows: np.ndarray, baselines: Sequence[np.ndarray]) -> bool:
@@ -387,10 +436,13 @@ async def score_conversation(
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     sources: dict[str, np.ndarray] = {}
     coverage: dict[str, np.ndarray] = {}
+    updates: dict[int, tuple[int, ...]] = {}
     for name, texts in (("content", contents), ("context", with_context)):
         vectors = await embedder.embed_documents(texts)
         vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
         sources[f"vector:{name}"] = queries @ vectors.T
+        if name == "content":
+            updates = _updates(conversation, vectors)
         terms = [tokenize(text) for text in texts]
         index = Bm25Index(terms)
         scores = np.stack([index.scores(tokenize(q)) for q in questions])
@@ -440,7 +492,27 @@ async def score_conversation(
         spans,
         np.array([asks_when(question) for question in questions]),
         tells,
+        updates,
     )
+
+
+def _updates(conversation: Conversation, vectors: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """What each turn that announces a change likely updates, as ``LongTermMemory`` links it
+    on storing the conversation in order: the turns said before it by date among the
+    :data:`~agent_memory.memory.long_term.memory.NEIGHBOURS` stored before it that are
+    nearest by content (consolidation's candidates)."""
+    times = said_times(conversation)
+    if times is None:
+        return {}
+    found = {}
+    for turn in range(1, len(conversation.turns)):
+        if not tells_change(conversation.turns[turn].text):
+            continue
+        nearest = np.argsort(-(vectors[:turn] @ vectors[turn]), kind="stable")[:NEIGHBOURS]
+        older = tuple(int(i) for i in nearest if times[int(i)] < times[turn])
+        if older:
+            found[turn] = older
+    return found
 
 
 @dataclass(slots=True)
@@ -469,6 +541,7 @@ class FusionRun:
         asked_when = self.cross_validate_time(
             product_config(), WHEN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
         )
+        changes = self.cross_validate_time(product_config(), CHANGE_GRID, TIME_PROTOCOLS)
         summary = ("held_out_recall", "held_out_by_dataset", "chosen_by_folds", "best_on_all")
         return {
             "datasets": self.datasets,
@@ -482,6 +555,7 @@ class FusionRun:
             "time": timed,
             "question_spans": spans,
             "asked_when": asked_when,
+            "changes": changes,
             "seconds": round(self.seconds, 1),
         }
 
@@ -760,6 +834,12 @@ def render(data: dict[str, Any]) -> str:
             "Memories that tell a time, for questions that ask when",
             "asking_when",
         )
+    if "changes" in data:
+        lines += _time(
+            data["changes"],
+            "A change ranked above the older memories it likely updates, for questions about "
+            f"the present, on top of {data['changes']['base']} and the defaults of time",
+        )
     lines += ["", "Best configurations on all conversations (for reference, not held out):", ""]
     lines += [
         f"- {entry['config']}: R@5 {entry['recall']['5']:.3f}, R@10 {entry['recall']['10']:.3f}"
@@ -783,9 +863,10 @@ def _held_out(title: str, result: dict[str, Any]) -> list[str]:
     ]
 
 
-def _time(result: dict[str, Any]) -> list[str]:
-    """Recency with the datasets' dates: held out by each rule, then every configuration on
-    everything."""
+def _time(result: dict[str, Any], title: str | None = None) -> list[str]:
+    """How the ranking reads time (``title``; recency with the datasets' dates when none):
+    held out by each rule, then every configuration on everything, with the changed facts
+    whose current value ranks first."""
 
     def cells(found: dict[str, Any]) -> str:
         recall = found["recall"]
@@ -796,10 +877,10 @@ def _time(result: dict[str, Any]) -> list[str]:
         )
         return f"{recall['5']:.3f} / {recall['10']:.3f} | {current}"
 
+    title = title or f"Recency with the datasets' dates, on top of {result['base']}"
     return _time_table(
         result,
-        f"Recency with the datasets' dates, on top of {result['base']}; each rule leaves one "
-        "conversation out:",
+        f"{title}; each rule leaves one conversation out:",
         "time configuration",
         ["current first"],
         cells,

@@ -1282,3 +1282,92 @@ async def test_a_batch_decides_the_same_whether_its_candidates_are_searched_ahea
         ("reinforced", "Alice reads crime novels"),
         ("inserted", "Alice lives in Berlin"),
     ]
+
+
+async def test_the_current_statement_ranks_above_the_older_one_it_updates(connection, embedder):
+    """A memory that announces a change is stored with the older memories nearest to it as
+    the ones it likely updates; a question about the present ranks it just above them (each
+    older one marked as its history, the lift in the score), one about a time (asking when,
+    naming a span, since/until) leaves them as found, and update_window=0 turns it off."""
+    await IndexManager(connection, embedder.signature).setup()
+    asked = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    memory = LongTermMemory(connection, embedder)
+    off = LongTermMemory(connection, embedder, config=LongTermConfig(update_window=0))
+    try:
+        for i, topic in enumerate(("taxes", "gardening", "chess", "the dentist", "a recipe")):
+            await memory.store(
+                ALICE, f"a question about {topic}", occurred_at=asked - timedelta(days=300 - i)
+            )
+        old = await memory.store(
+            ALICE,
+            "Alice drives a BYD Atto 3 to work and loves the BYD Atto",
+            occurred_at=datetime(2026, 4, 2, tzinfo=UTC),
+        )
+        await memory.store(
+            BOB, "Bob drives a BYD Atto 3", occurred_at=datetime(2026, 3, 1, tzinfo=UTC)
+        )
+        new = await memory.store(
+            ALICE,
+            "Alice switched to a Li Auto L7, her car for work",
+            occurred_at=datetime(2026, 6, 1, tzinfo=UTC),
+        )
+        assert (await memory.get(ALICE, new.id)).updates[:1] == (old.id,)
+        assert (await memory.get(ALICE, old.id)).updates == ()  # announces nothing
+
+        async def first_two(store, question, **extra):
+            hits = await store.retrieve(ALICE, question, now=asked, record_access=False, **extra)
+            return hits[:2]
+
+        question = "which car does Alice drive, the BYD Atto?"
+        before = await first_two(off, question)
+        assert [h.memory.id for h in before] == [old.id, new.id]  # keywords favour the old one
+        hits = await first_two(memory, question)
+        assert [h.memory.id for h in hits] == [new.id, old.id]
+        assert hits[1].updated_by == new.id and hits[0].updated_by is None
+        assert hits[0].score > hits[1].score and hits[0].breakdown.current > 0
+        assert hits[0].score == pytest.approx(hits[1].score)  # just above it
+        assert "to rank above what it updates" in hits[0].explain()
+        assert f"(updated by {new.id})" in hits[1].explain()
+        # About a time: as the score found them.
+        for about_then in (
+            {"question": "when did Alice drive the BYD Atto?"},
+            {"question": "which car did Alice drive in April, the BYD Atto?"},
+            {"question": question, "since": datetime(2026, 1, 1, tzinfo=UTC)},
+        ):
+            found = await first_two(memory, **about_then)
+            assert [h.memory.id for h in found] == [old.id, new.id], about_then
+            assert found[0].updated_by is None and not found[1].breakdown.current
+    finally:
+        await memory.aclose()
+        await off.aclose()
+
+
+async def test_links_to_what_a_change_updates_are_kept_to_older_memories_of_the_tenant(memory):
+    """A change stored in one batch with what it updates links it; a memory said after the
+    change, another tenant's memory and a keyed memory's own values are never linked; a
+    hand-written ``updates`` of any shape (another tenant's id, not a list) moves nothing
+    and loses nothing."""
+    april, june = datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
+    await memory.store(BOB, "Bob lives in Porto", occurred_at=april)
+    results = await memory.store_many(
+        ALICE,
+        [
+            NewMemory("Alice lives in Porto", occurred_at=april),
+            NewMemory("Alice has moved to Lisbon", occurred_at=june),
+            NewMemory("Alice lives in Faro now, the new flat", occurred_at=april),  # said before
+            NewMemory("home: Braga, a new flat", key="home", occurred_at=june),
+        ],
+    )
+    porto, lisbon, faro, braga = [await memory.get(ALICE, r.id) for r in results]
+    assert [r.action for r in results] == ["inserted"] * 4
+    assert lisbon.updates == (porto.id,)
+    assert faro.updates == ()  # said in April: nothing nearer was said before it
+    assert braga.updates == ()  # a key's values supersede one another instead
+    bob = (await memory.list_memories(BOB))[0]
+    for hostile in ([bob.id], "not a list", [1, {"$gt": ""}, None]):
+        await memory.collection.update_one({"_id": porto.id}, {"$set": {"updates": hostile}})
+        await memory.announce(ALICE)
+        hits = await memory.retrieve(ALICE, "where does Alice live", k=10, record_access=False)
+        assert {h.memory.id for h in hits} >= {porto.id, lisbon.id}
+        assert all(h.updated_by != porto.id for h in hits)
+        assert bob.id not in {h.memory.id for h in hits}

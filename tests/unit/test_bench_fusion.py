@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from agent_memory.bench.embedders import Conversation, Turn
 from agent_memory.bench.fusion import (
     ATLAS_GRID,
     CANDIDATES,
+    CHANGE_GRID,
     GRID,
     SPAN_GRID,
     TIME_GRID,
@@ -22,6 +25,7 @@ from agent_memory.bench.fusion import (
     TimeConfig,
     _spans,
     _time,
+    _updates,
     fuse,
     product_config,
     render,
@@ -251,3 +255,61 @@ def test_a_candidate_that_tells_a_time_gains_only_for_questions_that_ask_when():
     assert ranks.tolist() == [[2, 3, 1], [1, 2, 3]]
     assert WHEN_GRID[0] == TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0)
     assert "telling a time when asked when 0.2" in TimeConfig(0, when_weight=0.2).describe()
+
+
+def test_a_change_moves_above_the_older_turns_it_updates_only_for_questions_about_the_present():
+    # Turn 2 (said 10 days ago) announces a change and updates turns 0 and 1; turn 3 is
+    # unrelated. Question 0 is about the present; question 1 asks when.
+    fused = np.array([[3.0, 2.0, 1.0, 2.5], [3.0, 2.0, 1.0, 2.5]])
+    scored = _timed(fused, [40.0, 20.0, 10.0, 5.0], [(), ()])
+    scored.spans = [[], []]
+    scored.asks_when = np.array([False, True])
+    scored.tells_time = np.zeros(4, dtype=bool)
+    scored.updates = {2: (1, 0)}
+    plain = TimeConfig(0.0, 30.0, 1.0, 0.1, 0.0, 0.1)
+    assert timed_ranks(scored, fused, plain).tolist() == [[1, 3, 4, 2], [1, 3, 4, 2]]
+    # All its links: above the highest of them (turn 0); the question asking when: as found.
+    moved = replace(plain, update_links=2, update_window=10)
+    assert timed_ranks(scored, fused, moved).tolist() == [[2, 4, 1, 3], [1, 3, 4, 2]]
+    # Its first link only (turn 1): just above turn 1, below the unrelated turn 3.
+    assert timed_ranks(scored, fused, replace(moved, update_links=1)).tolist()[0] == [1, 4, 3, 2]
+    # Deeper in the ranking than the window: stays.
+    assert timed_ranks(scored, fused, replace(moved, update_window=3)).tolist()[0] == [1, 3, 4, 2]
+    # A question naming a span is about then too.
+    scored.asks_when = np.array([False, False])
+    scored.spans = [[(-50.0, -30.0)], []]
+    assert timed_ranks(scored, fused, moved).tolist() == [[1, 3, 4, 2], [2, 4, 1, 3]]
+    assert CHANGE_GRID[0] == TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2)
+    assert "a change above the 2 it updates within 10" in moved.describe()
+
+
+def test_a_turn_that_announces_a_change_links_the_older_of_its_nearest_turns():
+    conversation = Conversation(
+        "s",
+        [
+            Turn("D1:1", "Ann", "I drive a BYD Atto 3.", "1:00 pm on 1 March, 2023"),
+            Turn("D1:2", "Ann", "We talked about tyres.", "1:00 pm on 1 March, 2023"),
+            Turn("D2:1", "Ann", "I switched to a Li Auto L7.", "1:00 pm on 1 May, 2023"),
+            Turn("D2:2", "Ann", "The new one is quiet.", "1:00 pm on 1 May, 2023"),
+        ],
+        [],
+    )
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.1], [0.95, 0.05]])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    # Turn 2 announces a change: its nearest before it are turns 0 then 1, both said
+    # earlier. Turn 3 too ("new"): turns 0, 2 and 1 (a turn of its session, a second
+    # earlier, is said before it too).
+    assert _updates(conversation, vectors) == {2: (0, 1), 3: (0, 2, 1)}
+    # A turn that announces nothing links nothing; one said at the same moment is not older.
+    conversation.turns[2] = Turn("D2:1", "Ann", "A Li Auto L7.", "1:00 pm on 1 May, 2023")
+    assert _updates(conversation, vectors) == {3: (0, 2, 1)}
+    conversation.turns[0] = Turn("D1:1", "Ann", "I drive a BYD.", "1:00 pm on 1 June, 2023")
+    assert _updates(conversation, vectors) == {3: (2, 1)}
+
+
+async def test_changes_are_cross_validated_by_both_rules(tmp_path):
+    run = await run_fusion(FakeEmbedder(), [_three(tmp_path / "d.json")])
+    data = run.as_json()
+    assert set(data["changes"]["protocols"]) == set(TIME_PROTOCOLS)
+    assert len(data["changes"]["every_configuration"]) == len(CHANGE_GRID)
+    assert "A change ranked above the older memories it likely updates" in render(data)

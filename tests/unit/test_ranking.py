@@ -7,12 +7,13 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_memory.memory.long_term.ranking import (
     RankingWeights,
     feedback_utility,
+    order_current_first,
     relevances,
     score_memory,
 )
@@ -182,3 +183,49 @@ def test_equal_recency_importance_and_feedback_keep_the_search_order(fused, scal
     order = sorted(range(len(fused)), key=lambda i: -fused[i])
     for i, j in pairwise(order):
         assert totals[i] >= totals[j] if fused[i] > fused[j] else totals[i] == totals[j]
+
+
+def test_a_change_moves_just_above_the_highest_older_memory_it_updates():
+    updates = {"new": ("old", "older")}
+    order = ["older", "x", "old", "y", "new", "z"]
+    moved = order_current_first(order, lambda item: updates.get(item, ()), 10)
+    assert moved == ["new", "older", "x", "old", "y", "z"]
+    # Deeper than the window: as it was; no window: as it was.
+    assert order_current_first(order, lambda item: updates.get(item, ()), 4) == order
+    assert order_current_first(order, lambda item: updates.get(item, ()), 0) == order
+    # What it updates ranked below it, or not found at all: nothing moves.
+    assert order_current_first(["new", "old"], lambda i: updates.get(i, ()), 10) == ["new", "old"]
+    assert order_current_first(["x", "new"], lambda i: updates.get(i, ()), 10) == ["x", "new"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(min_value=0, max_value=12),
+    links=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=20),
+    window=st.integers(min_value=0, max_value=14),
+)
+def test_moving_changes_only_lifts_a_change_above_what_it_updates(size, links, window):
+    updates: dict[int, list[int]] = {}
+    for newer, older in links:
+        if newer < size and older < size and newer != older:
+            updates.setdefault(newer, []).append(older)
+    order = list(range(size))
+    moved = order_current_first(order, lambda item: updates.get(item, ()), window)
+    assert sorted(moved) == order  # the same memories
+    # Lifted: above a memory that was above it.
+    lifted = {
+        item
+        for item in order
+        if any(moved.index(item) < moved.index(other) for other in order[:item])
+    }
+    # Only a change within the window that updates a memory ranked above it is lifted...
+    for item in lifted:
+        assert order.index(item) < window
+        assert any(order.index(old) < order.index(item) for old in updates.get(item, ()))
+    # ...and the others keep their order among themselves.
+    rest = [item for item in moved if item not in lifted]
+    assert rest == sorted(rest)
+    # A lifted memory sits right above one it updates.
+    for item in lifted:
+        below = moved[moved.index(item) + 1]
+        assert below in updates[item] or below in lifted

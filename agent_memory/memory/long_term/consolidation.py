@@ -64,6 +64,9 @@ class Decision:
     action: Literal["insert", "reinforce", "supersede", "outdated"]
     targets: tuple[str, ...] = ()
     reason: str = ""
+    #: The candidates the decision was made among (the nearest stored memories, or the
+    #: key's): an inserted memory that announces a change likely updates the older of them.
+    neighbours: tuple[Candidate, ...] = ()
 
 
 class JudgeVerdict(BaseModel):

@@ -75,6 +75,7 @@ from agent_memory.checks import (
 from agent_memory.errors import AgentMemoryError, InvalidInputError, NotFoundError
 from agent_memory.memory.background import BackgroundWrites
 from agent_memory.memory.long_term.access import AccessRecorder
+from agent_memory.memory.long_term.change import tells_change
 from agent_memory.memory.long_term.consolidation import Candidate, Decision, decide
 from agent_memory.memory.long_term.fields import (
     FIELD,
@@ -86,7 +87,11 @@ from agent_memory.memory.long_term.fields import (
     replace_fields,
     stale_fields,
 )
-from agent_memory.memory.long_term.ranking import score_memory
+from agent_memory.memory.long_term.ranking import (
+    ScoreBreakdown,
+    order_current_first,
+    score_memory,
+)
 from agent_memory.memory.long_term.records import (
     MEMORY_TYPES,
     LongTermConfig,
@@ -96,6 +101,7 @@ from agent_memory.memory.long_term.records import (
     StoreResult,
     check_content,
     check_tags,
+    updates_of,
 )
 from agent_memory.memory.long_term.trail import TRAIL_FIELD, trail_append, trail_start
 from agent_memory.memory.long_term.when import asks_when, spans_in, tells_time
@@ -138,8 +144,9 @@ _MAX_K = 100
 #: time words (8,000 characters name 1,500) is scored against the first ones only.
 _MAX_SPANS = 16
 _DECISION_ATTEMPTS = 4
-#: Stored memories a new one is compared with (consolidation's candidates).
-_CANDIDATES = 3
+#: The stored memories a new one is compared with (its nearest, of the same type), and
+#: among which a memory that announces a change finds the older ones it likely updates.
+NEIGHBOURS = 3
 #: Items of a batch whose candidates are searched together at most (see ``_search_ahead``).
 _SEARCHED_AHEAD = 16
 #: Atlas tier: at most this many of the tenant's most recent memories of a type are compared
@@ -219,13 +226,28 @@ def _searched_for(item: NewMemory, vector: np.ndarray | None) -> bool:
     return item.key is None and vector is not None
 
 
+def _likely_updates(
+    item: NewMemory, neighbours: Sequence[Candidate], occurred: datetime
+) -> list[str]:
+    """The memories ``item`` likely updates: when it announces a change (:mod:`.change`) and
+    has no key (a key's memories supersede each other), those of its nearest that were said
+    before it."""
+    if item.key is not None or not tells_change(item.content):
+        return []
+    return [
+        neighbour.id
+        for neighbour in neighbours[:NEIGHBOURS]
+        if neighbour.occurred is not None and neighbour.occurred < occurred
+    ]
+
+
 def _candidates_query(tenant: Tenant, item: NewMemory, vector: np.ndarray) -> SearchQuery:
     """The search for the stored memories a new unkeyed memory may repeat or replace."""
     return SearchQuery(
         tenant=tenant.filter(),
         vector=vector,
         filters={"memory_type": item.memory_type, "status": "active"},
-        limit=_CANDIDATES,
+        limit=NEIGHBOURS,
     )
 
 
@@ -261,12 +283,13 @@ def _with_pending(
             document["_id"],
             document["content"],
             _cosine(vector, other),
+            occurred=_last_occurred(document),
             keyed=document.get("key") is not None,
         )
         for document, other in same_type
     ]
     joined.sort(key=lambda c: -(c.similarity if c.similarity is not None else math.inf))
-    return joined[:_CANDIDATES]
+    return joined[:NEIGHBOURS]
 
 
 class _StaleDecision(Exception):
@@ -317,8 +340,15 @@ class LongTermMemory:
     # --- helpers ----------------------------------------------------------------------------
 
     def _document(
-        self, tenant: Tenant, item: NewMemory, vector: np.ndarray | None, now: datetime
+        self,
+        tenant: Tenant,
+        item: NewMemory,
+        vector: np.ndarray | None,
+        now: datetime,
+        neighbours: Sequence[Candidate] = (),
     ) -> dict[str, Any]:
+        """The document of a new memory; ``neighbours``: the stored memories consolidation
+        compared it with, among which one that announces a change finds what it updates."""
         # When it was said: the event time given, else now. Its facts hold from then
         # (valid_from), and its recency counts from then until it is used.
         occurred = item.occurred_at or now
@@ -339,6 +369,7 @@ class LongTermMemory:
             "valid_to": None,
             "supersedes": [],
             "superseded_by": None,
+            "updates": _likely_updates(item, neighbours, occurred),
             "last_accessed": occurred,
             "access_count": 0,
             "reinforced": 0,
@@ -389,6 +420,7 @@ class LongTermMemory:
                 hit.id,
                 hit.document.get("content", ""),
                 hit.sources["vector"].score,  # a cosine on either tier
+                occurred=_last_occurred(hit.document),
                 keyed=hit.document.get("key") is not None,
             )
             for hit in hits
@@ -423,7 +455,14 @@ class LongTermMemory:
                     "status": "active",
                     "created_at": {"$gte": since},
                 },
-                {"content": 1, "key": 1, self.target.vector_path: 1},
+                {
+                    "content": 1,
+                    "key": 1,
+                    "occurred_at": 1,
+                    "restated_at": 1,
+                    "created_at": 1,
+                    self.target.vector_path: 1,
+                },
                 sort=[("created_at", -1)],
                 limit=_RECENT_LIMIT,
             ).to_list(None)
@@ -443,10 +482,11 @@ class LongTermMemory:
                 document["_id"],
                 document.get("content", ""),
                 _cosine(vector, stored),
+                occurred=_last_occurred(document),
                 keyed=document.get("key") is not None,
             )
         joined = sorted(by_id.values(), key=lambda c: -(c.similarity or 0.0))
-        return joined[:_CANDIDATES]
+        return joined[:NEIGHBOURS]
 
     async def _reinforce(self, tenant: Tenant, target: str, item: NewMemory, now: datetime) -> bool:
         step = self.config.reinforce_step
@@ -540,7 +580,7 @@ class LongTermMemory:
                 self._touch_reinforced(tenant, decision.targets[0], item, now)
             return StoreResult(decision.targets[0], "reinforced")
         # A reinforce target superseded meanwhile falls through to a plain insert.
-        document = self._document(tenant, item, vector, now)
+        document = self._document(tenant, item, vector, now, decision.neighbours)
         if decision.action == "outdated":
             # History from the start: what was said before the active memory of the key.
             newer = decision.targets[0]
@@ -605,7 +645,7 @@ class LongTermMemory:
         candidates = await self._candidates(tenant, item, vector, recent, keyed, found)
         if pending:
             candidates = _with_pending(candidates, item, vector, pending)
-        return await decide(
+        decision = await decide(
             item.content,
             key=item.key,
             candidates=candidates,
@@ -618,6 +658,7 @@ class LongTermMemory:
             said=_said(item.source),
             occurred=item.occurred_at,
         )
+        return replace(decision, neighbours=tuple(candidates))
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -752,7 +793,7 @@ class LongTermMemory:
                 tenant, item, vector, pending, recent, keyed, found.pop(index, None)
             )
             if decision.action == "insert":
-                document = self._document(tenant, item, vector, utcnow())
+                document = self._document(tenant, item, vector, utcnow(), decision.neighbours)
                 pending.append((document, vector))
                 results.append(StoreResult(document["_id"], "inserted"))
                 continue
@@ -905,13 +946,14 @@ class LongTermMemory:
         now = now or datetime.now(UTC)
         # A span of time the question names ("last week") raises what was said then; an
         # explicit span has kept the search to it already.
-        spans = (
-            spans_in(query, now)[:_MAX_SPANS]
-            if not ranges and self.config.ranking.in_span and now.tzinfo is not None
-            else []
-        )
+        named = spans_in(query, now)[:_MAX_SPANS] if not ranges and now.tzinfo is not None else []
+        spans = named if self.config.ranking.in_span else []
         # A question asking when raises the memories that tell a time ("last week").
-        asked_when = bool(self.config.ranking.told_time) and asks_when(query)
+        when = asks_when(query)
+        asked_when = bool(self.config.ranking.told_time) and when
+        # A question about the present puts a change before the older memories it updates;
+        # one about a time ("when", "in March", since/until) leaves them as found.
+        about_now = not (ranges or named or when)
         with translate_errors("retrieving memories"):
             vector = (
                 query_vector if query_vector is not None else await self.embedder.embed_query(query)
@@ -954,6 +996,8 @@ class LongTermMemory:
             )
             scored.append((hit, breakdown))
         scored.sort(key=lambda item: -item[1].total)  # stable: the search's order breaks ties
+        if about_now and self.config.update_window:
+            scored = _current_first(scored, self.config.update_window)
         # Only the memories returned are built (the candidates are several times as many).
         ranked = [
             RetrievedMemory(
@@ -961,6 +1005,7 @@ class LongTermMemory:
             )
             for hit, breakdown in scored[:k]
         ]
+        ranked = _with_history(ranked)
         if ranked and record_access:
             self._access.record(tenant, [item.memory.id for item in ranked], now)
             self._touch(tenant, ranked, now)
@@ -1686,6 +1731,46 @@ class LongTermMemory:
 
     async def aclose(self) -> None:
         await self.drain()
+
+
+def _current_first(
+    scored: list[tuple[SearchHit, ScoreBreakdown]], window: int
+) -> list[tuple[SearchHit, ScoreBreakdown]]:
+    """``scored`` (best first) with each memory among the first ``window`` that likely updates
+    memories ranked above it moved just above the highest of them
+    (:func:`~.ranking.order_current_first`); a moved memory's total becomes the smallest
+    number above that memory's, the difference its breakdown's ``current``."""
+    by_id = {hit.id: (hit, breakdown) for hit, breakdown in scored}
+    order = order_current_first(
+        [hit.id for hit, _ in scored],
+        lambda memory_id: updates_of(by_id[memory_id][0].document),
+        window,
+    )
+    before = {hit.id: position for position, (hit, _) in enumerate(scored)}
+    ranked: list[tuple[SearchHit, ScoreBreakdown]] = []
+    floor: float | None = None  # the total of the memory just below, as it ends
+    for position in range(len(order) - 1, -1, -1):
+        hit, breakdown = by_id[order[position]]
+        if floor is not None and position < before[hit.id] and breakdown.total <= floor:
+            total = math.nextafter(floor, math.inf)
+            breakdown = replace(breakdown, total=total, current=total - breakdown.total)
+        floor = breakdown.total
+        ranked.append((hit, breakdown))
+    ranked.reverse()
+    return ranked
+
+
+def _with_history(ranked: list[RetrievedMemory]) -> list[RetrievedMemory]:
+    """``ranked`` with each memory that a memory ranked above it likely updates marked
+    ``updated_by`` that one (the first such): history, shown after the current statement."""
+    seen: dict[str, str] = {}
+    marked = []
+    for item in ranked:
+        newer = seen.get(item.memory.id)
+        marked.append(replace(item, updated_by=newer) if newer else item)
+        for old in item.memory.updates:
+            seen.setdefault(old, item.memory.id)
+    return marked
 
 
 def _not_a_memory(item: object) -> NewMemory:

@@ -2,6 +2,7 @@
 
     score = w_relevance * relevance + w_recency * recency + w_importance * importance
             + w_feedback * utility + w_in_span * in_span + w_told_time * tells_time
+            (+ current)
 
 - relevance: the search's fused score (vector and keyword, see ``mongo.search.fusion``) mapped
   to 0-1 in the search's order (:func:`relevances`): a near-tie stays a near-tie that feedback,
@@ -18,6 +19,9 @@
 - tells_time: 1 when the question asks when something happened ("when did we adopt her?",
   "什么时候", "wann") and the memory tells a time of its own ("we adopted her last week",
   "in 2019"; stored with the memory as ``tells_time``); else 0. Chosen the same way.
+- current: a memory that announces a change and likely updates an older memory ranked above
+  it (``Memory.updates``) is lifted to just above it, for a question about the present; this
+  is what was added (:func:`order_current_first`, ``LongTermConfig.update_window``).
 
 Importance never filters: a new fact with modest importance is still found when it is relevant.
 """
@@ -25,10 +29,10 @@ Importance never filters: a new fact with modest importance is still found when 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 # The searcher gives each hit its relevance (mongo/search/types.py Searcher.search); the
 # function is named here too, where the score that reads it is.
@@ -39,9 +43,12 @@ __all__ = [
     "RankingWeights",
     "ScoreBreakdown",
     "feedback_utility",
+    "order_current_first",
     "relevances",
     "score_memory",
 ]
+
+Item = TypeVar("Item", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +92,19 @@ class ScoreBreakdown:
     in_span: float = 0.0
     #: 1 when the question asks when and the memory tells a time, else 0.
     tells_time: float = 0.0
+    #: What was added to rank the memory just above an older one it likely updates (the
+    #: current statement first; ``LongTermConfig.update_window``), else 0.
+    current: float = 0.0
 
     def explain(self, weights: RankingWeights) -> str:
         said = f" + {weights.in_span:g}*said in the question's span" if self.in_span else ""
         told = f" + {weights.told_time:g}*tells a time" if self.tells_time else ""
+        newer = f" + {self.current:.3f} to rank above what it updates" if self.current else ""
         return (
             f"{self.total:.3f} = {weights.relevance:g}*relevance {self.relevance:.3f}"
             f" + {weights.recency:g}*recency {self.recency:.3f}"
             f" + {weights.importance:g}*importance {self.importance:.3f}"
-            f" + {weights.feedback:g}*utility {self.utility:+.3f}{said}{told}"
+            f" + {weights.feedback:g}*utility {self.utility:+.3f}{said}{told}{newer}"
         )
 
 
@@ -165,3 +176,30 @@ def _said_in(document: Mapping[str, Any], spans: Sequence[Span], slack_days: flo
         return 0.0
     slack = timedelta(days=slack_days)
     return 1.0 if any(span.start <= said < span.end + slack for span in spans) else 0.0
+
+
+def order_current_first(
+    order: Sequence[Item], updates_of: Callable[[Item], Iterable[Item]], window: int
+) -> list[Item]:
+    """``order`` (best first) with each item among the first ``window`` that likely updates
+    items ranked above it (``updates_of``: the older memories it likely updates) moved just
+    above the highest of them: the current statement before the older ones about the same
+    thing. Items are taken in their order before any move; an item pushed past ``window`` by
+    another's move stays where it is. Everything else keeps its relative order."""
+    ranked = list(order)
+    if window <= 0:
+        return ranked
+    position = {item: index for index, item in enumerate(ranked)}
+    for item in ranked[:window]:
+        at = position[item]
+        if at >= window:
+            continue
+        above = [position[old] for old in updates_of(item) if position.get(old, at) < at]
+        if not above:
+            continue
+        to = min(above)
+        del ranked[at]
+        ranked.insert(to, item)
+        for index in range(to, at + 1):
+            position[ranked[index]] = index
+    return ranked

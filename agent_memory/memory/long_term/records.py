@@ -47,6 +47,9 @@ SEARCH_COVERAGE_POWER = 1.0
 RANK_VECTOR_WEIGHT = 0.3
 RANK_TEXT_WEIGHT = 0.7
 MemoryType = Literal["fact", "preference", "instruction", "learned"]
+#: The most older memories one memory is read to update (it links to at most its three
+#: nearest; a hand-written list is read this far).
+MAX_UPDATES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,14 @@ class LongTermConfig:
     #: before it, read from the collection, because ``$vectorSearch``'s index catches up with
     #: writes asynchronously (0 turns it off). The plain tier always searches what is stored.
     recent_writes_s: float = 300.0
+    #: A memory that announces a change ("I've moved to Lisbon"; :mod:`.change`) is stored
+    #: with the older memories among its nearest that it likely updates (``Memory.updates``).
+    #: A question about the present (one that neither asks when nor names a span of time)
+    #: ranks it just above the highest of those ranked above it, when it is itself among the
+    #: first ``update_window`` candidates; the older one is then marked ``updated_by`` it.
+    #: 0 turns the move off. Chosen by leaving conversations out (``bench fusion``,
+    #: docs/benchmarks.md).
+    update_window: int = 100
 
     def __post_init__(self) -> None:
         for name in ("search_weights", "rank_fusion_weights"):
@@ -107,6 +118,7 @@ class LongTermConfig:
         check_number(self.recent_writes_s, "recent_writes_s", minimum=0, maximum=86_400)
         for name in ("overfetch", "min_candidates", "rerank_candidates"):
             check_int(getattr(self, name), name, minimum=1)
+        check_int(self.update_window, "update_window", minimum=0, maximum=10_000)
 
 
 def _check_weights(name: str, weights: object) -> None:
@@ -277,6 +289,9 @@ class Memory:
     #: When what it says was said or happened (``NewMemory.occurred_at``); its
     #: ``created_at`` for a memory stored without one.
     occurred_at: datetime | None = None
+    #: For a memory that announces a change, the older memories it likely updates (the
+    #: older among its nearest when it was stored; ``LongTermConfig.update_window``).
+    updates: tuple[str, ...] = ()
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Memory:
@@ -308,7 +323,16 @@ class Memory:
             indexed=doc.get("indexed", True) is not False,
             importance_trail=parse_trail(doc.get(TRAIL_FIELD)),
             occurred_at=doc.get("occurred_at") or doc["created_at"],
+            updates=updates_of(doc),
         )
+
+
+def updates_of(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ids a stored memory likely updates (none for a value of another shape)."""
+    found = document.get("updates")
+    if not isinstance(found, list):
+        return ()
+    return tuple(item for item in found[:MAX_UPDATES] if isinstance(item, str))
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +355,11 @@ class RetrievedMemory:
     score: float
     breakdown: ScoreBreakdown
     sources: Mapping[str, SourceScore]
+    #: The id of a memory ranked above this one that likely updates it (history: the newer
+    #: statement about the same thing; ``LongTermConfig.update_window``), else None.
+    updated_by: str | None = None
 
     def explain(self, weights: RankingWeights | None = None) -> str:
         ranks = ", ".join(f"{name} #{source.rank}" for name, source in sorted(self.sources.items()))
-        return f"{self.breakdown.explain(weights or RankingWeights())} [{ranks}]"
+        history = f" (updated by {self.updated_by})" if self.updated_by else ""
+        return f"{self.breakdown.explain(weights or RankingWeights())} [{ranks}]{history}"
