@@ -128,6 +128,16 @@ class _Turn:
     action_id: str = ""
 
 
+#: How a memory that a newer one (ranked above it) likely updates is shown to the model.
+EARLIER = "(earlier; a memory above updates it) "
+
+
+def _recalled(hit: RetrievedMemory) -> str:
+    """A recalled memory's text for the prompt: history marked as such, so the model answers
+    with the current statement ("where do I live?") and can still tell what came before."""
+    return f"{EARLIER}{hit.memory.content}" if hit.updated_by else hit.memory.content
+
+
 def _add_usage(total: Usage, more: Usage) -> Usage:
     return Usage(
         total.input_tokens + more.input_tokens,
@@ -404,7 +414,7 @@ class RAGAgent:
             task=task_text,
             summary=turn.context.summary,
             window=[WindowMessage(msg.id, msg.role, msg.content) for msg in turn.context.messages],
-            memories=[RecalledItem(h.memory.id, h.memory.content) for h in turn.memories],
+            memories=[RecalledItem(h.memory.id, _recalled(h)) for h in turn.memories],
             documents=[RecalledItem(h.id, h.content, h.source) for h in turn.documents],
             priority=[level for level in turn.route.levels if level != "model"],
         )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 
 from agent_memory.agent.config import AgentConfig
 from agent_memory.agent.prompt import Budget
-from agent_memory.agent.rag_agent import AnswerDelta, RAGAgent, TurnResult
+from agent_memory.agent.rag_agent import EARLIER, AnswerDelta, RAGAgent, TurnResult
 from agent_memory.errors import InvalidInputError, ProviderUnavailableError
 from agent_memory.formation.worker import FormationWorker
 from agent_memory.memory import NewMemory, Tenant
@@ -65,6 +66,24 @@ async def test_a_turn_uses_memory_and_records_what_was_in_the_prompt(setup):
         assert action.outcome == "success" and set(action.memory_ids) == set(result.memory_ids)
         window = await agent.memories.conversation.window(ALICE, "s1")
         assert [m.role for m in window] == ["user", "assistant"]
+
+
+async def test_the_prompt_shows_an_updated_memory_as_history_below_the_current_one(setup):
+    chat = FakeChatModel(default="A Li Auto.")
+    april, june = datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC)
+    async with make(setup, chat) as agent:
+        old = await agent.memories.long_term.store(
+            ALICE, "Alice drives a BYD Atto to work", occurred_at=april
+        )
+        new = await agent.memories.long_term.store(
+            ALICE, "Alice switched to a Li Auto, her car now", occurred_at=june
+        )
+        await agent.process_query("alice", "s1", "Which car does Alice drive, the BYD Atto?")
+        system = "\n".join(part.text for part in chat.requests[0].system)
+        current = system.index("Alice switched to a Li Auto")
+        earlier = system.index(f"{EARLIER}Alice drives a BYD Atto to work")
+        assert current < earlier, (old.id, new.id)
+        assert system.count(EARLIER) == 1
 
 
 async def test_the_answer_streams_in_pieces_then_the_result(setup):
