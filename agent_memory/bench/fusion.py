@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, timedelta
 from functools import partial
 from pathlib import Path
@@ -58,6 +58,7 @@ __all__ = [
     "ATLAS_GRID",
     "CHANGE_GRID",
     "GRID",
+    "SECOND_VECTOR_TRUST_GRID",
     "SPAN_GRID",
     "WHEN_GRID",
     "TIME_GRID",
@@ -136,6 +137,12 @@ TRUST_GRID = tuple(
     for prior in (0.3, 0.5)
     for prior_weight in (1.0, 3.0)
     for caution in (0.0, 1.0, 2.0)
+)
+#: The same trust with a second vector per memory, of content and context: the memory's
+#: vector ranking is then the mean of its two cosines ("mean"), or the content-and-context
+#: cosine alone ("context"); the keyword trust decides the keyword share as above.
+SECOND_VECTOR_TRUST_GRID = tuple(
+    replace(config, vector=vector) for vector in ("mean", "context") for config in TRUST_GRID
 )
 #: The Atlas tier, simulated: ``$rankFusion`` (reciprocal ranks, k = 60) over a keyword ranking
 #: without stemming (Atlas Search's ``lucene.standard`` analyzer; bm25s stands in for it) and
@@ -533,7 +540,9 @@ class FusionRun:
             [c for c in GRID if c.vector == "content"] + list(TRUST_GRID)
         )
         atlas = self.cross_validate([c for c in ATLAS_GRID if c.vector == "content"])
-        everything = self.cross_validate(list(GRID) + list(TRUST_GRID))
+        everything = self.cross_validate(
+            list(GRID) + list(TRUST_GRID) + list(SECOND_VECTOR_TRUST_GRID)
+        )
         timed = self.cross_validate_time(product_config())
         spans = self.cross_validate_time(
             product_config(), SPAN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
@@ -542,7 +551,13 @@ class FusionRun:
             product_config(), WHEN_GRID, {"recall": TIME_PROTOCOLS["recall"]}
         )
         changes = self.cross_validate_time(product_config(), CHANGE_GRID, TIME_PROTOCOLS)
-        summary = ("held_out_recall", "held_out_by_dataset", "chosen_by_folds", "best_on_all")
+        summary = (
+            "held_out_recall",
+            "held_out_by_dataset",
+            "held_out_below_a_baseline",
+            "chosen_by_folds",
+            "best_on_all",
+        )
         return {
             "datasets": self.datasets,
             "embedder": self.embedder,
@@ -749,6 +764,11 @@ class FusionRun:
         return {
             "held_out_recall": _recall(held),
             "held_out_by_dataset": {name: _recall(rows) for name, rows in by_dataset.items()},
+            "held_out_below_a_baseline": [
+                f"{fold['dataset']} {fold['sample_id']}"
+                for fold, rows, baselines in zip(folds, held, self._baseline_hits(), strict=True)
+                if not _at_or_above(rows, baselines)
+            ],
             "chosen_by_folds": dict(Counter(fold["chosen"] for fold in folds).most_common()),
             "folds": folds,
             "best_on_all": [
@@ -822,7 +842,7 @@ def render(data: dict[str, Any]) -> str:
     ]
     lines += _held_out(
         "Allowing a second vector per memory (of content and context; 'mean' averages the two "
-        "cosines)",
+        "cosines), with or without the keyword trust",
         data["any_vector"],
     )
     lines += _time(data["time"])
@@ -858,6 +878,7 @@ def _held_out(title: str, result: dict[str, Any]) -> list[str]:
             f"- {name}: " + ", ".join(f"R@{k} {recall[str(k)]:.3f}" for k in KS)
             for name, recall in result["held_out_by_dataset"].items()
         ),
+        f"held-out conversations below a baseline: {len(result['held_out_below_a_baseline'])}",
         "chosen by the folds: "
         + "; ".join(f"{config} ({count})" for config, count in result["chosen_by_folds"].items()),
     ]

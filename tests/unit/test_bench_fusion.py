@@ -14,6 +14,7 @@ from agent_memory.bench.fusion import (
     CANDIDATES,
     CHANGE_GRID,
     GRID,
+    SECOND_VECTOR_TRUST_GRID,
     SPAN_GRID,
     TIME_GRID,
     TIME_PROTOCOLS,
@@ -59,6 +60,12 @@ async def test_every_conversation_is_scored_by_a_configuration_tuned_on_the_othe
         assert set(fold["baselines"]) == {"vector:context", "vector:content", "bm25s:context"}
         assert list(fold["recall"]) == ["1", "5", "10", "25", "50"]
     assert set(data["atlas_simulated"]["chosen_by_folds"]) <= {c.describe() for c in ATLAS_GRID}
+    # A second vector (content and context) is tried with the keyword trust too.
+    anything = {c.describe() for c in (*GRID, *TRUST_GRID, *SECOND_VECTOR_TRUST_GRID)}
+    assert set(data["any_vector"]["chosen_by_folds"]) <= anything
+    assert {c.vector for c in SECOND_VECTOR_TRUST_GRID} == {"mean", "context"}
+    assert len(SECOND_VECTOR_TRUST_GRID) == 2 * len(TRUST_GRID)
+    assert isinstance(data["any_vector"]["held_out_below_a_baseline"], list)
     text = render(data)
     assert "conv-0" in text and "Held-out recall" in text
     assert "Without the per-user keyword trust" in text
