@@ -37,6 +37,11 @@ def d(text: str) -> date:
         ("the day before yesterday", ("2026-05-11", "2026-05-12")),
         ("three days ago I told you", ("2026-05-10", "2026-05-11")),
         ("what did I do last Friday", ("2026-05-08", "2026-05-09")),
+        ("we celebrated last night", ("2026-05-12", "2026-05-13")),
+        ("last fri I took my kids", ("2026-05-08", "2026-05-09")),
+        ("last thurs.", ("2026-05-07", "2026-05-08")),
+        ("started a class few days ago", ("2026-05-10", "2026-05-11")),
+        ("a couple days ago", ("2026-05-11", "2026-05-12")),
         ("last Wednesday", ("2026-05-06", "2026-05-07")),  # today is one: a week back
         ("what happened on Monday", ("2026-05-11", "2026-05-12")),
         ("on 3 May 2023", ("2023-05-03", "2023-05-04")),
@@ -57,6 +62,9 @@ def d(text: str) -> date:
         ("a month ago", ("2026-04-01", "2026-05-01")),
         ("where was I in March?", ("2026-03-01", "2026-04-01")),
         ("in December", ("2025-12-01", "2026-01-01")),  # the latest December
+        ("last August I told you", ("2025-08-01", "2025-09-01")),
+        ("last May", ("2025-05-01", "2025-06-01")),  # this month is May: last year's
+        ("last April", ("2026-04-01", "2026-05-01")),
         ("in May", ("2026-05-01", "2026-06-01")),
         ("in March 2023", ("2023-03-01", "2023-04-01")),
         ("October 2022", ("2022-10-01", "2022-11-01")),
@@ -244,3 +252,24 @@ def test_word_salad_of_time_words_resolves_or_names_nothing(words, now) -> None:
 )
 def test_questions_that_ask_when(question: str, asks: bool) -> None:
     assert asks_when(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("anoche fuimos al cine", ("2026-05-12", "2026-05-13")),
+        ("hier soir", ("2026-05-12", "2026-05-13")),
+        ("昨晚我们去吃饭", ("2026-05-12", "2026-05-13")),
+        ("ゆうべ映画を見た", ("2026-05-12", "2026-05-13")),
+        ("agosto pasado", ("2025-08-01", "2025-09-01")),
+        ("en août dernier", ("2025-08-01", "2025-09-01")),
+        ("letzten August", ("2025-08-01", "2025-09-01")),
+    ],
+)
+def test_last_night_and_last_month_by_name_in_other_languages(text, expected):
+    assert days(text) == [(d(expected[0]), d(expected[1]))]
+
+
+@pytest.mark.parametrize("text", ["the last sat down", "the last sun of the year", "I sat there"])
+def test_short_weekday_names_count_only_after_last(text):
+    assert days(text) == []

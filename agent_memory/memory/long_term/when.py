@@ -85,6 +85,13 @@ def _named_month(today: date, month: int, year: int | None) -> tuple[date, date]
     return _month_start(year, month), _month_start(year, month + 1)
 
 
+def _month_before(match: re.Match[str], today: date) -> tuple[date, date]:
+    """The latest month of ``match`` that began before this one ("last August")."""
+    month = _MONTH_NUMBER[match["month"].lower()]
+    year = today.year if month < today.month else today.year - 1
+    return _month(date(year, month, 1), 0)
+
+
 def _named_day(year: int, month: int, day: int) -> tuple[date, date] | None:
     try:
         first = date(year, month, day)
@@ -133,7 +140,7 @@ _NUMBERS = {
     # English
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "a couple of": 2, "a few": 3,
+    "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3,
     # Spanish
     "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
     "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12,
@@ -174,6 +181,13 @@ _WEEKDAYS = {
     **dict.fromkeys(("sunday", "domingo", "sonntag", "dimanche"), 6),
 }
 _WEEKDAY_NAMES = "|".join(_WEEKDAYS)
+#: Short English weekday names, read only after "last" ("last fri"): alone they are words
+#: ("sun" is left out: "the last sun of the year").
+_WEEKDAY_SHORT = {
+    **dict.fromkeys(("mon",), 0), **dict.fromkeys(("tue", "tues"), 1), "wed": 2,
+    **dict.fromkeys(("thu", "thur", "thurs"), 3), "fri": 4, "sat": 5,
+}  # fmt: skip
+_WEEKDAY_SHORT_NAMES = "|".join(sorted(_WEEKDAY_SHORT, key=len, reverse=True))
 
 #: Unit words of each language, to the calendar's unit.
 _UNIT_WORDS = {
@@ -344,7 +358,8 @@ _RULES: list[_Rule] = [
     (_p(rf"{_B}(?:the\s+day\s+before\s+yesterday|anteayer|antier|vorgestern|avant-hier){_E}|"
         r"前天|一昨日|おととい"), _relative("day", -2)),
     # (French "hier" is left out: in German it means "here")
-    (_p(rf"{_B}(?:yesterday|ayer|gestern){_E}|昨天|昨日|きのう"), _relative("day", -1)),
+    (_p(rf"{_B}(?:yesterday|last\s+night|ayer|anoche|gestern|hier\s+soir){_E}|"
+        r"昨天|昨日|昨晚|昨夜|きのう|ゆうべ"), _relative("day", -1)),
     (_p(rf"{_B}(?:today|this\s+morning|tonight|hoy|heute|aujourd'hui|aujourd’hui){_E}|"
         r"今天|今日|きょう"), _relative("day", 0)),
     # this / last week, month, year
@@ -382,6 +397,13 @@ _RULES: list[_Rule] = [
          strictly=True,
      )),
     (_p(rf"{_B}(?:on|el|am)\s+(?P<weekday>{_WEEKDAY_NAMES}){_E}"), _weekday(strictly=False)),
+    (_p(rf"{_B}(?<!the\s)last\s+(?P<short>{_WEEKDAY_SHORT_NAMES})\.?{_E}"),
+     lambda match, today: _last_weekday(today, _WEEKDAY_SHORT[match["short"].lower()],
+                                        strictly=True)),
+    # last August: the latest August before this month
+    (_p(rf"{_B}(?:last|this\s+past|letzten|vergangenen)\s+{_MONTH}{_E}"), _month_before),
+    (_p(rf"{_B}(?:el\s+)?{_MONTH}\s+pasado{_E}"), _month_before),
+    (_p(rf"{_B}(?:en\s+)?{_MONTH}\s+dernier{_E}"), _month_before),
     # N units ago
     (_p(rf"{_B}(?P<n>{_COUNT})\s+(?P<unit>days?|weeks?|months?|years?)\s+ago{_E}"), _ago),
     (_p(rf"{_B}hace\s+(?P<n>{_COUNT})\s+(?P<unit>días?|semanas?|mes(?:es)?|años?){_E}"),
@@ -419,13 +441,14 @@ _TRIGGER_WORDS = frozenset(
         *_WEEKDAYS,
         *(word for word in _SEASON_WORDS if word.isascii() or len(word) > 1),
         *_UNIT_WORDS,
+        *_WEEKDAY_SHORT, "night", "anoche", "soir", "pasado", "dernier",
         "yesterday", "today", "tonight", "morning", "ago", "weekend", "ayer", "anteayer",
         "antier", "hoy", "hace", "gestern", "vorgestern", "heute", "wochenende", "aujourd",
         "avant", "week", "été",
     }
 )  # fmt: skip
 _TRIGGER_CHARACTERS = re.compile(
-    r"\d|[天日周週月年昨今前去先上这本春夏秋冬]|おととい|きのう|きょう"
+    r"\d|[天日周週月年昨今前去先上这本春夏秋冬]|おととい|きのう|きょう|ゆうべ"
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
