@@ -100,8 +100,9 @@ class LongTermConfig:
     #: before it, read from the collection, because ``$vectorSearch``'s index catches up with
     #: writes asynchronously (0 turns it off). The plain tier always searches what is stored.
     recent_writes_s: float = 300.0
-    #: A memory that announces a change ("I've moved to Lisbon"; :mod:`.change`) is stored
-    #: with the older memories among its nearest that it likely updates (``Memory.updates``).
+    #: A memory that announces a change ("I've moved to Lisbon"; memory/long_term/change.py)
+    #: is stored with the older memories among its nearest that it likely updates
+    #: (``Memory.updates``).
     #: A question about the present (one that neither asks when nor names a span of time)
     #: ranks it just above the highest of those ranked above it, when it is itself among the
     #: first ``update_window`` candidates; the older one is then marked ``updated_by`` it.
