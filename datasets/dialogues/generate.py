@@ -7,8 +7,15 @@
 Every conversation is one user asking an assistant for help over months of sessions, with
 personal facts said in passing. Questions ask for those facts in other words (category 4), for
 when something happened (2), for two facts together (1), for a value that changed since it was
-first stated (6), and for the user's or another person's value of the same slot (7). Standard
-library only; the same seed gives the same bytes.
+first stated (6), and for the user's or another person's value of the same slot (7).
+
+The users write English, Chinese, Chinese with English terms, both languages by turns, or
+Spanish; each user's draws come from a generator seeded with the user's id, so adding a user
+leaves the other conversations as they were. Questions are asked in the language of the turn
+that answers them (the mixed users are asked in either), and temporal answers are dates in that
+language ("7 May 2023", "2023年5月7日", "7 de mayo de 2023"); session dates are in LoCoMo's
+English format for every conversation. Standard library only; the same seed gives the same
+bytes.
 """
 
 from __future__ import annotations
@@ -26,10 +33,11 @@ from typing import Any
 
 import catalogue
 import phrases_en
+import phrases_es
 import phrases_zh
 
 SEED = "agent-memory dialogues v1"
-PHRASES = {"en": phrases_en, "zh": phrases_zh}
+PHRASES = {"en": phrases_en, "zh": phrases_zh, "es": phrases_es}
 #: Target share of each category among a conversation's questions.
 MIX = {4: 0.40, 2: 0.15, 1: 0.10, 6: 0.20, 7: 0.15}
 QUESTIONS = (30, 40)
@@ -43,11 +51,12 @@ _TERMS = re.compile("|".join(sorted(phrases_zh.ENGLISH_TERMS, key=len, reverse=T
 class User:
     sample_id: str
     name: str
-    #: "en", "zh", "zh+terms" (Chinese that keeps English terms) or "switch" (changes
-    #: language between sessions)
+    #: "en", "zh", "zh+terms" (Chinese that keeps English terms), "switch" (changes
+    #: language between sessions) or "es" (Spanish)
     mode: str
-    pool: str  # where cities, teams and hometowns come from: "west" or "china"
-    names: str  # whose names the people around the user have: "west", "china", "office"
+    pool: str  # where cities, teams and hometowns come from: "west", "china" or "spain"
+    #: whose names the people around the user have: "west", "china", "office", "spain"
+    names: str
 
 
 USERS = (
@@ -66,6 +75,9 @@ USERS = (
     User("mix-01", "Vivian", "zh+terms", "china", "office"),
     User("mix-02", "Kevin", "zh+terms", "china", "office"),
     User("mix-03", "Lina", "switch", "west", "west"),
+    User("es-01", "Lucía", "es", "spain", "spain"),
+    User("es-02", "Javier", "es", "spain", "spain"),
+    User("es-03", "Camila", "es", "spain", "spain"),
 )
 
 
@@ -100,6 +112,7 @@ class Builder:
         self.used_values: set[str] = set()
         self.used_names: set[str] = set()
         self.used_relations: set[str] = set()
+        self.genders: dict[str, str] = {}
         self.followups: dict[str, list[tuple[str, str]]] = {}
         self.sessions: list[list[Exchange]] = []
         self.languages: list[str] = []
@@ -113,6 +126,11 @@ class Builder:
         """The value as written in ``lang`` by this user."""
         if isinstance(value, str):
             return value
+        if lang == "es":
+            try:
+                return catalogue.SPANISH[(value[0], value[1])]
+            except KeyError:
+                raise KeyError(f"no Spanish form for {value[:2]} in catalogue.py") from None
         if lang == "en":
             return value[0]
         if self.user.mode == "zh+terms" and len(value) > 2:
@@ -130,7 +148,16 @@ class Builder:
         gender = gender or self.rng.choice(["f", "m"])
         name = self.rng.choice([n for n in names[gender] if n not in self.used_names])
         self.used_names.add(name)
+        self.genders[name] = gender
         return name
+
+    def relation(self, relation: tuple[str, str, str | None], name: str, lang: str) -> str:
+        """What the user calls ``name`` ("sister", "同事"); in Spanish, in that person's gender
+        ("mi vecina", "mi vecino")."""
+        if lang == "es":
+            female, male = catalogue.SPANISH_RELATIONS[relation[0]]
+            return female if self.genders[name] == "f" else male
+        return self.form((relation[0], relation[1]), lang)
 
     def mixed(self, text: str) -> str:
         """The user's own wording as a user who mixes in English terms writes it."""
@@ -149,6 +176,8 @@ class Builder:
             return self.rng.choice(["en", "zh"])
         if self.user.mode == "zh+terms":
             return "en" if self.rng.random() < 0.2 else "zh"
+        if self.user.mode == "es":
+            return "es"
         return evidence_lang
 
     def say(self, session: int, pair: tuple[str, str], **slots: str) -> str:
@@ -190,7 +219,7 @@ class Builder:
                 self.languages.append(lang)
                 left -= 1
         else:
-            self.languages = ["en" if self.user.mode == "en" else "zh"] * count
+            self.languages = [self.user.mode if self.user.mode in ("en", "es") else "zh"] * count
 
     def counts(self) -> dict[int, int]:
         total = self.rng.randint(*QUESTIONS)
@@ -287,7 +316,7 @@ class Builder:
             self.pick(PHRASES[other_lang].FACTS[slot]["other"]),
             v=self.form(theirs, other_lang),
             name=name,
-            rel=self.form(relation[:2], other_lang),
+            rel=self.relation(relation, name, other_lang),
         )
         sides = [self.rng.choice(["own", "other"])] if one_sided else ["own", "other"]
         if "own" in sides:
@@ -300,7 +329,7 @@ class Builder:
             text = self.ask(
                 PHRASES[qlang].FACTS[slot]["ask_other"],
                 name=name,
-                rel=self.form(relation[:2], qlang),
+                rel=self.relation(relation, name, qlang),
             )
             extra = {"slot": slot, "distractors": [own_key]}
             self.questions.append(
@@ -313,7 +342,8 @@ class Builder:
         if event == "trip":
             value: tuple[str, ...] | None = self.take_value(catalogue.CHANGEABLE["city"])
         elif event in catalogue.EVENT_VALUES:
-            value = self.take_value({"any": catalogue.EVENT_VALUES[event]})
+            pools = {"any": catalogue.EVENT_VALUES[event], **catalogue.EVENT_POOLS.get(event, {})}
+            value = self.take_value(pools)
         else:
             value = None
         when = self.rng.choice(sorted(phrases_en.WHEN))
@@ -338,15 +368,19 @@ class Builder:
             slots["name"] = self.take_name("m" if role == "son" else "f")
         elif hop == "pet":
             slots["species"] = self.rng.choice(catalogue.PET_SPECIES)
-            zh = self.user.mode in ("zh", "zh+terms")
-            slots["name"] = self.rng.choice(catalogue.PET_NAMES_ZH if zh else catalogue.PET_NAMES)
+            pet_names = {
+                "zh": catalogue.PET_NAMES_ZH,
+                "zh+terms": catalogue.PET_NAMES_ZH,
+                "es": catalogue.PET_NAMES_ES,
+            }
+            slots["name"] = self.rng.choice(pet_names.get(self.user.mode, catalogue.PET_NAMES))
         elif hop == "trip_friend":
             slots["city"] = self.take_value(catalogue.CHANGEABLE["city"])
             month = (self.dates[first][0].month - 1 + self.rng.randint(1, 3)) % 12
             slots["month"] = catalogue.MONTHS[month]
             slots["name"] = self.take_name()
         elif hop == "doctor":
-            pool = "china" if self.user.pool == "china" else "west"
+            pool = self.user.pool if self.user.pool in catalogue.DOCTOR_NAMES else "west"
             slots["name"] = self.rng.choice(catalogue.DOCTOR_NAMES[pool])
         else:
             slots["name"] = self.take_name()
@@ -462,17 +496,24 @@ class Builder:
         }
 
 
+#: How a temporal answer writes a date, and "the weekend/week before" a date, by language.
+DATES: dict[str, Callable[[date], str]] = {
+    "en": lambda d: f"{d.day} {MONTH_NAMES[d.month - 1]} {d.year}",
+    "zh": lambda d: f"{d.year}年{d.month}月{d.day}日",
+    "es": lambda d: f"{d.day} de {catalogue.MONTHS_ES[d.month - 1]} de {d.year}",
+}
+BEFORE = {
+    "en": {"weekend": "the weekend before {}", "last_week": "the week before {}"},
+    "zh": {"weekend": "{}之前的那个周末", "last_week": "{}的前一周"},
+    "es": {"weekend": "el fin de semana anterior al {}", "last_week": "la semana anterior al {}"},
+}
+
+
 def happened(day: date, when: str, lang: str) -> str:
     """The date a relative expression said in a session on ``day`` points at."""
-    fmt: Callable[[date], str] = (
-        (lambda d: f"{d.day} {MONTH_NAMES[d.month - 1]} {d.year}")
-        if lang == "en"
-        else (lambda d: f"{d.year}年{d.month}月{d.day}日")
-    )
-    if when == "weekend":
-        return f"the weekend before {fmt(day)}" if lang == "en" else f"{fmt(day)}之前的那个周末"
-    if when == "last_week":
-        return f"the week before {fmt(day)}" if lang == "en" else f"{fmt(day)}的前一周"
+    fmt = DATES[lang]
+    if when in BEFORE[lang]:
+        return BEFORE[lang][when].format(fmt(day))
     if when == "saturday":  # the last Saturday before the session day
         return fmt(day - timedelta(days=(day.weekday() - 5) % 7 or 7))
     return fmt(day - timedelta(days={"today": 0, "yesterday": 1, "two_days": 2}[when]))

@@ -8,9 +8,10 @@
 
 Overlap of a question is the share of its content words that also occur in its evidence turns:
 English words lowercased with stop words removed, Chinese as character bigrams (a bigram of
-two function characters such as 我们 or 什么 is dropped). Mixed text yields both kinds. A low
-figure means the question is asked in other words than the turn that answers it. Standard
-library only.
+two function characters such as 我们 or 什么 is dropped). Mixed text yields both kinds. The
+Spanish conversations' words are lowercased with their accents and without Spanish stop words.
+A low figure means the question is asked in other words than the turn that answers it.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ CATEGORY_NAMES = {
     6: "changed fact",
     7: "other people",
 }
-GROUPS = {"en": "English", "zh": "Chinese", "mix": "mixed"}
+GROUPS = {"en": "English", "zh": "Chinese", "mix": "mixed", "es": "Spanish"}
 
 # NLTK's English list.
 STOP_WORDS = frozenset(
@@ -47,14 +48,31 @@ STOP_WORDS = frozenset(
     such no nor not only own same so than too very s t can will just don should now d ll m o re
     ve y""".split()
 )
+# Articles, prepositions, conjunctions, pronouns, question words and the commonest forms of
+# "ser", "estar" and "haber".
+SPANISH_STOP_WORDS = frozenset(
+    """a al algo alguien ante aquel aquella aquí así como con contra cuál cuáles cuando cuándo
+    cuánto cuánta cuántos cómo de del desde donde dónde durante e el ella ellas ellos en entre era
+    eres es esa esas ese eso esos esta estaba estar estas este esto estos está están estás estoy
+    fue ha haber había han has hasta hay he la las le les lo los me mi mis mucho muy más mía mío
+    nada ni no nos nosotros nuestra nuestro o os otra otras otro otros para pero poco por porque
+    qué que quién quiénes se ser si sin sobre somos son soy su sus suya suyo sí también tan te ti
+    toda todas todo todos tras tu tus tuya tuyo tú u un una unas uno unos usted vosotros y ya yo
+    él""".split()
+)
 FUNCTION_CHARS = frozenset("的了吗呢吧啊呀么我你他她它们是在有这那个和也都就还很要会什哪谁怎样")
 _WORD = re.compile(r"[a-z0-9]+")
+_SPANISH_WORD = re.compile(r"[a-z0-9áéíóúüñ]+")
 _HAN = re.compile(r"[\u4e00-\u9fff]+")
 
 
-def content_tokens(text: str) -> set[str]:
-    """English content words and Chinese character bigrams of ``text``."""
-    words = {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
+def content_tokens(text: str, language: str = "en") -> set[str]:
+    """English (or, for ``language="es"``, Spanish) content words and Chinese character bigrams
+    of ``text``."""
+    if language == "es":
+        words = {w for w in _SPANISH_WORD.findall(text.lower()) if w not in SPANISH_STOP_WORDS}
+    else:
+        words = {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
     bigrams = {
         run[i : i + 2]
         for run in _HAN.findall(text)
@@ -64,12 +82,12 @@ def content_tokens(text: str) -> set[str]:
     return words | bigrams
 
 
-def overlap(question: str, evidence: list[str]) -> float | None:
+def overlap(question: str, evidence: list[str], language: str = "en") -> float | None:
     """Share of the question's content tokens found in the evidence (None if it has none)."""
-    asked = content_tokens(question)
+    asked = content_tokens(question, language)
     if not asked:
         return None
-    found = set().union(*(content_tokens(t) for t in evidence))
+    found = set().union(*(content_tokens(t, language) for t in evidence))
     return len(asked & found) / len(asked)
 
 
@@ -105,7 +123,8 @@ def measure(samples: list[dict[str, Any]]) -> dict[str, Any]:
             evidence = [turns[i] for i in qa.get("evidence", []) if i in turns]
             counts[group][f"cat{qa['category']}"] += 1
             counts[group]["questions"] += 1
-            share = overlap(qa["question"], evidence) if evidence else None
+            language = "es" if group == "es" else "en"
+            share = overlap(qa["question"], evidence, language) if evidence else None
             if share is not None:
                 for key in ((group, None), (group, qa["category"]), ("all", None)):
                     shares[key].append(share)

@@ -23,6 +23,34 @@ DATASET = HERE / "dialogues.json"
 MIX = {4: 0.40, 2: 0.15, 1: 0.10, 6: 0.20, 7: 0.15}
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+MONTHS_ES = [
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+]
+_SPANISH_DATE = re.compile(
+    r"(?:(?:el fin de semana|la semana) anterior al )?(\d{1,2}) de ("
+    + "|".join(MONTHS_ES)
+    + r") de (\d{4})"
+)
+#: Spanish punctuation and accents, or a Spanish function word.
+_SPANISH = re.compile(
+    r"[¿¡áéíóúñ]|\b(?:de|del|al|que|el|la|los|las|en|y|mi|me|te|se|si|es|para|con|por|lo|un|una)\b"
+)
+#: English words that are not Spanish ones too ("has", "me" and "no" are both).
+_ENGLISH = re.compile(
+    r"\b(?:the|and|you|your|what|with|this|that|when|where|which|how|would|could|should|"
+    r"about|there|have|been|from|they|their|it's|i'm|don't|thanks|please|just|my)\b"
+)
 
 
 def _stats() -> ModuleType:
@@ -137,8 +165,11 @@ def test_the_category_mix_is_the_one_described(samples):
 
 def test_both_languages_and_mixed_conversations_are_present(samples):
     languages = Counter(_language(s) for s in samples)
-    assert 0.4 <= languages["en"] / len(samples) <= 0.6
-    assert 0.25 <= languages["zh"] / len(samples) <= 0.45
+    # English and Chinese shares among the conversations in those two languages and their mix
+    # (the Spanish ones have their own test below)
+    english_and_chinese = len(samples) - languages["es"]
+    assert 0.4 <= languages["en"] / english_and_chinese <= 0.6
+    assert 0.25 <= languages["zh"] / english_and_chinese <= 0.45
     assert languages["mix"] >= 2
     code_mixing = switching = asked_both_ways = False
     for sample in samples:
@@ -150,6 +181,8 @@ def test_both_languages_and_mixed_conversations_are_present(samples):
             assert not chinese and not any(_HAN.search(q) for q in questions)
         elif _language(sample) == "zh":
             assert len(chinese) == len(texts) and all(_HAN.search(q) for q in questions)
+        elif _language(sample) == "es":
+            assert not chinese and not any(_HAN.search(q) for q in questions)
         else:
             both = [t for t in chinese if _LATIN_WORD.search(t)]
             code_mixing |= len(both) >= 0.25 * len(texts)
@@ -226,9 +259,12 @@ def _answer_date(answer: str) -> tuple[date, bool]:
     """The date in a temporal answer, and whether the answer is "the week/weekend before"."""
     if m := re.search(r"(\d{4})年(\d{1,2})月(\d{1,2})日", answer):
         day = date(int(m[1]), int(m[2]), int(m[3]))
+    elif m := _SPANISH_DATE.search(answer):
+        day = date(int(m[3]), MONTHS_ES.index(m[2]) + 1, int(m[1]))
     else:
         day = datetime.strptime(re.search(r"\d{1,2} \w+ \d{4}", answer)[0], "%d %B %Y").date()
-    return day, ("before" in answer or "之前" in answer or "前一周" in answer)
+    before = ("before", "之前", "前一周", "anterior al")
+    return day, any(word in answer for word in before)
 
 
 def test_temporal_answers_are_dates_just_before_the_session(samples):
@@ -252,13 +288,19 @@ def test_the_overlap_measure():
     assert stats.overlap("对花生过敏", ["我对花生过敏"]) == 1
     assert stats.content_tokens("我们的什么") == set()  # only function characters
     assert stats.overlap("the and of", ["anything"]) is None
+    # Spanish: accented words kept whole, Spanish stop words dropped
+    assert stats.content_tokens("¿Dónde vivo en la actualidad?", "es") == {"vivo", "actualidad"}
+    assert stats.overlap("¿A qué me dedico?", ["Trabajo en enfermería"], "es") == 0
+    assert stats.overlap("¿Qué pasó en Málaga?", ["Málaga es preciosa"], "es") == 0.5
+    assert stats.overlap("¿Qué es lo que?", ["nada"], "es") is None
 
 
 def test_questions_do_not_repeat_the_words_of_their_evidence(samples):
     mean = stats.measure(samples)["overlap"]
     assert mean[("all", None)] < 0.15
-    for group in ("en", "zh", "mix"):
+    for group in ("en", "zh", "mix", "es"):
         assert mean[(group, None)] < 0.15, group
+    assert mean[("es", 4)] < 0.05 and mean[("es", 6)] < 0.05
     # the paraphrased and the changed facts above all
     assert mean[("all", 4)] < 0.05 and mean[("all", 6)] < 0.05
 
@@ -269,3 +311,36 @@ def test_the_readme_shows_the_current_figures(samples):
         "datasets/dialogues/README.md is out of date: run "
         "python datasets/dialogues/stats.py --write-readme"
     )
+
+
+def test_the_spanish_conversations_are_written_in_spanish(samples):
+    spanish = [s for s in samples if _language(s) == "es"]
+    assert [s["sample_id"] for s in spanish] == [f"dialogues-es-0{i}" for i in (1, 2, 3)]
+    for sample in spanish:
+        turns = _turns(sample).values()
+        texts = [t["text"] for t in turns] + [qa["question"] for qa in sample["qa"]]
+        for text in texts:
+            words = re.sub(r"`[^`]*`", "", text).lower()  # code stays code
+            assert not _HAN.search(text) and "{" not in text and "}" not in text, text
+            assert not _ENGLISH.search(words), text
+            # a short reply ("Vale, entendido, tiene sentido.") need not have a function word
+            assert _SPANISH.search(words) or len(words.split()) <= 5, text
+        for qa in sample["qa"]:
+            assert "¿" in qa["question"] and qa["question"].endswith("?"), qa
+
+
+def test_the_spanish_conversations_have_every_kind_of_question(samples):
+    for sample in (s for s in samples if _language(s) == "es"):
+        turns = _turns(sample)
+        by_category = Counter(qa["category"] for qa in sample["qa"])
+        assert set(by_category) == set(MIX)
+        for qa in sample["qa"]:
+            if qa["category"] == 6:
+                (earlier,) = qa["superseded"]
+                assert qa["previous_answer"] in turns[earlier]["text"]
+            elif qa["category"] == 7:
+                (distractor,) = qa["distractors"]
+                assert turns[distractor]["speaker"] == sample["conversation"]["speaker_a"]
+            elif qa["category"] == 2:
+                # "7 de mayo de 2023", "el fin de semana anterior al 7 de mayo de 2023"
+                assert _SPANISH_DATE.fullmatch(qa["answer"]), qa
