@@ -211,6 +211,8 @@ class RetrievalRun:
                     "recall": recall,
                     "baselines": baselines,
                     "below_baseline": below,
+                    # Its questions about a changed fact (by language, for a mixed set).
+                    "changed_facts": mine.stale(),
                 }
             )
         return out

@@ -229,7 +229,8 @@ def test_an_earlier_value_above_the_current_one_is_counted():
         ("b", [_MISSED], [7]),  # the current one not found, the earlier one found
         ("b", [4], [_MISSED]),  # the earlier one not found
     ):
-        run.framework.add(sample, 6, np.array(current), np.array(earlier))
+        for ranks in (run.framework, *run.baselines().values()):
+            ranks.add(sample, 6, np.array(current), np.array(earlier))
     run.framework.add("a", 4, np.array([1]))  # no earlier value: not a changed fact
     run.framework.add("a", 4, np.array([1]), np.array([], dtype=np.int64))
     assert run.framework.stale() == {"questions": 4, "stale_above_current": 2, "stale_first": 1}
@@ -238,6 +239,10 @@ def test_an_earlier_value_above_the_current_one_is_counted():
         "stale_above_current": 1,
         "stale_first": 0,
     }
+    # Each conversation's count is in the result too (a set of several languages).
+    per = {entry["sample_id"]: entry["changed_facts"] for entry in run.per_conversation()}
+    assert per["a"] == {"questions": 2, "stale_above_current": 1, "stale_first": 1}
+    assert per["b"] == run.framework.of("b").stale()
 
 
 async def test_turns_can_carry_their_neighbours_as_context(connection, embedder, tmp_path):
