@@ -44,9 +44,8 @@ from agent_memory.bench.embedders import (
 )
 from agent_memory.bench.retrieval import memory_text, neighbour_context, said_times
 from agent_memory.memory.long_term.change import tells_change
-from agent_memory.memory.long_term.memory import NEIGHBOURS
 from agent_memory.memory.long_term.ranking import order_current_first
-from agent_memory.memory.long_term.records import LongTermConfig
+from agent_memory.memory.long_term.records import NEIGHBOURS, LongTermConfig
 from agent_memory.memory.long_term.when import asks_when, spans_in
 from agent_memory.mongo.search.fusion import RRF_K, standardise
 from agent_memory.mongo.search.keywords import Bm25Index, tokenize
@@ -226,16 +225,15 @@ SPAN_GRID = tuple(
 WHEN_GRID = tuple(
     TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, when_weight) for when_weight in (0.0, 0.05, 0.1, 0.2, 0.4)
 )
-#: How a turn that announces a change is ranked against the older ones it likely updates, on
-#: top of the defaults of spans and "when" questions: links kept per turn (of the three
-#: nearest) and how deep in the ranking such a turn may be for the move to apply.
-CHANGE_GRID = (
-    TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2),
-    *(
-        TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2, links, window)
-        for links in (1, 2, 3)
-        for window in (10, 20, 50, 100, 200)
-    ),
+#: How a turn that announces a change is ranked against the older ones it likely updates,
+#: chosen together with recency (which, across all memories, was until then the only thing
+#: that told a current value from an older one): the recency weight and half-life, links kept
+#: per turn (of the three nearest) and how deep in the ranking such a turn may be for the move
+#: to apply, on top of the defaults of spans and "when" questions.
+CHANGE_GRID = tuple(
+    TimeConfig(weight, half_life, 1.0, 0.1, 7.0, 0.2, links, window)
+    for weight, half_life in ((0.0, 30.0), (0.02, 365.0), (0.05, 90.0), (0.05, 30.0), (0.1, 30.0))
+    for links, window in ((0, 0), *((links, w) for links in (2, 3) for w in (20, 50, 100, 200)))
 )
 #: The candidates the ranking scores: ``bench retrieval`` asks for 50 and the search returns
 #: ``overfetch`` (4) times as many.
@@ -506,7 +504,7 @@ async def score_conversation(
 def _updates(conversation: Conversation, vectors: np.ndarray) -> dict[int, tuple[int, ...]]:
     """What each turn that announces a change likely updates, as ``LongTermMemory`` links it
     on storing the conversation in order: the turns said before it by date among the
-    :data:`~agent_memory.memory.long_term.memory.NEIGHBOURS` stored before it that are
+    :data:`~agent_memory.memory.long_term.records.NEIGHBOURS` stored before it that are
     nearest by content (consolidation's candidates)."""
     times = said_times(conversation)
     if times is None:

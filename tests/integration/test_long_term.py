@@ -97,7 +97,8 @@ async def test_ranking_combines_relevance_recency_importance_and_feedback(connec
     old = await memory.store(ALICE, "Alice plays tennis on Sundays", importance=0.5)
     new = await memory.store(ALICE, "Alice plays tennis with her brother", importance=0.5)
     collection = connection.collection("memories")
-    long_ago = datetime.now(UTC) - timedelta(days=365)
+    # Ten half-lives ago: a recency of about 0.001.
+    long_ago = datetime.now(UTC) - timedelta(days=10 * RankingWeights().recency_half_life_days)
     await collection.update_one({"_id": old.id}, {"$set": {"last_accessed": long_ago}})
     await memory.announce(ALICE)  # a write around the class announces itself
     hits = await memory.retrieve(ALICE, "tennis", k=2)
@@ -308,9 +309,8 @@ async def test_recency_counts_from_when_a_memory_was_said_until_it_is_used(memor
     """A memory imported with an old event time is as old as its statement: its recency
     starts low and a restatement or a use brings it up; one stored without a time is new."""
     asked = datetime.now(UTC)
-    old = await memory.store(
-        ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=60)
-    )
+    half_life = timedelta(days=RankingWeights().recency_half_life_days)
+    old = await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - 2 * half_life)
     new = await memory.store(ALICE, "Alice collects stamps")
     stored = await memory.get(ALICE, old.id)
     assert stored.last_accessed == stored.occurred_at == stored.valid_from
@@ -318,12 +318,10 @@ async def test_recency_counts_from_when_a_memory_was_said_until_it_is_used(memor
         h.memory.id: h
         for h in await memory.retrieve(ALICE, "Galway stamps", k=5, now=asked, record_access=False)
     }
-    # Two half-lives (30 days each) old: a quarter.
+    # Two half-lives old: a quarter.
     assert hits[old.id].breakdown.recency == pytest.approx(0.25, abs=0.01)
     assert hits[new.id].breakdown.recency == pytest.approx(1.0, abs=0.01)
-    restated = await memory.store(
-        ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=30)
-    )
+    restated = await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - half_life)
     assert restated.id == old.id
     hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)
     assert hits[0].breakdown.recency == pytest.approx(0.5, abs=0.01)
@@ -332,7 +330,7 @@ async def test_recency_counts_from_when_a_memory_was_said_until_it_is_used(memor
     assert hits[0].memory.importance == stored.importance == pytest.approx(0.55)
     assert hits[0].memory.reinforced == stored.reinforced == 1
     # An older restatement does not move it back in time.
-    await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - timedelta(days=90))
+    await memory.store(ALICE, "Alice grew up in Galway", occurred_at=asked - 3 * half_life)
     hits = await memory.retrieve(ALICE, "Galway", k=1, now=asked, record_access=False)
     assert hits[0].breakdown.recency == pytest.approx(0.5, abs=0.01)
 

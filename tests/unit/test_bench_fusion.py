@@ -286,7 +286,8 @@ def test_a_change_moves_above_the_older_turns_it_updates_only_for_questions_abou
     scored.asks_when = np.array([False, False])
     scored.spans = [[(-50.0, -30.0)], []]
     assert timed_ranks(scored, fused, moved).tolist() == [[1, 3, 4, 2], [2, 4, 1, 3]]
-    assert CHANGE_GRID[0] == TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2)
+    assert TimeConfig(0.1, 30.0, 1.0, 0.1, 7.0, 0.2) in CHANGE_GRID  # before changes were read
+    assert TimeConfig(0.0, 30.0, 1.0, 0.1, 7.0, 0.2) in CHANGE_GRID  # no recency at all
     assert "a change above the 2 it updates within 10" in moved.describe()
 
 

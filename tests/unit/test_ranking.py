@@ -83,13 +83,17 @@ def test_utility_is_bounded_and_damped_by_the_prior():
 def test_recency_halves_every_half_life_and_the_total_adds_up():
     weights = RankingWeights()
     doc = {
-        "last_accessed": NOW - timedelta(days=30),
+        "last_accessed": NOW - timedelta(days=weights.recency_half_life_days),
         "importance": 0.4,
         "feedback": {"count": 2, "sum": 2.0},
     }
     parts = score_memory(doc, relevance=0.5, now=NOW, weights=weights)
     assert parts.recency == pytest.approx(0.5)
-    assert parts.total == pytest.approx(0.5 + 0.1 * 0.5 + 0.1 * 0.4 + 0.2 * 0.5)
+    assert parts.total == pytest.approx(0.5 + weights.recency * 0.5 + 0.1 * 0.4 + 0.2 * 0.5)
+    twice = {**doc, "last_accessed": NOW - timedelta(days=2 * weights.recency_half_life_days)}
+    assert score_memory(twice, relevance=0.5, now=NOW, weights=weights).recency == (
+        pytest.approx(0.25)
+    )
     assert "relevance 0.500" in parts.explain(weights)
 
 

@@ -94,6 +94,7 @@ from agent_memory.memory.long_term.ranking import (
 )
 from agent_memory.memory.long_term.records import (
     MEMORY_TYPES,
+    NEIGHBOURS,
     LongTermConfig,
     Memory,
     NewMemory,
@@ -144,9 +145,6 @@ _MAX_K = 100
 #: time words (8,000 characters name 1,500) is scored against the first ones only.
 _MAX_SPANS = 16
 _DECISION_ATTEMPTS = 4
-#: The stored memories a new one is compared with (its nearest, of the same type), and
-#: among which a memory that announces a change finds the older ones it likely updates.
-NEIGHBOURS = 3
 #: Items of a batch whose candidates are searched together at most (see ``_search_ahead``).
 _SEARCHED_AHEAD = 16
 #: Atlas tier: at most this many of the tenant's most recent memories of a type are compared
@@ -997,7 +995,7 @@ class LongTermMemory:
             scored.append((hit, breakdown))
         scored.sort(key=lambda item: -item[1].total)  # stable: the search's order breaks ties
         if about_now and self.config.update_window:
-            scored = _current_first(scored, self.config.update_window)
+            scored = _current_first(scored, self.config.update_window, self.config.update_links)
         # Only the memories returned are built (the candidates are several times as many).
         ranked = [
             RetrievedMemory(
@@ -1734,16 +1732,17 @@ class LongTermMemory:
 
 
 def _current_first(
-    scored: list[tuple[SearchHit, ScoreBreakdown]], window: int
+    scored: list[tuple[SearchHit, ScoreBreakdown]], window: int, links: int
 ) -> list[tuple[SearchHit, ScoreBreakdown]]:
     """``scored`` (best first) with each memory among the first ``window`` that likely updates
-    memories ranked above it moved just above the highest of them
+    memories ranked above it (the nearest ``links`` of those stored with it) moved just above
+    the highest of them
     (:func:`~.ranking.order_current_first`); a moved memory's total becomes the smallest
     number above that memory's, the difference its breakdown's ``current``."""
     by_id = {hit.id: (hit, breakdown) for hit, breakdown in scored}
     order = order_current_first(
         [hit.id for hit, _ in scored],
-        lambda memory_id: updates_of(by_id[memory_id][0].document),
+        lambda memory_id: updates_of(by_id[memory_id][0].document)[:links],
         window,
     )
     before = {hit.id: position for position, (hit, _) in enumerate(scored)}

@@ -54,10 +54,10 @@ Item = TypeVar("Item", bound=Hashable)
 @dataclass(frozen=True, slots=True)
 class RankingWeights:
     relevance: float = 1.0
-    recency: float = 0.1
+    recency: float = 0.02
     importance: float = 0.1
     feedback: float = 0.2
-    recency_half_life_days: float = 30.0
+    recency_half_life_days: float = 365.0
     #: Pseudo-count of neutral ratings: utility = sum / (count + prior).
     feedback_prior: float = 2.0
     #: For a memory said in a span of time the question names (0: spans are not read).

@@ -47,8 +47,11 @@ SEARCH_COVERAGE_POWER = 1.0
 RANK_VECTOR_WEIGHT = 0.3
 RANK_TEXT_WEIGHT = 0.7
 MemoryType = Literal["fact", "preference", "instruction", "learned"]
-#: The most older memories one memory is read to update (it links to at most its three
-#: nearest; a hand-written list is read this far).
+#: The stored memories a new one is compared with (its nearest, of the same type), and
+#: among which a memory that announces a change finds the older ones it likely updates.
+NEIGHBOURS = 3
+#: The most older memories one memory is read to update (it links to at most its
+#: :data:`NEIGHBOURS` nearest; a hand-written list is read this far).
 MAX_UPDATES = 8
 
 
@@ -107,8 +110,11 @@ class LongTermConfig:
     #: ranks it just above the highest of those ranked above it, when it is itself among the
     #: first ``update_window`` candidates; the older one is then marked ``updated_by`` it.
     #: 0 turns the move off. Chosen by leaving conversations out (``bench fusion``,
-    #: docs/benchmarks.md).
-    update_window: int = 100
+    #: docs/benchmarks.md), with ``update_links`` and the recency of ``ranking``.
+    update_window: int = 20
+    #: How many of the memories a change likely updates it is moved above: the nearest
+    #: ``update_links`` of those stored with it (1 to 3; up to three are stored).
+    update_links: int = 2
 
     def __post_init__(self) -> None:
         for name in ("search_weights", "rank_fusion_weights"):
@@ -120,6 +126,7 @@ class LongTermConfig:
         for name in ("overfetch", "min_candidates", "rerank_candidates"):
             check_int(getattr(self, name), name, minimum=1)
         check_int(self.update_window, "update_window", minimum=0, maximum=10_000)
+        check_int(self.update_links, "update_links", minimum=1, maximum=NEIGHBOURS)
 
 
 def _check_weights(name: str, weights: object) -> None:
