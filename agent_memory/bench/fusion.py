@@ -355,14 +355,6 @@ def fuse(scored: Scored, config: Config) -> np.ndarray:
     return np.stack(rows)
 
 
-def current_first(order: list[int], updates: dict[int, tuple[int, ...]], window: int) -> list[int]:
-    """``order`` (best first) with every item among the first ``window`` that likely
-    updates items ranked above it (``updates``) moved just above the highest of them, as
-    ``LongTermMemory.retrieve`` moves them (:func:`~agent_memory.memory.long_term.ranking.
-    current_first`)."""
-    return order_current_first(order, lambda item: updates.get(item, ()), window)
-
-
 def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarray:
     """The 1-based rank of every turn for every question once the ranking adds recency:
     the :data:`CANDIDATES` best by ``fused`` are ordered by relevance plus weighted recency
@@ -392,7 +384,8 @@ def timed_ranks(scored: Scored, fused: np.ndarray, time: TimeConfig) -> np.ndarr
         if about_then[row]:
             continue
         order = [int(i) for i in np.argsort(ranks[row], kind="stable")[:take]]
-        moved = current_first(order, updates, time.update_window)
+        # As LongTermMemory.retrieve moves them.
+        moved = order_current_first(order, lambda turn: updates.get(turn, ()), time.update_window)
         if moved != order:
             ranks[row, moved] = np.arange(1, len(moved) + 1)
     return ranks

@@ -230,7 +230,7 @@ def _likely_updates(
     """The memories ``item`` likely updates: when it announces a change (:mod:`.change`) and
     has no key (a key's memories supersede each other), those of its nearest that were said
     before it."""
-    if item.key is not None or not tells_change(item.content):
+    if item.key is not None or not neighbours or not tells_change(item.content):
         return []
     return [
         neighbour.id
@@ -944,7 +944,14 @@ class LongTermMemory:
         now = now or datetime.now(UTC)
         # A span of time the question names ("last week") raises what was said then; an
         # explicit span has kept the search to it already.
-        named = spans_in(query, now)[:_MAX_SPANS] if not ranges and now.tzinfo is not None else []
+        # (read only when the score or the move below uses it: a long text of time words
+        # takes tens of milliseconds)
+        reads_spans = bool(self.config.ranking.in_span or self.config.update_window)
+        named = (
+            spans_in(query, now)[:_MAX_SPANS]
+            if reads_spans and not ranges and now.tzinfo is not None
+            else []
+        )
         spans = named if self.config.ranking.in_span else []
         # A question asking when raises the memories that tell a time ("last week").
         when = asks_when(query)
@@ -1736,16 +1743,17 @@ def _current_first(
 ) -> list[tuple[SearchHit, ScoreBreakdown]]:
     """``scored`` (best first) with each memory among the first ``window`` that likely updates
     memories ranked above it (the nearest ``links`` of those stored with it) moved just above
-    the highest of them
-    (:func:`~.ranking.order_current_first`); a moved memory's total becomes the smallest
-    number above that memory's, the difference its breakdown's ``current``."""
+    the highest of them (:func:`~.ranking.order_current_first`); a moved memory's total
+    becomes the smallest number above that memory's, the difference its breakdown's
+    ``current``."""
     by_id = {hit.id: (hit, breakdown) for hit, breakdown in scored}
+    ids = [hit.id for hit, _ in scored]
     order = order_current_first(
-        [hit.id for hit, _ in scored],
-        lambda memory_id: updates_of(by_id[memory_id][0].document)[:links],
-        window,
+        ids, lambda memory_id: updates_of(by_id[memory_id][0].document)[:links], window
     )
-    before = {hit.id: position for position, (hit, _) in enumerate(scored)}
+    if order == ids:
+        return scored  # nothing moved (most questions)
+    before = {memory_id: position for position, memory_id in enumerate(ids)}
     ranked: list[tuple[SearchHit, ScoreBreakdown]] = []
     floor: float | None = None  # the total of the memory just below, as it ends
     for position in range(len(order) - 1, -1, -1):
