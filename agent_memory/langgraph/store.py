@@ -18,6 +18,10 @@ Mapping (one memory document per item version, in the ``memories`` collection):
   fields of ``index["fields"]`` (or ``put(index=[...])``) joined, else ``value["content"]``
   when it is a string, else the value as JSON. ``index=False``: stored without a vector, so
   no search with a query returns it.
+- ``value["occurred_at"]`` (a timezone-aware ``datetime`` or an ISO 8601 string with a UTC
+  offset: when what the item says was said or happened) -> the memory's event time
+  (``NewMemory.occurred_at``), which recency and a key's history read; ``event_time=None``
+  leaves the field an ordinary part of the value, another name reads that field instead.
 - ``ttl`` (minutes) -> ``expires_at``, on MongoDB's TTL index; reads skip expired items
   whatever the TTL monitor has done, and :meth:`MemoryStore.sweep_ttl` deletes them.
 - a user's other memories (formed from conversations, stored by the agent) are readable at
@@ -59,7 +63,14 @@ from langgraph.store.base import (
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from agent_memory._log import get_logger
-from agent_memory.checks import check_id, check_int, check_mapping, check_number, is_number
+from agent_memory.checks import (
+    check_event_time,
+    check_id,
+    check_int,
+    check_mapping,
+    check_number,
+    is_number,
+)
 from agent_memory.errors import InvalidInputError, NotFoundError
 from agent_memory.langgraph._filters import (
     check_filter,
@@ -119,6 +130,25 @@ _MAX_TTL_MINUTES = 525_600.0
 def _encode(parts: Sequence[str]) -> str:
     # JSON keeps the encoding unambiguous: no label or key can fake a separator.
     return json.dumps(list(parts), ensure_ascii=False, separators=(",", ":"))
+
+
+def _event_time(value: Any, name: str) -> datetime:
+    """An item's event time: a timezone-aware ``datetime``, or an ISO 8601 string with a UTC
+    offset (``"2024-03-01T09:30:00+01:00"``, ``"2024-03-01T08:30:00Z"``), as JSON values
+    carry times; not in the future. The error never repeats the value."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidInputError(
+                f"{name} must be an ISO 8601 time with a UTC offset or a datetime"
+            ) from None
+    elif not isinstance(value, datetime):
+        raise InvalidInputError(
+            f"{name} must be an ISO 8601 time with a UTC offset or a datetime, "
+            f"got {type(value).__name__}"
+        )
+    return check_event_time(value, name)
 
 
 def _tag(namespace: Sequence[str]) -> str:
@@ -207,6 +237,8 @@ class MemoryStore(AsyncBatchedBaseStore):
     nodes that way), or ``sync_connection()``'s in a sync app. ``ttl``
     (LangGraph's ``TTLConfig``) sets a default time to live, whether reads refresh it
     (``refresh_on_read``, default true) and the interval of :meth:`start_ttl_sweeper`.
+    ``event_time`` names the field of a value that says when what it records happened (the
+    memory's event time; None: no field is read so).
 
     >>> store = MemoryStore(long_term, agent_id="support-agent")       # doctest: +SKIP
     >>> await store.aput(("memories", "u1", "profile"), "name", {"content": "Ada"})
@@ -228,6 +260,7 @@ class MemoryStore(AsyncBatchedBaseStore):
         memory_type: str = "fact",
         profiles: ProfileMemory | None = None,
         root: str | None = None,
+        event_time: str | None = "occurred_at",
     ) -> None:
         # No running loop is needed to build the store: the loop is bound at first use.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -256,6 +289,16 @@ class MemoryStore(AsyncBatchedBaseStore):
         self.scores = scores
         self.fields = self._check_index(index)
         self.ttl_config = _check_ttl_config(ttl)
+        if event_time is not None and (
+            not isinstance(event_time, str)
+            or not event_time.strip()
+            or event_time.startswith("$")
+            or "." in event_time
+        ):
+            # A value's keys are never empty, dotted or $-prefixed: such a field is never read.
+            raise InvalidInputError("event_time must be None or the name of a field of the value")
+        #: The field of an item's value that says when what it says happened (None: none).
+        self.event_time = event_time
         # sync_connection's loop serves the connection wherever the store is built: a store
         # built inside a running loop (a notebook, async code) that is not the connection's
         # would send its sync calls to a loop the client does not belong to, which a sync
@@ -615,6 +658,9 @@ class MemoryStore(AsyncBatchedBaseStore):
             else None
         )
         text, field_texts = self._texts(value, op.index)
+        occurred_at = None
+        if self.event_time is not None and value.get(self.event_time) is not None:
+            occurred_at = _event_time(value[self.event_time], f"value[{self.event_time!r}]")
         memory = NewMemory(
             text,
             memory_type=self.memory_type,
@@ -627,6 +673,7 @@ class MemoryStore(AsyncBatchedBaseStore):
             indexed=op.index is not False,
             # Unindexed: no field vectors either (those of an earlier put are removed).
             field_texts=field_texts if op.index is not False or field_texts is None else (),
+            occurred_at=occurred_at,
         )
         return _Put(tenant, memory.checked(self.long_term.config), source)
 

@@ -829,3 +829,113 @@ async def test_a_failed_write_of_field_vectors_leaves_the_item_searchable(long_t
         assert hit.value == {"title": "apple pie", "body": "jazz records"}
     finally:
         await store.aclose()
+
+
+# --- event time -----------------------------------------------------------------------------
+
+
+async def _memory_of(long_term: LongTermMemory, key: str) -> dict:
+    """The current memory document of the item ``key`` (its latest version by event time)."""
+    found = await long_term.collection.find_one(
+        {"key": {"$regex": f'"{key}"\\]$'}, "status": {"$ne": "superseded"}}
+    )
+    assert found is not None
+    return {
+        name: value.replace(tzinfo=UTC)
+        if isinstance(value, datetime) and not value.tzinfo
+        else value
+        for name, value in found.items()
+    }
+
+
+async def test_an_items_occurred_at_is_when_its_memory_happened(store, long_term):
+    said = datetime(2024, 3, 1, 8, 30, tzinfo=UTC)
+    await store.aput(NOTE, "moved", {"content": "Alice moved to Lisbon", "occurred_at": said})
+    await store.aput(
+        NOTE,
+        "job",
+        {"content": "Alice works at a bakery", "occurred_at": "2024-05-02T10:00:00+02:00"},
+    )
+    await store.aput(NOTE, "z", {"content": "Alice likes jazz", "occurred_at": "2024-06-01T00:00Z"})
+    assert (await _memory_of(long_term, "moved"))["occurred_at"] == said
+    job = await _memory_of(long_term, "job")
+    assert job["occurred_at"] == datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
+    assert (await _memory_of(long_term, "z"))["occurred_at"] == datetime(2024, 6, 1, tzinfo=UTC)
+    # The value is returned as it was put; the memory was stored now, said then.
+    item = await store.aget(NOTE, "job")
+    assert item.value == {
+        "content": "Alice works at a bakery",
+        "occurred_at": "2024-05-02T10:00:00+02:00",
+    }
+    memory = await long_term.get(Tenant("agent", "alice"), job["_id"])
+    assert memory.occurred_at == datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
+    assert memory.created_at > memory.occurred_at + timedelta(days=365)
+
+
+async def test_a_history_put_out_of_order_keeps_what_was_said_last_current(store):
+    # Imported newest first: the older statement, put second, is history from the start.
+    await store.aput(
+        NOTE, "city", {"content": "Alice lives in Porto", "occurred_at": "2024-09-01T00:00Z"}
+    )
+    await store.aput(
+        NOTE, "city", {"content": "Alice lives in Lyon", "occurred_at": "2023-01-01T00:00Z"}
+    )
+    assert (await store.aget(NOTE, "city")).value["content"] == "Alice lives in Porto"
+    assert [i.value["content"] for i in await store.ahistory(NOTE, "city")] == [
+        "Alice lives in Porto",
+        "Alice lives in Lyon",
+    ]
+    # Without event times the later put would have won.
+    await store.aput((*ALICE, "Other"), "city", {"content": "Alice lives in Porto"})
+    await store.aput((*ALICE, "Other"), "city", {"content": "Alice lives in Lyon"})
+    assert (await store.aget((*ALICE, "Other"), "city")).value["content"] == "Alice lives in Lyon"
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "2024-03-01T09:30:00",  # no offset
+        datetime(2024, 3, 1, 9, 30),  # naive
+        "last Tuesday, secret-token-123",
+        "",
+        12345,
+        ["2024-03-01T09:30:00Z"],
+        {"$date": "2024-03-01T09:30:00Z"},  # refused as a key of the value
+        "9999-01-01T00:00:00Z",  # in the future
+        datetime.now(UTC) + timedelta(days=2),
+        "2024-03-01T09:30:00Z" * 5000,
+    ],
+)
+async def test_a_bad_occurred_at_is_a_clear_error_and_nothing_is_stored(store, long_term, when):
+    with pytest.raises(InvalidInputError, match=r"value\W+occurred_at") as raised:
+        await store.aput(NOTE, "bad", {"content": "Alice parks on level 2", "occurred_at": when})
+    assert "secret-token" not in str(raised.value)
+    assert "2024-03-01" not in str(raised.value)
+    assert await store.aget(NOTE, "bad") is None
+    assert await long_term.collection.count_documents({"key": {"$regex": "bad"}}) == 0
+    # The same through the sync API, from a worker thread as LangGraph runs sync nodes.
+    with pytest.raises(InvalidInputError, match=r"value\W+occurred_at"):
+        await asyncio.to_thread(
+            store.put, NOTE, "bad", {"content": "Alice parks on level 2", "occurred_at": when}
+        )
+    assert await long_term.collection.count_documents({"key": {"$regex": "bad"}}) == 0
+
+
+async def test_event_time_reads_the_field_it_is_told_or_none(long_term):
+    named = MemoryStore(long_term, agent_id="agent", event_time="said_at")
+    plain = MemoryStore(long_term, agent_id="agent", event_time=None)
+    try:
+        await named.aput(NOTE, "a", {"content": "Alice sings", "said_at": "2022-02-02T00:00Z"})
+        await named.aput(NOTE, "b", {"content": "Alice hums", "occurred_at": "not a time"})
+        await plain.aput(NOTE, "c", {"content": "Alice whistles", "occurred_at": "not a time"})
+        assert (await _memory_of(long_term, "a"))["occurred_at"] == datetime(2022, 2, 2, tzinfo=UTC)
+        for key in ("b", "c"):  # an ordinary field of the value: the memory happened now
+            memory = await _memory_of(long_term, key)
+            assert memory["occurred_at"] == memory["created_at"]
+        assert (await plain.aget(NOTE, "c")).value["occurred_at"] == "not a time"
+    finally:
+        await named.aclose()
+        await plain.aclose()
+    for bad in ("", 3, "a.b", "$x"):
+        with pytest.raises(InvalidInputError, match="event_time"):
+            MemoryStore(long_term, agent_id="agent", event_time=bad)
