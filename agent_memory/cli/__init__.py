@@ -14,6 +14,7 @@ from agent_memory.cli import (
     forget,
     indexes,
     stats,
+    transfer,
     worker,
 )
 from agent_memory.cli._app import app
@@ -32,6 +33,7 @@ decay.register(app)
 feedback.register(app)
 forget.register(app)
 stats.register(app)
+transfer.register(app)
 
 
 def main() -> None:

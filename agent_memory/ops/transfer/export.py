@@ -1,0 +1,231 @@
+"""Export an agent's (or one user's) memories of every kind to JSON Lines (:mod:`.records`).
+
+>>> report = await export_memories(connection, "backup.jsonl.gz", agent_id="support")  # doctest: +SKIP
+>>> report.counts["memories"]                                                         # doctest: +SKIP
+
+The documents are read with one cursor per kind and written a line at a time, so memory use
+does not grow with the tenant: a cursor holds one batch, the writer one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from agent_memory._log import get_logger
+from agent_memory._version import __version__
+from agent_memory.checks import check_id, check_moment
+from agent_memory.errors import InvalidInputError
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.connection import META_COLLECTION, Connection
+from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, recorded_signature
+from agent_memory.ops.transfer.files import open_output
+from agent_memory.ops.transfer.records import FORMAT, KINDS, VERSION, Kind, encode_document
+
+__all__ = ["ExportReport", "ExportScope", "export_lines", "export_memories"]
+
+logger = get_logger(__name__)
+
+#: Documents a cursor fetches per round trip.
+BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ExportScope:
+    """What an export takes: one agent's or every agent's, one user's or every user's, and
+    only what was written from ``since`` on."""
+
+    agent_id: str | None = None
+    user_id: str | None = None
+    since: datetime | None = None
+
+    def checked(self) -> ExportScope:
+        return ExportScope(
+            None if self.agent_id is None else check_id(self.agent_id, "agent_id"),
+            None if self.user_id is None else check_id(self.user_id, "user_id"),
+            None if self.since is None else check_moment(self.since, "since"),
+        )
+
+    def kinds(self) -> tuple[Kind, ...]:
+        """The kinds this scope reads: per-agent counts are nobody's data but the agent's."""
+        return tuple(kind for kind in KINDS if not (kind.agent_wide and self.user_id))
+
+    def filter(self, kind: Kind) -> dict[str, Any]:
+        where: dict[str, Any] = {}
+        if self.agent_id is not None:
+            where["agent_id"] = {"$eq": self.agent_id}
+        if self.user_id is not None and not kind.agent_wide:
+            where["user_id"] = {"$eq": self.user_id}
+        if self.since is not None:
+            where[kind.written] = {"$gte": self.since}
+        return where
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            "user_id": self.user_id,
+            "since": None if self.since is None else self.since.isoformat(),
+        }
+
+
+@dataclass(slots=True)
+class ExportReport:
+    """What an export wrote: records per kind, vectors included or not, seconds taken."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    vectors: bool = True
+    seconds: float = 0.0
+    path: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+async def _embedder_record(connection: Connection) -> dict[str, Any] | None:
+    stored = await connection.collection(META_COLLECTION).find_one({"_id": EMBEDDING_META_ID})
+    if stored is None:
+        return None
+    signature = recorded_signature(stored)
+    return {
+        "provider": signature.provider,
+        "model": signature.model,
+        "dimensions": signature.dimensions,
+        "similarity": signature.similarity,
+    }
+
+
+async def export_lines(
+    connection: Connection,
+    scope: ExportScope = ExportScope(),
+    *,
+    vectors: bool = True,
+    report: ExportReport | None = None,
+    counted: Callable[[dict[str, int]], None] | None = None,
+    step: Callable[[int], None] | None = None,
+) -> AsyncIterator[str]:
+    """The lines of an export (each without its newline): the header, one per document,
+    the end line. ``report`` is filled in as they go; ``counted`` gets the header's counts
+    (what a progress bar needs), ``step`` each record's arrival."""
+    scope = scope.checked()
+    if not isinstance(vectors, bool):
+        raise InvalidInputError(f"vectors must be a bool, got {type(vectors).__name__}")
+    report = report if report is not None else ExportReport()
+    report.vectors = vectors
+    kinds = scope.kinds()
+    with translate_errors("counting what to export"):
+        expected = {
+            kind.name: await connection.collection(kind.name).count_documents(scope.filter(kind))
+            for kind in kinds
+        }
+        embedder = await _embedder_record(connection)
+    if counted is not None:
+        counted(expected)
+    yield json.dumps(
+        {
+            "format": FORMAT,
+            "version": VERSION,
+            "exported_at": datetime.now(UTC).isoformat(),
+            "agent_memory": __version__,
+            "scope": scope.as_json(),
+            "vectors": vectors,
+            "embedder": embedder,
+            "counts": expected,
+        },
+        ensure_ascii=False,
+    )
+    for kind in kinds:
+        written = 0
+        with translate_errors(f"exporting {kind.name}"):
+            cursor = connection.collection(kind.name).find(scope.filter(kind)).batch_size(BATCH)
+            async for doc in cursor:
+                record: dict[str, Any] = {"kind": kind.name}
+                if not vectors and doc.pop("embedding", None) is not None:
+                    record["vector"] = False
+                record["doc"] = encode_document(doc)
+                written += 1
+                report.counts[kind.name] = written
+                if step is not None:
+                    step(1)
+                yield json.dumps(record, ensure_ascii=False)
+        report.counts[kind.name] = written
+    yield json.dumps({"end": {"counts": report.counts}}, ensure_ascii=False)
+
+
+async def _write(stream: IO[str], lines: AsyncIterator[str]) -> None:
+    """Write ``lines`` to ``stream`` a batch at a time, off the event loop (compressing and
+    writing a batch takes milliseconds the loop's other tasks should not wait for)."""
+    batch: list[str] = []
+    async for line in lines:
+        batch.append(line)
+        if len(batch) >= BATCH:
+            await asyncio.to_thread(stream.write, "\n".join(batch) + "\n")
+            batch = []
+    if batch:
+        await asyncio.to_thread(stream.write, "\n".join(batch) + "\n")
+
+
+async def export_memories(
+    connection: Connection,
+    out: str | Path | IO[str],
+    scope: ExportScope = ExportScope(),
+    *,
+    vectors: bool = True,
+    compress: bool | None = None,
+    counted: Callable[[dict[str, int]], None] | None = None,
+    step: Callable[[int], None] | None = None,
+) -> ExportReport:
+    """Write an export to ``out`` (a path, refused if it exists, or an open text stream) and
+    return what was written. A path gets owner-only permissions and, with ``compress`` or a
+    ``.gz`` name, gzip."""
+    import time
+
+    started = time.perf_counter()
+    report = ExportReport(path=None if not isinstance(out, str | Path) else str(out))
+    lines = export_lines(
+        connection, scope, vectors=vectors, report=report, counted=counted, step=step
+    )
+    if not isinstance(out, str | Path):
+        await _write(out, lines)
+    else:
+        final = Path(out)
+        if await asyncio.to_thread(final.exists):
+            raise InvalidInputError(f"{final} exists; export to a new file")
+        if compress is None:
+            compress = final.suffix == ".gz"
+        # Written beside it and renamed once whole: a file at the name given is complete.
+        partial = final.with_name(final.name + ".partial")
+        try:
+            stream = await asyncio.to_thread(open_output, partial, compress=compress)
+        except FileExistsError:
+            raise InvalidInputError(
+                f"{partial} exists: another export to {final} is running or was interrupted; "
+                "remove it first"
+            ) from None
+        except OSError as exc:
+            raise InvalidInputError(f"cannot write {final}: {exc.strerror}") from None
+        try:
+            try:
+                await _write(stream, lines)
+            finally:
+                await asyncio.to_thread(stream.close)
+            if await asyncio.to_thread(final.exists):
+                raise InvalidInputError(f"{final} was created meanwhile; export to a new file")
+            await asyncio.to_thread(partial.rename, final)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    report.seconds = time.perf_counter() - started
+    logger.info(
+        "memories_exported",
+        records=report.total,
+        vectors=vectors,
+        seconds=round(report.seconds, 3),
+        **{key: value for key, value in scope.as_json().items() if value is not None},
+    )
+    return report

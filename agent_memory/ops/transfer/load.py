@@ -1,0 +1,495 @@
+"""Import an export (:mod:`.records`) into any target: the embedded server, MongoDB, Atlas.
+
+>>> report = await import_memories(connection, embedder, "backup.jsonl.gz")  # doctest: +SKIP
+>>> report.inserted, report.present, report.verified                        # doctest: +SKIP
+
+- **Nothing is written from a damaged file.** The file is read twice: once to check every
+  line (the header's format and version, each record's kind, ids and document, the end line
+  and its counts), then to write. A bad line is an error naming the line, and never repeats
+  what the line holds.
+- **Idempotent.** A document is inserted only if its id is not stored yet (an upsert that
+  sets nothing on a match), so a second run, or a run resumed after a crash, creates nothing
+  twice, and nothing stored is overwritten. An id, or a unique key (a session id, a
+  profile's schema), held by another document is counted as a conflict and left alone.
+- **Vectors follow the target's embedder.** A file made with the target's embedder keeps its
+  vectors; one made with another (or exported without vectors) is embedded again with the
+  target's, in batches (the provider retries and paces its own calls). Field vectors (items
+  of the LangGraph store searched by their fields) cannot be made again without their field
+  texts: such a memory is then searched by its whole text, and the report counts them.
+- **Ids, times, importance, feedback and history are kept**: the documents are stored as
+  they were exported, supersession links and all.
+- **Verified at the end**: each tenant of each kind holds at least what the file gave it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import itertools
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import bson
+from bson.binary import Binary
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError
+
+from agent_memory._log import get_logger
+from agent_memory.checks import check_id
+from agent_memory.errors import InvalidInputError
+from agent_memory.memory.long_term.fields import FIELD, FIELDS_TAG
+from agent_memory.memory.long_term.records import LongTermConfig
+from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.connection import Connection
+from agent_memory.mongo.embedding_record import EmbedderGuard
+from agent_memory.mongo.search.snapshots import GENERATIONS, announce_writes
+from agent_memory.mongo.vectors import to_bson_vector
+from agent_memory.ops.transfer.files import open_input
+from agent_memory.ops.transfer.records import FORMAT, VERSION, Kind, decode_document, kind_named
+from agent_memory.providers.embedders.base import Embedder
+
+__all__ = ["BATCH", "ImportReport", "Loader", "import_memories", "read_export"]
+
+logger = get_logger(__name__)
+
+#: Documents written per bulk write (and texts embedded per call to the embedder).
+BATCH = 500
+#: The longest line read: a stored document is at most 16 MiB of BSON, a few times that
+#: as JSON with its vector in base64.
+MAX_LINE_CHARS = 64 * 1024 * 1024
+_MAX_BSON = 16 * 1024 * 1024
+#: Kinds whose searches keep documents in memory between writes (they are told of the import).
+_SEARCHED = ("memories", "action_logs", "knowledge_chunks")
+_DUPLICATE_KEY = 11000
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import found and did, per kind."""
+
+    #: Records in the file.
+    counts: dict[str, int] = field(default_factory=dict)
+    #: Documents stored by this run.
+    inserted: dict[str, int] = field(default_factory=dict)
+    #: Documents already stored with the same id for the same tenant (an earlier run).
+    present: dict[str, int] = field(default_factory=dict)
+    #: Documents whose id or unique key another stored document holds: left alone.
+    conflicts: dict[str, int] = field(default_factory=dict)
+    #: Vectors made again with the target's embedder.
+    embedded: int = 0
+    #: Field vectors not carried (their memories are searched by their whole text).
+    fields_dropped: int = 0
+    #: Why vectors were made again ("" when the file's were kept).
+    reembed_reason: str = ""
+    #: Whether every tenant of every kind holds at least what the file gave it.
+    verified: bool = False
+    #: What the verification found missing ("memories of agent a, user u: 3 of 5").
+    shortfalls: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True, slots=True)
+class _Header:
+    vectors: bool
+    embedder: dict[str, Any] | None
+    counts: dict[str, int]
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def _lines(stream: IO[str]) -> Iterator[tuple[int, str]]:
+    """The stream's lines, numbered from 1, each at most :data:`MAX_LINE_CHARS`."""
+    number = 0
+    while True:
+        number += 1
+        try:
+            line = stream.readline(MAX_LINE_CHARS + 1)
+        except (UnicodeDecodeError, EOFError, OSError, gzip.BadGzipFile) as exc:
+            raise InvalidInputError(
+                f"line {number}: cannot be read ({type(exc).__name__}); the file is damaged"
+            ) from None
+        if not line:
+            return
+        if len(line) > MAX_LINE_CHARS:
+            raise InvalidInputError(f"line {number}: longer than {MAX_LINE_CHARS} characters")
+        yield number, line
+
+
+def _json(line: str, number: int) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        raise InvalidInputError(f"line {number}: not JSON; the file is damaged") from None
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"line {number}: not a JSON object")
+    return value
+
+
+def parse_header(value: dict[str, Any]) -> _Header:
+    if value.get("format") != FORMAT:
+        raise InvalidInputError(f"line 1: not an {FORMAT} file (its header has no such format)")
+    version = value.get("version")
+    if version != VERSION:
+        shown = version if isinstance(version, int) and not isinstance(version, bool) else "?"
+        raise InvalidInputError(
+            f"line 1: format version {shown}; this release reads version {VERSION}"
+        )
+    vectors = value.get("vectors")
+    if not isinstance(vectors, bool):
+        raise InvalidInputError("line 1: the header's vectors must be true or false")
+    embedder = value.get("embedder")
+    if embedder is not None and not (
+        isinstance(embedder, dict)
+        and all(isinstance(embedder.get(k), str) for k in ("provider", "model", "similarity"))
+        and isinstance(embedder.get("dimensions"), int)
+    ):
+        raise InvalidInputError("line 1: the header's embedder is not an embedder record")
+    counts = value.get("counts")
+    if not isinstance(counts, dict):
+        raise InvalidInputError("line 1: the header has no counts")
+    return _Header(vectors, embedder, counts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    line: int
+    kind: Kind
+    doc: dict[str, Any]
+    #: Whether the document had a vector in its source (included or left out).
+    had_vector: bool
+
+
+def parse_record(value: dict[str, Any], number: int, header: _Header) -> _Record:
+    kind = kind_named(value.get("kind"))
+    if kind is None:
+        raise InvalidInputError(f"line {number}: no kind of memory this release stores")
+    doc = decode_document(value.get("doc"), number)
+    if "_id" not in doc or not isinstance(doc["_id"], str | bson.ObjectId | int):
+        raise InvalidInputError(f"line {number}: the document has no id")
+    try:
+        check_id(doc.get("agent_id"), "agent_id")
+        if not kind.agent_wide:
+            check_id(doc.get("user_id"), "user_id")
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"line {number}: {exc}") from None
+    if any(not isinstance(key, str) or key.startswith("$") for key in doc):
+        raise InvalidInputError(f"line {number}: the document has a field starting with '$'")
+    vector = doc.get("embedding")
+    if vector is not None:
+        if not (isinstance(vector, Binary) and vector.subtype == 9):
+            raise InvalidInputError(f"line {number}: the document's vector is not a BSON vector")
+        dimensions = (header.embedder or {}).get("dimensions")
+        if dimensions is not None and (len(vector) - 2) // 4 != dimensions:
+            raise InvalidInputError(
+                f"line {number}: the document's vector does not have the header's "
+                f"{dimensions} dimensions"
+            )
+    try:
+        size = len(bson.encode(doc))
+    except (bson.errors.InvalidDocument, OverflowError, ValueError) as exc:
+        raise InvalidInputError(
+            f"line {number}: the document cannot be stored ({type(exc).__name__})"
+        ) from None
+    if size > _MAX_BSON:
+        raise InvalidInputError(f"line {number}: the document is larger than 16 MiB")
+    return _Record(number, kind, doc, vector is not None or value.get("vector") is False)
+
+
+def read_export(stream: IO[str]) -> tuple[_Header, Iterator[_Record]]:
+    """The header of an export and an iterator over its records, each checked; the
+    iterator raises at the first bad line, at a line after the end line, and at the end of
+    a file cut short (no end line, or counts that differ from the records read)."""
+    lines = _lines(stream)
+    first = next(lines, None)
+    if first is None:
+        raise InvalidInputError(f"the file is empty; it is not an {FORMAT} file")
+    header = parse_header(_json(first[1], 1))
+
+    def records() -> Iterator[_Record]:
+        seen: Counter[str] = Counter()
+        ended = False
+        for number, line in lines:
+            if ended:
+                raise InvalidInputError(f"line {number}: a line after the end line")
+            value = _json(line, number)
+            if "end" in value:
+                end = value["end"]
+                counts = end.get("counts") if isinstance(end, dict) else None
+                if not isinstance(counts, dict):
+                    raise InvalidInputError(f"line {number}: the end line has no counts")
+                written = {k: v for k, v in counts.items() if v}
+                if written != {k: v for k, v in seen.items() if v}:
+                    raise InvalidInputError(
+                        f"line {number}: the end line's counts differ from the records read"
+                    )
+                ended = True
+                continue
+            record = parse_record(value, number, header)
+            seen[record.kind.name] += 1
+            yield record
+        if not ended:
+            raise InvalidInputError(
+                "the file ends before its end line: the export was cut short or the file "
+                "is incomplete"
+            )
+
+    return header, records()
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def reembed_reason(header: _Header, embedder: Embedder) -> str:
+    if not header.vectors:
+        return "the file was exported without vectors"
+    signature = embedder.signature
+    target = {
+        "provider": signature.provider,
+        "model": signature.model,
+        "dimensions": signature.dimensions,
+        "similarity": signature.similarity,
+    }
+    if header.embedder is None:
+        return "no record says which embedder made its vectors"
+    if header.embedder != target:
+        made = header.embedder
+        return (
+            f"its vectors were made with {made['provider']}/{made['model']} "
+            f"({made['dimensions']} dims), the target's embedder is {signature.describe()}"
+        )
+    return ""
+
+
+class Loader:
+    """Writes checked records to a target in batches (shared by import and migrate)."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        embedder: Embedder,
+        *,
+        reembed: bool,
+        config: LongTermConfig | None = None,
+        report: ImportReport | None = None,
+        step: Callable[[int], None] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.embedder = embedder
+        self.reembed = reembed
+        self.config = config or LongTermConfig()
+        self.report = report if report is not None else ImportReport()
+        self._step = step
+        self._buffers: dict[str, list[_Record]] = {}
+        #: Per kind and tenant: the documents the file gave (what verification expects).
+        self._expected: Counter[tuple[str, str, str | None]] = Counter()
+        self._touched: dict[str, set[tuple[str, str]]] = {name: set() for name in _SEARCHED}
+        self._log_agents: set[str] = set()
+
+    async def add(self, record: _Record) -> None:
+        name = record.kind.name
+        self.report.counts[name] = self.report.counts.get(name, 0) + 1
+        doc = record.doc
+        if self.reembed and name == "memories":
+            if doc.get("status") == FIELD:
+                # A field vector: its text is not stored, so it cannot be made again.
+                self.report.fields_dropped += 1
+                if self._step is not None:
+                    self._step(1)
+                return
+            tags = doc.get("tags")
+            if isinstance(tags, list) and FIELDS_TAG in tags:
+                doc["tags"] = [tag for tag in tags if tag != FIELDS_TAG]
+        buffer = self._buffers.setdefault(name, [])
+        buffer.append(record)
+        if len(buffer) >= BATCH:
+            await self._flush(name)
+
+    async def finish(self) -> ImportReport:
+        for name in list(self._buffers):
+            await self._flush(name)
+        with translate_errors("announcing the import"):
+            generations = self.connection.collection(GENERATIONS)
+            for name, tenants in self._touched.items():
+                ordered = sorted(tenants)
+                for start in range(0, len(ordered), BATCH):
+                    await announce_writes(
+                        generations,
+                        self.connection.collection_name(name),
+                        [{"agent_id": a, "user_id": u} for a, u in ordered[start : start + BATCH]],
+                    )
+            if self._log_agents:
+                # The hourly counts of actions are counted again from the logs.
+                every = {f"hours.h{hh:02d}.version": 1 for hh in range(24)}
+                hours = self.connection.collection("action_hours")
+                for agent in sorted(self._log_agents):
+                    await hours.update_many({"agent_id": {"$eq": agent}}, {"$inc": every})
+        await self._verify()
+        return self.report
+
+    async def _flush(self, name: str) -> None:
+        records = self._buffers.pop(name, [])
+        if not records:
+            return
+        kind = records[0].kind
+        if self.reembed and kind.text is not None:
+            await self._embed(kind, records)
+        operations = []
+        for record in records:
+            doc = record.doc
+            where: dict[str, Any] = {"_id": doc["_id"], "agent_id": doc["agent_id"]}
+            if not kind.agent_wide:
+                where["user_id"] = doc["user_id"]
+            rest = {key: value for key, value in doc.items() if key not in where}
+            operations.append(UpdateOne(where, {"$setOnInsert": rest}, upsert=True))
+            self._expected[
+                (name, doc["agent_id"], None if kind.agent_wide else doc["user_id"])
+            ] += 1
+            if name in self._touched:
+                self._touched[name].add((doc["agent_id"], doc["user_id"]))
+            if name == "action_logs":
+                self._log_agents.add(doc["agent_id"])
+        inserted = present = conflicts = 0
+        with translate_errors(f"importing {name}"):
+            try:
+                result = await self.connection.collection(name).bulk_write(
+                    operations, ordered=False
+                )
+                inserted, present = result.upserted_count, result.matched_count
+            except BulkWriteError as exc:
+                details = exc.details or {}
+                errors = details.get("writeErrors") or []
+                others = [e for e in errors if e.get("code") != _DUPLICATE_KEY]
+                if others:
+                    raise
+                conflicts = len(errors)
+                inserted = int(details.get("nUpserted", 0))
+                present = int(details.get("nMatched", 0))
+        for bucket, count in (
+            (self.report.inserted, inserted),
+            (self.report.present, present),
+            (self.report.conflicts, conflicts),
+        ):
+            if count:
+                bucket[name] = bucket.get(name, 0) + count
+        if self._step is not None:
+            self._step(len(records))
+
+    async def _embed(self, kind: Kind, records: list[_Record]) -> None:
+        assert kind.text is not None
+        wanted = []
+        for record in records:
+            record.doc.pop("embedding", None)
+            if not record.had_vector:
+                continue
+            text = kind.text(record.doc, self.config.embed_context)
+            if text is not None:
+                wanted.append((record, text))
+        if not wanted:
+            return
+        vectors = await self.embedder.embed_documents([text for _, text in wanted])
+        for (record, _), vector in zip(wanted, vectors, strict=True):
+            record.doc["embedding"] = to_bson_vector(vector)
+        self.report.embedded += len(wanted)
+
+    async def _verify(self) -> None:
+        """Each tenant of each kind holds at least what the file gave it (less conflicts,
+        which are other documents' and were left alone)."""
+        shortfalls = []
+        conflicted = set(self.report.conflicts)
+        with translate_errors("verifying the import"):
+            for (name, agent, user), expected in sorted(
+                self._expected.items(), key=lambda item: (item[0][0], item[0][1], item[0][2] or "")
+            ):
+                where: dict[str, Any] = {"agent_id": {"$eq": agent}}
+                if user is not None:
+                    where["user_id"] = {"$eq": user}
+                held = await self.connection.collection(name).count_documents(where)
+                if held < expected and name not in conflicted:
+                    who = f"agent {agent}" + ("" if user is None else f", user {user}")
+                    shortfalls.append(f"{name} of {who}: {held} of {expected}")
+        self.report.shortfalls = shortfalls
+        self.report.verified = not shortfalls
+
+
+def _check_file(source: str | Path) -> tuple[_Header, Counter[str]]:
+    """The header of the export at ``source`` and its records per kind, every line checked."""
+    with open_input(source) as stream:
+        header, records = read_export(stream)
+        return header, Counter(record.kind.name for record in records)
+
+
+def _take(records: Iterator[_Record], count: int) -> list[_Record]:
+    return list(itertools.islice(records, count))
+
+
+async def import_memories(
+    connection: Connection,
+    embedder: Embedder,
+    source: str | Path,
+    *,
+    config: LongTermConfig | None = None,
+    dry_run: bool = False,
+    counted: Callable[[int], None] | None = None,
+    step: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Import the export at ``source`` into ``connection``'s database (see the module notes).
+
+    ``config`` says how memories are embedded (``embed_context``), as the target's
+    ``LongTermMemory`` would. ``dry_run`` checks the whole file and reports what it holds
+    and whether vectors would be made again, and writes nothing. ``counted`` gets the
+    number of records once the file is checked, ``step`` each record written (for a
+    progress bar). The target's recorded embedder must be ``embedder`` (run ``agent-memory
+    indexes setup`` on a new target first, which records it)."""
+    started = time.perf_counter()
+    report = ImportReport(dry_run=dry_run)
+    # First pass: the whole file checked, nothing written (off the event loop).
+    header, total = await asyncio.to_thread(_check_file, source)
+    report.reembed_reason = reembed_reason(header, embedder)
+    if counted is not None:
+        counted(sum(total.values()))
+    if dry_run:
+        report.counts = dict(total)
+        report.seconds = time.perf_counter() - started
+        return report
+    with translate_errors("checking the target's embedder"):
+        await EmbedderGuard(connection, embedder.signature).check()
+    loader = Loader(
+        connection,
+        embedder,
+        reembed=bool(report.reembed_reason),
+        config=config,
+        report=report,
+        step=step,
+    )
+    stream = await asyncio.to_thread(open_input, source)
+    try:
+        _, records = await asyncio.to_thread(read_export, stream)
+        while batch := await asyncio.to_thread(_take, records, BATCH):
+            for record in batch:
+                await loader.add(record)
+    finally:
+        await asyncio.to_thread(stream.close)
+    await loader.finish()
+    report.seconds = time.perf_counter() - started
+    logger.info(
+        "memories_imported",
+        records=report.total,
+        inserted=sum(report.inserted.values()),
+        present=sum(report.present.values()),
+        conflicts=sum(report.conflicts.values()),
+        embedded=report.embedded,
+        verified=report.verified,
+        seconds=round(report.seconds, 3),
+    )
+    return report
