@@ -425,6 +425,81 @@ async def _serve_apart(stack: contextlib.ExitStack, server: str) -> None:
             await asyncio.to_thread(stack.enter_context, served_apart(config))
 
 
+@app.command("transfer")
+def transfer(
+    sizes: str = typer.Option(
+        "10000,100000", "--sizes", help="Memories of one user to export and import, per run."
+    ),
+    dataset: Path | None = typer.Option(
+        None, "--dataset", help="A LoCoMo-format JSON file for the round trip (none: skipped)."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Conversations to use."),
+    server: str = _server_option(),
+    embedder: str | None = typer.Option(
+        "fake", "--embedder", help="The source's embedder: local, voyage or fake."
+    ),
+    out: Path = typer.Option(
+        Path("bench-results/transfer.json"),
+        "--out",
+        help="Where the JSON result goes (.json).",
+        callback=_json_out,
+    ),
+) -> None:
+    """Export and import at each size (records per second, the export's memory growth),
+    and a LoCoMo round trip into another embedder that must change nothing but the vectors
+    and rank as a direct ingest does. The target embedder is the fake one at half the size.
+    Exits 1 when the round trip changes anything."""
+    import tempfile
+
+    from agent_memory.bench.embedders import load_locomo
+    from agent_memory.bench.transfer import (
+        other_fake,
+        render_transfer,
+        run_round_trip,
+        run_transfer_sizes,
+    )
+
+    try:
+        counts = [int(part) for part in sizes.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter("comma-separated counts, such as 10000,100000") from None
+    if not counts or min(counts) < 1:
+        raise typer.BadParameter("at least one count, each above 0", param_hint="--sizes")
+    conversations = None
+    if dataset is not None:
+        if not dataset.is_file():
+            raise typer.BadParameter(f"no dataset at {dataset}", param_hint="--dataset")
+        conversations, _ = load_locomo(dataset, limit=limit)
+    commit = _commit()
+
+    async def main() -> dict:
+        with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as work:
+            await _serve_apart(stack, server)
+            async with open_runtime(embedder=embedder) as rt:
+                other = other_fake(rt.embedder)
+                try:
+                    say = lambda line: err_console.print(line, highlight=False, markup=False)  # noqa: E731
+                    result: dict = {"commit": commit}
+                    result["sizes"] = await run_transfer_sizes(
+                        rt.settings, rt.embedder, other, counts, Path(work), say
+                    )
+                    if conversations is not None:
+                        result["round_trip"] = await run_round_trip(
+                            rt.settings, rt.embedder, other, conversations, Path(work), say
+                        )
+                    return result
+                finally:
+                    await other.aclose()
+
+    result = run(main)
+    table = render_transfer(result)
+    write_result(out, result, table)
+    console.print(table, highlight=False, markup=False)
+    trip = result.get("round_trip")
+    if trip and (trip["documents_differing"] or trip["same_top10_in_order"] != trip["questions"]):
+        raise typer.Exit(1)
+
+
 @app.command("concurrency")
 def concurrency(
     sessions: int = typer.Option(200, "--sessions", min=1, help="Users, one session each."),

@@ -528,3 +528,32 @@ async def test_migrate_moves_everything_to_another_server_and_embedder(
     carried = await migrate_memories(connection, same, embedder, ExportScope("agent", "alice"))
     assert carried.report is not None and carried.report.embedded == 0
     assert carried.reembed_reason == ""
+
+
+async def test_the_transfer_benchmark_prints_its_figures(settings, embedder, tmp_path):
+    from pathlib import Path
+
+    from agent_memory.bench.embedders import load_locomo
+    from agent_memory.bench.transfer import (
+        other_fake,
+        render_transfer,
+        run_round_trip,
+        run_transfer_sizes,
+    )
+
+    other = other_fake(embedder)
+    sizes = await run_transfer_sizes(settings, embedder, other, [40, 120], tmp_path)
+    assert [row["memories"] for row in sizes["sizes"]] == [40, 120]
+    assert all(row["export_per_second"] > 0 for row in sizes["sizes"])
+    assert sizes["sizes"][0]["import_other_embedded"] == 40
+    assert sizes["sizes"][0]["engine_insert_per_second"] > 0
+    conversations, _ = load_locomo(
+        Path(__file__).parents[2] / "datasets" / "dialogues" / "dialogues.json", limit=1
+    )
+    trip = await run_round_trip(settings, embedder, other, conversations, tmp_path)
+    assert trip["documents_differing"] == 0 and trip["verified"]
+    assert trip["memories"] == trip["documents_compared"] > 100
+    assert trip["same_top10_without_current_first"] == trip["questions"] > 10
+    table = render_transfer({"sizes": sizes, "round_trip": trip})
+    assert "| 120 |" in table and "documents equal to their source" in table
+    assert not list(tmp_path.iterdir())  # the export files are removed

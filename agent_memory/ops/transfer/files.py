@@ -10,7 +10,11 @@ from typing import IO
 
 from agent_memory.errors import InvalidInputError
 
-__all__ = ["open_input", "open_output"]
+__all__ = ["COMPRESSION", "open_input", "open_output"]
+
+#: gzip's level: 9 (its default) took a fifth of an export's time for a few percent less
+#: size (vectors in base64 compress little at any level).
+COMPRESSION = 3
 
 
 class _OwningGzip(gzip.GzipFile):
@@ -18,7 +22,7 @@ class _OwningGzip(gzip.GzipFile):
     handed open)."""
 
     def __init__(self, raw: IO[bytes], mode: str) -> None:
-        super().__init__(fileobj=raw, mode=mode)
+        super().__init__(fileobj=raw, mode=mode, compresslevel=COMPRESSION)
         self._raw = raw
 
     def close(self) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import itertools
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -36,7 +35,6 @@ from typing import IO, Any
 
 import bson
 from bson.binary import Binary
-from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
 
 from agent_memory._log import get_logger
@@ -50,7 +48,14 @@ from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search.snapshots import GENERATIONS, announce_writes
 from agent_memory.mongo.vectors import to_bson_vector
 from agent_memory.ops.transfer.files import open_input
-from agent_memory.ops.transfer.records import FORMAT, VERSION, Kind, decode_document, kind_named
+from agent_memory.ops.transfer.records import (
+    FORMAT,
+    VERSION,
+    Kind,
+    checked_document,
+    kind_named,
+    read_line,
+)
 from agent_memory.providers.embedders.base import Embedder
 
 __all__ = ["BATCH", "ImportReport", "Loader", "import_memories", "read_export"]
@@ -128,9 +133,12 @@ def _lines(stream: IO[str]) -> Iterator[tuple[int, str]]:
 
 def _json(line: str, number: int) -> dict[str, Any]:
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
-        raise InvalidInputError(f"line {number}: not JSON; the file is damaged") from None
+        value = read_line(line)
+    except Exception as exc:  # json and Extended JSON raise several kinds for bad input
+        raise InvalidInputError(
+            f"line {number}: not JSON, or not valid Extended JSON ({type(exc).__name__}); "
+            "the file is damaged"
+        ) from None
     if not isinstance(value, dict):
         raise InvalidInputError(f"line {number}: not a JSON object")
     return value
@@ -174,7 +182,7 @@ def parse_record(value: dict[str, Any], number: int, header: _Header) -> _Record
     kind = kind_named(value.get("kind"))
     if kind is None:
         raise InvalidInputError(f"line {number}: no kind of memory this release stores")
-    doc = decode_document(value.get("doc"), number)
+    doc = checked_document(value.get("doc"), number)
     if "_id" not in doc or not isinstance(doc["_id"], str | bson.ObjectId | int):
         raise InvalidInputError(f"line {number}: the document has no id")
     try:
@@ -344,14 +352,10 @@ class Loader:
         kind = records[0].kind
         if self.reembed and kind.text is not None:
             await self._embed(kind, records)
-        operations = []
+        docs = []
         for record in records:
             doc = record.doc
-            where: dict[str, Any] = {"_id": doc["_id"], "agent_id": doc["agent_id"]}
-            if not kind.agent_wide:
-                where["user_id"] = doc["user_id"]
-            rest = {key: value for key, value in doc.items() if key not in where}
-            operations.append(UpdateOne(where, {"$setOnInsert": rest}, upsert=True))
+            docs.append(doc)
             self._expected[
                 (name, doc["agent_id"], None if kind.agent_wide else doc["user_id"])
             ] += 1
@@ -360,21 +364,37 @@ class Loader:
             if name == "action_logs":
                 self._log_agents.add(doc["agent_id"])
         inserted = present = conflicts = 0
+        collection = self.connection.collection(name)
         with translate_errors(f"importing {name}"):
+            # An insert, never an overwrite: a document already stored (this id) fails with
+            # a duplicate key, and is then told apart as the same tenant's (present, from an
+            # earlier run) or another holder's (a conflict).
             try:
-                result = await self.connection.collection(name).bulk_write(
-                    operations, ordered=False
-                )
-                inserted, present = result.upserted_count, result.matched_count
+                result = await collection.insert_many(docs, ordered=False)
+                inserted = len(result.inserted_ids)
             except BulkWriteError as exc:
                 details = exc.details or {}
                 errors = details.get("writeErrors") or []
-                others = [e for e in errors if e.get("code") != _DUPLICATE_KEY]
-                if others:
+                if any(error.get("code") != _DUPLICATE_KEY for error in errors):
                     raise
-                conflicts = len(errors)
-                inserted = int(details.get("nUpserted", 0))
-                present = int(details.get("nMatched", 0))
+                inserted = int(details.get("nInserted", 0))
+                failed = [docs[int(error["index"])] for error in errors]
+                held = {
+                    row["_id"]: row
+                    async for row in collection.find(
+                        {"_id": {"$in": [doc["_id"] for doc in failed]}},
+                        {"agent_id": 1, "user_id": 1},
+                    )
+                }
+                for doc in failed:
+                    row = held.get(doc["_id"])
+                    same = (
+                        row is not None
+                        and row.get("agent_id") == doc["agent_id"]
+                        and (kind.agent_wide or row.get("user_id") == doc["user_id"])
+                    )
+                    present += same
+                    conflicts += not same
         for bucket, count in (
             (self.report.inserted, inserted),
             (self.report.present, present),

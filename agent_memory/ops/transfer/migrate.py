@@ -12,7 +12,6 @@ nothing and says what would move and how long embedding would take, timed on a s
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +31,7 @@ from agent_memory.ops.transfer.load import (
     parse_record,
     reembed_reason,
 )
+from agent_memory.ops.transfer.records import read_line
 from agent_memory.providers.embedders.base import Embedder
 
 __all__ = ["MigrationPlan", "migrate_memories"]
@@ -112,7 +112,7 @@ async def migrate_memories(
     source_signature: dict[str, Any] | None = None
     lines = export_lines(source, scope, vectors=True)
     first = await anext(lines)
-    header = parse_header(json.loads(first))
+    header = parse_header(read_line(first))
     source_signature = header.embedder
     plan.reembed_reason = reembed_reason(header, embedder)
     if dry_run:
@@ -134,7 +134,7 @@ async def migrate_memories(
     number = 1
     async for line in lines:
         number += 1
-        value = json.loads(line)
+        value = read_line(line)
         if "end" in value:
             continue
         await loader.add(parse_record(value, number, header))

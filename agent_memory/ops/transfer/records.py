@@ -22,6 +22,7 @@ it learns in memory, the embedder record) is not exported and is rebuilt by the 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,9 +39,10 @@ __all__ = [
     "KINDS",
     "VERSION",
     "Kind",
-    "decode_document",
-    "encode_document",
+    "checked_document",
+    "encode_line",
     "kind_named",
+    "read_line",
 ]
 
 FORMAT = "agent-memory-export"
@@ -103,21 +105,33 @@ def kind_named(name: Any) -> Kind | None:
     return _BY_NAME.get(name) if isinstance(name, str) else None
 
 
-def encode_document(doc: Mapping[str, Any]) -> Any:
-    """A stored document as JSON-ready values (Extended JSON, relaxed)."""
-    return json.loads(json_util.dumps(doc, json_options=_OPTIONS))
+def _extended(value: Any) -> Any:
+    """A BSON value JSON has no type for (a date, a vector, an id) in Extended JSON."""
+    return json_util.default(value, json_options=_OPTIONS)
 
 
-def decode_document(value: Any, line: int) -> dict[str, Any]:
-    """A document read back from a record's ``doc`` (its BSON types restored)."""
-    if not isinstance(value, dict):
-        raise InvalidInputError(f"line {line}: the record's doc is not an object")
+def encode_line(record: Mapping[str, Any]) -> str:
+    """One record as its line (without the newline): JSON, the document's BSON types in
+    Extended JSON (relaxed). Values JSON has a type for are written as they are; only dates,
+    vectors, ids and the like go through Extended JSON, and a document holding NaN or an
+    infinity, which JSON cannot hold, is written by the full Extended JSON encoder."""
     try:
-        doc = json_util.loads(json.dumps(value), json_options=_OPTIONS)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise InvalidInputError(
-            f"line {line}: the record's doc is not valid Extended JSON ({type(exc).__name__})"
-        ) from None
-    if not isinstance(doc, dict):
-        raise InvalidInputError(f"line {line}: the record's doc is not an object")
-    return doc
+        return json.dumps(record, default=_extended, allow_nan=False, ensure_ascii=False)
+    except ValueError:
+        return json_util.dumps(record, json_options=_OPTIONS, ensure_ascii=False)
+
+
+def read_line(line: str) -> Any:
+    """A line parsed, its Extended JSON values turned back into their BSON types (raises
+    ``ValueError`` for a line that is not JSON)."""
+    return json.loads(line, object_pairs_hook=_HOOK)
+
+
+_HOOK = functools.partial(json_util.object_pairs_hook, json_options=_OPTIONS)
+
+
+def checked_document(value: Any, line: int) -> dict[str, Any]:
+    """A record's ``doc``, read by :func:`read_line`: an object of string keys."""
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise InvalidInputError(f"line {line}: the record's doc is not a document")
+    return value
