@@ -376,6 +376,12 @@ def _damage(lines: list[str], how: str) -> tuple[list[str], str]:
     if how == "dollar key":
         record["doc"]["$where"] = SECRET
         return [*lines[:3], json.dumps(record), *lines[4:]], "line 4"
+    if how == "nested dollar key":
+        record["doc"]["source"] = {"value": [{"ok": 1}, {"$where": SECRET}]}
+        return [*lines[:3], json.dumps(record), *lines[4:]], "line 4: the document has a field"
+    if how == "dotted key":
+        record["doc"]["source"] = {"a.b": SECRET}
+        return [*lines[:3], json.dumps(record), *lines[4:]], "line 4: the document has a field"
     if how == "no tenant":
         record["doc"]["user_id"] = {"$ne": None}
         return [*lines[:3], json.dumps(record), *lines[4:]], "line 4"
@@ -403,6 +409,8 @@ def _damage(lines: list[str], how: str) -> tuple[list[str], str]:
         "not an export",
         "unknown kind",
         "dollar key",
+        "nested dollar key",
+        "dotted key",
         "no tenant",
         "no id",
         "after the end",

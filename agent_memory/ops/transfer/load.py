@@ -178,6 +178,25 @@ class _Record:
     had_vector: bool
 
 
+def _bad_key(value: Any, depth: int) -> bool:
+    """Whether ``value`` holds, at any depth, a field name that no document the framework
+    writes has and a server would refuse or read as an operator or a path."""
+    if depth > 100:
+        return True
+    if isinstance(value, dict):
+        return any(
+            not isinstance(key, str)
+            or key.startswith("$")
+            or "." in key
+            or "\x00" in key
+            or _bad_key(item, depth + 1)
+            for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return any(_bad_key(item, depth + 1) for item in value)
+    return False
+
+
 def parse_record(value: dict[str, Any], number: int, header: _Header) -> _Record:
     kind = kind_named(value.get("kind"))
     if kind is None:
@@ -191,8 +210,11 @@ def parse_record(value: dict[str, Any], number: int, header: _Header) -> _Record
             check_id(doc.get("user_id"), "user_id")
     except InvalidInputError as exc:
         raise InvalidInputError(f"line {number}: {exc}") from None
-    if any(not isinstance(key, str) or key.startswith("$") for key in doc):
-        raise InvalidInputError(f"line {number}: the document has a field starting with '$'")
+    if _bad_key(doc, 0):
+        raise InvalidInputError(
+            f"line {number}: the document has a field name MongoDB does not store as it is "
+            "(starting with '$', or with '.' or a NUL character in it)"
+        )
     vector = doc.get("embedding")
     if vector is not None:
         if not (isinstance(vector, Binary) and vector.subtype == 9):
