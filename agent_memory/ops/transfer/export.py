@@ -22,11 +22,18 @@ from agent_memory._log import get_logger
 from agent_memory._version import __version__
 from agent_memory.checks import check_id, check_moment
 from agent_memory.errors import InvalidInputError
+from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import META_COLLECTION, Connection
 from agent_memory.mongo.embedding_record import EMBEDDING_META_ID, recorded_signature
 from agent_memory.ops.transfer.files import open_output
-from agent_memory.ops.transfer.records import FORMAT, KINDS, VERSION, Kind, encode_line
+from agent_memory.ops.transfer.records import (
+    FORMAT,
+    KINDS,
+    VERSION,
+    Kind,
+    encode_line,
+)
 
 __all__ = ["ExportReport", "ExportScope", "export_lines", "export_memories"]
 
@@ -101,17 +108,6 @@ async def _embedder_record(connection: Connection) -> dict[str, Any] | None:
     }
 
 
-async def _count(connection: Connection, kind: Kind, scope: ExportScope) -> int:
-    """The documents of ``kind`` in ``scope``, counted from their ids: on the embedded
-    server a count decodes every document (twice the time of reading their ids); elsewhere
-    the ids come from the tenant index. A cursor, so memory does not grow with them."""
-    found = 0
-    cursor = connection.collection(kind.name).find(scope.filter(kind), {"_id": 1})
-    async for _ in cursor.batch_size(BATCH * 10):
-        found += 1
-    return found
-
-
 async def _prefetched(cursor: Any) -> AsyncIterator[dict[str, Any]]:
     """The cursor's documents, the next batch read while this one is written: the server
     (another process, on the embedded default too) works while this one encodes."""
@@ -158,7 +154,10 @@ async def export_lines(
     report.vectors = vectors
     kinds = scope.kinds()
     with translate_errors("counting what to export"):
-        expected = {kind.name: await _count(connection, kind, scope) for kind in kinds}
+        expected = {
+            kind.name: await _driver.count(connection.collection(kind.name), scope.filter(kind))
+            for kind in kinds
+        }
         embedder = await _embedder_record(connection)
     if counted is not None:
         counted(expected)

@@ -42,6 +42,7 @@ from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory.long_term.fields import FIELD, FIELDS_TAG
 from agent_memory.memory.long_term.records import LongTermConfig
+from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
@@ -456,7 +457,7 @@ class Loader:
                 where: dict[str, Any] = {"agent_id": {"$eq": agent}}
                 if user is not None:
                     where["user_id"] = {"$eq": user}
-                held = await self.connection.collection(name).count_documents(where)
+                held = await _driver.count(self.connection.collection(name), where)
                 if held < expected and name not in conflicted:
                     who = f"agent {agent}" + ("" if user is None else f", user {user}")
                     shortfalls.append(f"{name} of {who}: {held} of {expected}")

@@ -20,6 +20,7 @@ from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory.long_term.fields import FIELD
 from agent_memory.memory.long_term.records import LongTermConfig
+from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
@@ -67,16 +68,16 @@ async def _plan(
         for kind in scope.kinds():
             where = scope.filter(kind)
             collection = source.collection(kind.name)
-            plan.counts[kind.name] = await collection.count_documents(where)
+            plan.counts[kind.name] = await _driver.count(collection, where)
             if not reason or kind.text is None:
                 continue
             vectors = {**where, "embedding": {"$exists": True}}
             if kind.name == "memories":
-                plan.fields_dropped = await collection.count_documents(
-                    {**where, "status": {"$eq": FIELD}}
+                plan.fields_dropped = await _driver.count(
+                    collection, {**where, "status": {"$eq": FIELD}}
                 )
                 vectors["status"] = {"$ne": FIELD}
-            plan.to_embed += await collection.count_documents(vectors)
+            plan.to_embed += await _driver.count(collection, vectors)
         if not plan.to_embed:
             return
         sample = await (
