@@ -148,13 +148,11 @@ def import_(
         async with open_runtime() as rt:
             if not dry_run:
                 await IndexManager(rt.connection, rt.embedder.signature).setup()
-            config = rt.memories().long_term.config
             with _progress("importing", not as_json) as (counted, step):
                 return await import_memories(
                     rt.connection,
                     rt.embedder,
                     source,
-                    config=config,
                     dry_run=dry_run,
                     counted=counted,
                     step=step,
@@ -305,14 +303,12 @@ def migrate(
                 try:
                     if not dry_run:
                         await IndexManager(target, embedder.signature).setup()
-                    config = rt.memories().long_term.config
                     with _progress("migrating", not (as_json or dry_run)) as (_, step):
                         return await migrate_memories(
                             rt.connection,
                             target,
                             embedder,
                             scope,
-                            config=config,
                             dry_run=dry_run,
                             step=step,
                         )
