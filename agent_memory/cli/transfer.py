@@ -64,17 +64,19 @@ def _counts_table(title: str, columns: dict[str, dict[str, int]]) -> Table:
     return table
 
 
+#: The scope options of export and migrate.
+_AGENT: Any = typer.Option(
+    None, "--agent", help="Only this agent (default: every agent).", callback=checked_id("agent id")
+)
+_USER: Any = typer.Option(
+    None, "--user", help="Only this user (default: every user).", callback=checked_id("user id")
+)
+
+
 def export(
     out: Path = typer.Argument(..., help="The file to write (refused if it exists); .gz: gzip."),
-    agent: str | None = typer.Option(
-        None,
-        "--agent",
-        help="Only this agent (default: every agent).",
-        callback=checked_id("agent id"),
-    ),
-    user: str | None = typer.Option(
-        None, "--user", help="Only this user (default: every user).", callback=checked_id("user id")
-    ),
+    agent: str | None = _AGENT,
+    user: str | None = _USER,
     since: str | None = typer.Option(
         None, "--since", help="Only what was written from this date or time on (ISO 8601)."
     ),
@@ -243,15 +245,8 @@ def migrate(
         "--to-embedding-model",
         help="The target embedder's model (default: that embedder's default).",
     ),
-    agent: str | None = typer.Option(
-        None,
-        "--agent",
-        help="Only this agent (default: every agent).",
-        callback=checked_id("agent id"),
-    ),
-    user: str | None = typer.Option(
-        None, "--user", help="Only this user (default: every user).", callback=checked_id("user id")
-    ),
+    agent: str | None = _AGENT,
+    user: str | None = _USER,
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Say what would move and how long embedding would take."
     ),
