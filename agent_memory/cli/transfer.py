@@ -148,8 +148,6 @@ def import_(
 
     async def main():  # type: ignore[no-untyped-def]
         async with open_runtime() as rt:
-            if not dry_run:
-                await IndexManager(rt.connection, rt.embedder.signature).setup()
             with _progress("importing", not as_json) as (counted, step):
                 return await import_memories(
                     rt.connection,
@@ -158,6 +156,8 @@ def import_(
                     dry_run=dry_run,
                     counted=counted,
                     step=step,
+                    # Once the file is checked: a damaged one creates nothing.
+                    before_writing=IndexManager(rt.connection, rt.embedder.signature).setup,
                 )
 
     report = run(main)
@@ -296,8 +296,6 @@ def migrate(
             try:
                 target = await connect(target_settings)
                 try:
-                    if not dry_run:
-                        await IndexManager(target, embedder.signature).setup()
                     with _progress("migrating", not (as_json or dry_run)) as (_, step):
                         return await migrate_memories(
                             rt.connection,
@@ -306,6 +304,7 @@ def migrate(
                             scope,
                             dry_run=dry_run,
                             step=step,
+                            before_writing=IndexManager(target, embedder.signature).setup,
                         )
                 finally:
                     await target.close()

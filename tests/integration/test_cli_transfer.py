@@ -137,7 +137,12 @@ def test_import_names_the_damaged_line(envs, tmp_path):
     result = invoke(["import", str(bad)], target)
     assert result.exit_code != 0
     assert "line 3" in result.output and "Lyon" not in result.output
-    assert counts(target) == {"memories": 0, "sessions": 0, "messages": 0}
+    # Nothing at all: not even the indexes and the embedder record of a new target (the
+    # connection itself makes the empty meta collection).
+    with MongoClient(target["MONGODB_URI"]) as client:
+        db = client[target["AGENT_MEMORY_DATABASE"]]
+        assert db.list_collection_names() == ["meta"]
+        assert db["meta"].find_one({"_id": "embedding"}) is None
 
 
 def test_migrate_dry_run_then_for_real(envs, embedded_server):

@@ -285,6 +285,7 @@ async def test_nothing_stored_is_overwritten_and_other_tenants_ids_are_conflicts
     )
     report = await import_memories(target, embedder, out)
     assert report.conflicts == {"memories": 1}
+    assert report.verified and not report.shortfalls  # a conflict is left alone, not missing
     kept = await target.collection("memories").find_one({"_id": first["_id"]})
     assert kept["user_id"] == "mallory" and kept["content"] == "mine"
     changed = await target.collection("memories").find_one(
@@ -565,3 +566,97 @@ async def test_the_transfer_benchmark_prints_its_figures(settings, embedder, tmp
     table = render_transfer({"sizes": sizes, "round_trip": trip})
     assert "| 120 |" in table and "documents equal to their source" in table
     assert not list(tmp_path.iterdir())  # the export files are removed
+
+
+async def test_a_second_import_of_more_than_a_batch_finds_everything_present(
+    connection, embedder, target_of, tmp_path
+):
+    # More ids than one lookup may name on the embedded engine (about 494): read in parts.
+    system = MemorySystem(connection, embedder)
+    try:
+        await IndexManager(connection, embedder.signature).setup()
+        await system.long_term.store_many(
+            ALICE, [NewMemory(f"note number {i} about topic {i % 37}") for i in range(1_100)]
+        )
+    finally:
+        await system.aclose()
+    out = tmp_path / "many.jsonl"
+    stored = (await export_memories(connection, out)).counts["memories"]
+    assert stored > 1_000  # consolidation may merge a near-duplicate or two
+    target = await target_of(embedder)
+    first = await import_memories(target, embedder, out)
+    assert first.inserted == {"memories": stored} and first.verified
+    counted = []
+    real = embedder.embed_documents
+
+    async def embed(texts):
+        counted.append(len(texts))
+        return await real(texts)
+
+    again = await import_memories(target, FakeEmbedder(32, model="x"), out, dry_run=True)
+    assert again.counts == {"memories": stored}
+    embedder.embed_documents = embed
+    second = await import_memories(target, embedder, out)
+    assert second.present == {"memories": stored} and second.inserted == {} and second.verified
+    assert counted == []  # nothing embedded for documents already there
+
+
+async def test_a_document_missing_after_writing_fails_the_verification(
+    source, connection, embedder, target_of, tmp_path, monkeypatch
+):
+    out = tmp_path / "all.jsonl"
+    await export_memories(connection, out)
+    target = await target_of(embedder)
+    real = loading.find_in
+    calls = 0
+
+    async def losing(collection, values, query, projection=None, **options):
+        nonlocal calls
+        calls += 1
+        rows = await real(collection, values, query, projection, **options)
+        # Every second lookup is a batch's read-back: one document seems gone.
+        return rows[1:] if calls % 2 == 0 else rows
+
+    monkeypatch.setattr(loading, "find_in", losing)
+    report = await import_memories(target, embedder, out)
+    assert not report.verified
+    assert any("written but not found" in line for line in report.shortfalls)
+
+
+async def test_closing_an_export_early_stops_its_reading_at_once(source, connection, monkeypatch):
+    import asyncio
+
+    from agent_memory.ops.transfer import export as exporting
+
+    monkeypatch.setattr(exporting, "BATCH", 2)  # the read-ahead queue fills at once
+    lines = exporting.export_lines(connection)
+    for _ in range(4):
+        await anext(lines)
+    await asyncio.sleep(0.5)  # the reader is blocked on a full queue now
+
+    def readers():
+        return [
+            task
+            for task in asyncio.all_tasks()
+            if task.get_coro().__qualname__ == "_prefetched.<locals>.read"
+        ]
+
+    assert readers() and not any(task.done() for task in readers())
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(lines.aclose(), timeout=5)
+    assert asyncio.get_running_loop().time() - started < 3  # not ended by the timeout
+    assert all(task.done() for task in readers())
+
+
+async def test_a_source_document_an_import_would_refuse_stops_a_migration_before_it_writes(
+    source, connection, embedder, target_of
+):
+    await connection.collection("memories").insert_one(
+        {"_id": "mem_legacy", "agent_id": "agent", "content": "no user id"}
+    )
+    target = await target_of(embedder)
+    with pytest.raises(InvalidInputError, match="user_id"):
+        await migrate_memories(connection, target, embedder)
+    with pytest.raises(InvalidInputError, match="user_id"):
+        await migrate_memories(connection, target, embedder, dry_run=True)
+    assert sum(len(d) for d in (await documents(target)).values()) == 0

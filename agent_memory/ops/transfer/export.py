@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,28 +111,31 @@ async def _embedder_record(connection: Connection) -> dict[str, Any] | None:
 
 async def _prefetched(cursor: Any) -> AsyncIterator[dict[str, Any]]:
     """The cursor's documents, the next batch read while this one is written: the server
-    (another process, on the embedded default too) works while this one encodes."""
-    batches: asyncio.Queue[list[dict[str, Any]] | BaseException | None] = asyncio.Queue(2)
+    (another process, on the embedded default too) works while this one encodes. Closing
+    the iterator early stops the reading and closes the cursor."""
+    batches: asyncio.Queue[list[dict[str, Any]] | Exception | None] = asyncio.Queue(2)
 
     async def read() -> None:
         try:
             while batch := await cursor.to_list(BATCH):
                 await batches.put(batch)
-            await batches.put(None)
-        except BaseException as exc:  # handed to the reader of the queue
+        except Exception as exc:  # handed to the reader of the queue
             await batches.put(exc)
+            return
+        await batches.put(None)
 
     reader = asyncio.create_task(read())
     try:
         while (batch := await batches.get()) is not None:
-            if isinstance(batch, BaseException):
+            if isinstance(batch, Exception):
                 raise batch
             for doc in batch:
                 yield doc
     finally:
+        # A cancelled reader ends wherever it waits (a read, or a full queue); only its own
+        # cancellation is absorbed here.
         reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await reader
+        await asyncio.wait([reader])
         await cursor.close()
 
 
@@ -143,7 +147,7 @@ async def export_lines(
     report: ExportReport | None = None,
     counted: Callable[[dict[str, int]], None] | None = None,
     step: Callable[[int], None] | None = None,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """The lines of an export (each without its newline): the header, one per document,
     the end line. ``report`` is filled in as they go; ``counted`` gets the header's counts
     (what a progress bar needs), ``step`` each record's arrival."""
@@ -178,31 +182,34 @@ async def export_lines(
         written = 0
         with translate_errors(f"exporting {kind.name}"):
             cursor = connection.collection(kind.name).find(scope.filter(kind)).batch_size(BATCH)
-            async for doc in _prefetched(cursor):
-                record: dict[str, Any] = {"kind": kind.name}
-                if not vectors and doc.pop("embedding", None) is not None:
-                    record["vector"] = False
-                record["doc"] = doc
-                written += 1
-                report.counts[kind.name] = written
-                if step is not None:
-                    step(1)
-                yield encode_line(record)
+            async with contextlib.aclosing(_prefetched(cursor)) as docs:
+                async for doc in docs:
+                    record: dict[str, Any] = {"kind": kind.name}
+                    if not vectors and doc.pop("embedding", None) is not None:
+                        record["vector"] = False
+                    record["doc"] = doc
+                    written += 1
+                    report.counts[kind.name] = written
+                    if step is not None:
+                        step(1)
+                    yield encode_line(record)
         report.counts[kind.name] = written
     yield json.dumps({"end": {"counts": report.counts}}, ensure_ascii=False)
 
 
-async def _write(stream: IO[str], lines: AsyncIterator[str]) -> None:
+async def _write(stream: IO[str], lines: AsyncGenerator[str, None]) -> None:
     """Write ``lines`` to ``stream`` a batch at a time, off the event loop (compressing and
-    writing a batch takes milliseconds the loop's other tasks should not wait for)."""
+    writing a batch takes milliseconds the loop's other tasks should not wait for); the
+    lines are closed whatever happens (their cursor with them)."""
     batch: list[str] = []
-    async for line in lines:
-        batch.append(line)
-        if len(batch) >= BATCH:
+    async with contextlib.aclosing(lines):
+        async for line in lines:
+            batch.append(line)
+            if len(batch) >= BATCH:
+                await asyncio.to_thread(stream.write, "\n".join(batch) + "\n")
+                batch = []
+        if batch:
             await asyncio.to_thread(stream.write, "\n".join(batch) + "\n")
-            batch = []
-    if batch:
-        await asyncio.to_thread(stream.write, "\n".join(batch) + "\n")
 
 
 async def export_memories(
@@ -233,7 +240,7 @@ async def export_memories(
             raise InvalidInputError(f"{final} exists; export to a new file")
         if compress is None:
             compress = final.suffix == ".gz"
-        # Written beside it and renamed once whole: a file at the name given is complete.
+        # Written beside it and given its name once whole: a file at the name is complete.
         partial = final.with_name(final.name + ".partial")
         try:
             stream = await asyncio.to_thread(open_output, partial, compress=compress)
@@ -249,9 +256,14 @@ async def export_memories(
                 await _write(stream, lines)
             finally:
                 await asyncio.to_thread(stream.close)
-            if await asyncio.to_thread(final.exists):
-                raise InvalidInputError(f"{final} was created meanwhile; export to a new file")
-            await asyncio.to_thread(partial.rename, final)
+            try:
+                # A link is refused if the name exists (a rename would replace it).
+                await asyncio.to_thread(os.link, partial, final)
+            except FileExistsError:
+                raise InvalidInputError(
+                    f"{final} was created meanwhile; export to a new file"
+                ) from None
+            partial.unlink()
         except BaseException:
             partial.unlink(missing_ok=True)
             raise

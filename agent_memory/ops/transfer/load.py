@@ -7,10 +7,11 @@
   line (the header's format and version, each record's kind, ids and document, the end line
   and its counts), then to write. A bad line is an error naming the line, and never repeats
   what the line holds.
-- **Idempotent.** A document is inserted only if its id is not stored yet (an upsert that
-  sets nothing on a match), so a second run, or a run resumed after a crash, creates nothing
-  twice, and nothing stored is overwritten. An id, or a unique key (a session id, a
-  profile's schema), held by another document is counted as a conflict and left alone.
+- **Idempotent.** A document is inserted only if its id is not stored yet (the ids of each
+  batch are looked up first, and an insert never replaces), so a second run, or a run resumed
+  after a crash, creates nothing twice, embeds nothing twice and overwrites nothing. An id,
+  or a unique key (a session id, a profile's schema), held by another document is counted as
+  a conflict and left alone.
 - **Vectors follow the target's embedder.** A file made with the target's embedder keeps its
   vectors; one made with another (or exported without vectors) is embedded again with the
   target's, in batches (the provider retries and paces its own calls). Field vectors (items
@@ -18,7 +19,8 @@
   texts: such a memory is then searched by its whole text, and the report counts them.
 - **Ids, times, importance, feedback and history are kept**: the documents are stored as
   they were exported, supersession links and all.
-- **Verified at the end**: each tenant of each kind holds at least what the file gave it.
+- **Verified**: each batch is read back once written; every document of it that is not a
+  conflict must be stored, for its own tenant.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ import asyncio
 import gzip
 import itertools
 import time
+import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -42,8 +45,8 @@ from agent_memory.checks import check_id
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory.long_term.fields import FIELD, FIELDS_TAG
 from agent_memory.memory.long_term.records import LongTermConfig
-from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
+from agent_memory.mongo.batches import find_in
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
 from agent_memory.mongo.search.snapshots import GENERATIONS, announce_writes
@@ -92,9 +95,10 @@ class ImportReport:
     fields_dropped: int = 0
     #: Why vectors were made again ("" when the file's were kept).
     reembed_reason: str = ""
-    #: Whether every tenant of every kind holds at least what the file gave it.
+    #: Whether every document of the file that is not a conflict was found stored, for its
+    #: own tenant, once written.
     verified: bool = False
-    #: What the verification found missing ("memories of agent a, user u: 3 of 5").
+    #: What the verification found missing ("memories: 3 written but not found after").
     shortfalls: list[str] = field(default_factory=list)
     dry_run: bool = False
     seconds: float = 0.0
@@ -121,7 +125,7 @@ def _lines(stream: IO[str]) -> Iterator[tuple[int, str]]:
         number += 1
         try:
             line = stream.readline(MAX_LINE_CHARS + 1)
-        except (UnicodeDecodeError, EOFError, OSError, gzip.BadGzipFile) as exc:
+        except (UnicodeDecodeError, EOFError, OSError, gzip.BadGzipFile, zlib.error) as exc:
             raise InvalidInputError(
                 f"line {number}: cannot be read ({type(exc).__name__}); the file is damaged"
             ) from None
@@ -322,8 +326,6 @@ class Loader:
         self.report = report if report is not None else ImportReport()
         self._step = step
         self._buffers: dict[str, list[_Record]] = {}
-        #: Per kind and tenant: the documents the file gave (what verification expects).
-        self._expected: Counter[tuple[str, str, str | None]] = Counter()
         self._touched: dict[str, set[tuple[str, str]]] = {name: set() for name in _SEARCHED}
         self._log_agents: set[str] = set()
 
@@ -365,59 +367,90 @@ class Loader:
                 hours = self.connection.collection("action_hours")
                 for agent in sorted(self._log_agents):
                     await hours.update_many({"agent_id": {"$eq": agent}}, {"$inc": every})
-        await self._verify()
+        self.report.verified = not self.report.shortfalls
         return self.report
+
+    async def _held(self, collection: Any, docs: list[dict[str, Any]]) -> dict[Any, dict]:
+        """The stored documents among ``docs``' ids, with their tenant keys (read
+        :data:`~agent_memory.mongo.batches.BOUND` ids at a time: the embedded engine refuses
+        longer lists)."""
+        rows = await find_in(
+            collection,
+            [doc["_id"] for doc in docs],
+            lambda part: {"_id": {"$in": part}},
+            {"agent_id": 1, "user_id": 1},
+        )
+        return {row["_id"]: row for row in rows}
+
+    @staticmethod
+    def _same_tenant(kind: Kind, row: Mapping[str, Any] | None, doc: Mapping[str, Any]) -> bool:
+        return (
+            row is not None
+            and row.get("agent_id") == doc["agent_id"]
+            and (kind.agent_wide or row.get("user_id") == doc["user_id"])
+        )
 
     async def _flush(self, name: str) -> None:
         records = self._buffers.pop(name, [])
         if not records:
             return
         kind = records[0].kind
-        if self.reembed and kind.text is not None:
-            await self._embed(kind, records)
-        docs = []
-        for record in records:
-            doc = record.doc
-            docs.append(doc)
-            self._expected[
-                (name, doc["agent_id"], None if kind.agent_wide else doc["user_id"])
-            ] += 1
-            if name in self._touched:
-                self._touched[name].add((doc["agent_id"], doc["user_id"]))
-            if name == "action_logs":
-                self._log_agents.add(doc["agent_id"])
-        inserted = present = conflicts = 0
         collection = self.connection.collection(name)
+        present = conflicts = inserted = 0
         with translate_errors(f"importing {name}"):
-            # An insert, never an overwrite: a document already stored (this id) fails with
-            # a duplicate key, and is then told apart as the same tenant's (present, from an
-            # earlier run) or another holder's (a conflict).
-            try:
-                result = await collection.insert_many(docs, ordered=False)
-                inserted = len(result.inserted_ids)
-            except BulkWriteError as exc:
-                details = exc.details or {}
-                errors = details.get("writeErrors") or []
-                if any(error.get("code") != _DUPLICATE_KEY for error in errors):
-                    raise
-                inserted = int(details.get("nInserted", 0))
-                failed = [docs[int(error["index"])] for error in errors]
-                held = {
-                    row["_id"]: row
-                    async for row in collection.find(
-                        {"_id": {"$in": [doc["_id"] for doc in failed]}},
-                        {"agent_id": 1, "user_id": 1},
-                    )
-                }
-                for doc in failed:
-                    row = held.get(doc["_id"])
-                    same = (
-                        row is not None
-                        and row.get("agent_id") == doc["agent_id"]
-                        and (kind.agent_wide or row.get("user_id") == doc["user_id"])
-                    )
-                    present += same
-                    conflicts += not same
+            # What an earlier run (or another holder) stored already is found first: it is
+            # neither embedded again nor written.
+            held = await self._held(collection, [record.doc for record in records])
+            new = []
+            for record in records:
+                doc = record.doc
+                if doc["_id"] not in held:
+                    new.append(record)
+                elif self._same_tenant(kind, held[doc["_id"]], doc):
+                    present += 1
+                else:
+                    conflicts += 1
+            if self.reembed and kind.text is not None and new:
+                await self._embed(kind, new)
+            docs = [record.doc for record in new]
+            for doc in docs:
+                if name in self._touched:
+                    self._touched[name].add((doc["agent_id"], doc["user_id"]))
+                if name == "action_logs":
+                    self._log_agents.add(doc["agent_id"])
+            # An insert, never an overwrite: a document stored meanwhile, or a unique key
+            # (a session id, a profile's schema) another document holds, fails alone.
+            failed: list[dict[str, Any]] = []
+            if docs:
+                try:
+                    result = await collection.insert_many(docs, ordered=False)
+                    inserted = len(result.inserted_ids)
+                except BulkWriteError as exc:
+                    details = exc.details or {}
+                    errors = details.get("writeErrors") or []
+                    if details.get("writeConcernErrors") or any(
+                        error.get("code") != _DUPLICATE_KEY for error in errors
+                    ):
+                        raise
+                    inserted = int(details.get("nInserted", 0))
+                    failed = [docs[int(error["index"])] for error in errors]
+            # Read back: every document of the batch that is not a conflict must now be
+            # stored, for its own tenant.
+            after = await self._held(collection, docs)
+            for doc in failed:
+                if self._same_tenant(kind, after.get(doc["_id"]), doc):
+                    present += 1
+                else:
+                    conflicts += 1
+            failed_ids = {doc["_id"] for doc in failed}
+            missing = sum(
+                1
+                for doc in docs
+                if doc["_id"] not in failed_ids
+                and not self._same_tenant(kind, after.get(doc["_id"]), doc)
+            )
+        if missing:
+            self.report.shortfalls.append(f"{name}: {missing} written but not found after")
         for bucket, count in (
             (self.report.inserted, inserted),
             (self.report.present, present),
@@ -445,25 +478,6 @@ class Loader:
             record.doc["embedding"] = to_bson_vector(vector)
         self.report.embedded += len(wanted)
 
-    async def _verify(self) -> None:
-        """Each tenant of each kind holds at least what the file gave it (less conflicts,
-        which are other documents' and were left alone)."""
-        shortfalls = []
-        conflicted = set(self.report.conflicts)
-        with translate_errors("verifying the import"):
-            for (name, agent, user), expected in sorted(
-                self._expected.items(), key=lambda item: (item[0][0], item[0][1], item[0][2] or "")
-            ):
-                where: dict[str, Any] = {"agent_id": {"$eq": agent}}
-                if user is not None:
-                    where["user_id"] = {"$eq": user}
-                held = await _driver.count(self.connection.collection(name), where)
-                if held < expected and name not in conflicted:
-                    who = f"agent {agent}" + ("" if user is None else f", user {user}")
-                    shortfalls.append(f"{name} of {who}: {held} of {expected}")
-        self.report.shortfalls = shortfalls
-        self.report.verified = not shortfalls
-
 
 def _check_file(source: str | Path) -> tuple[_Header, Counter[str]]:
     """The header of the export at ``source`` and its records per kind, every line checked."""
@@ -485,6 +499,7 @@ async def import_memories(
     dry_run: bool = False,
     counted: Callable[[int], None] | None = None,
     step: Callable[[int], None] | None = None,
+    before_writing: Callable[[], Awaitable[Any]] | None = None,
 ) -> ImportReport:
     """Import the export at ``source`` into ``connection``'s database (see the module notes).
 
@@ -492,8 +507,10 @@ async def import_memories(
     ``LongTermMemory`` would. ``dry_run`` checks the whole file and reports what it holds
     and whether vectors would be made again, and writes nothing. ``counted`` gets the
     number of records once the file is checked, ``step`` each record written (for a
-    progress bar). The target's recorded embedder must be ``embedder`` (run ``agent-memory
-    indexes setup`` on a new target first, which records it)."""
+    progress bar). ``before_writing`` runs once the file is checked and before anything is
+    written (the command line sets the target's indexes up there, so a damaged file changes
+    nothing). The target's recorded embedder must be ``embedder`` (``agent-memory indexes
+    setup`` on a new target records it)."""
     started = time.perf_counter()
     report = ImportReport(dry_run=dry_run)
     # First pass: the whole file checked, nothing written (off the event loop).
@@ -505,6 +522,8 @@ async def import_memories(
         report.counts = dict(total)
         report.seconds = time.perf_counter() - started
         return report
+    if before_writing is not None:
+        await before_writing()
     with translate_errors("checking the target's embedder"):
         await EmbedderGuard(connection, embedder.signature).check()
     loader = Loader(

@@ -4,15 +4,19 @@
 >>> plan.counts, plan.to_embed, plan.embedding_seconds                            # doctest: +SKIP
 
 The path users take (the embedded default to Atlas, one embedding model to another) with no
-file in between: the source's documents are read a batch at a time and written to the target
-as :mod:`.load` writes an import, idempotent and verified. Vectors are carried when the two
+file in between: the source's documents are read and checked as an import checks a file,
+then read again a batch at a time and written to the target as :mod:`.load` writes an import,
+idempotent and verified. Vectors are carried when the two
 embedders are the same and made again with the target's when they differ. A dry run writes
 nothing and says what would move and how long embedding would take, timed on a sample.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections import Counter
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +32,8 @@ from agent_memory.ops.transfer.export import ExportScope, export_lines
 from agent_memory.ops.transfer.load import (
     ImportReport,
     Loader,
+    _Header,
+    _Record,
     parse_header,
     parse_record,
     reembed_reason,
@@ -94,6 +100,25 @@ async def _plan(
     plan.embedding_seconds = plan.to_embed / rate
 
 
+async def _records(
+    source: Connection, scope: ExportScope
+) -> AsyncGenerator[tuple[_Header, _Record | None], None]:
+    """The source's export as checked records, after its header (``None`` for the header
+    itself): the same checks as an import's, on the same lines."""
+    lines = export_lines(source, scope, vectors=True)
+    async with contextlib.aclosing(lines):
+        header: _Header | None = None
+        number = 0
+        async for line in lines:
+            number += 1
+            value = read_line(line)
+            if header is None:
+                header = parse_header(value)
+                yield header, None
+            elif "end" not in value:
+                yield header, parse_record(value, number, header)
+
+
 async def migrate_memories(
     source: Connection,
     target: Connection,
@@ -102,24 +127,34 @@ async def migrate_memories(
     *,
     config: LongTermConfig | None = None,
     dry_run: bool = False,
-    step: Any = None,
+    step: Callable[[int], None] | None = None,
+    before_writing: Callable[[], Awaitable[Any]] | None = None,
 ) -> MigrationPlan:
     """Copy the memories ``scope`` takes from ``source`` to ``target`` (whose embedder is
-    ``embedder``; see the module notes). ``dry_run``: write nothing, return the plan."""
+    ``embedder``; see the module notes). Every document is read and checked as an import
+    checks a file before anything is written (a second read then writes), so a document the
+    target could not take stops the migration before it starts; ``before_writing`` runs
+    between the two (the command line sets the target's indexes up there). ``dry_run``:
+    the check and the plan, nothing written."""
     if source is target:
         raise InvalidInputError("the source and the target are the same database")
     scope = scope.checked()
     plan = MigrationPlan(dry_run=dry_run)
+    checked: Counter[str] = Counter()
     source_signature: dict[str, Any] | None = None
-    lines = export_lines(source, scope, vectors=True)
-    first = await anext(lines)
-    header = parse_header(read_line(first))
-    source_signature = header.embedder
-    plan.reembed_reason = reembed_reason(header, embedder)
+    async with contextlib.aclosing(_records(source, scope)) as records:
+        async for header, record in records:
+            if record is None:
+                source_signature = header.embedder
+                plan.reembed_reason = reembed_reason(header, embedder)
+            else:
+                checked[record.kind.name] += 1
     if dry_run:
-        await lines.aclose()
         await _plan(source, embedder, scope, plan.reembed_reason, plan)
+        plan.counts = {name: checked.get(name, 0) for name in plan.counts}
         return plan
+    if before_writing is not None:
+        await before_writing()
     with translate_errors("checking the target's embedder"):
         await EmbedderGuard(target, embedder.signature).check()
     started = time.perf_counter()
@@ -132,13 +167,10 @@ async def migrate_memories(
         report=report,
         step=step,
     )
-    number = 1
-    async for line in lines:
-        number += 1
-        value = read_line(line)
-        if "end" in value:
-            continue
-        await loader.add(parse_record(value, number, header))
+    async with contextlib.aclosing(_records(source, scope)) as records:
+        async for _, record in records:
+            if record is not None:
+                await loader.add(record)
     plan.report = await loader.finish()
     plan.report.seconds = time.perf_counter() - started
     plan.counts = dict(plan.report.counts)
