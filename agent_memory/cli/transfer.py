@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,6 @@ def _since(value: str | None) -> datetime | None:
             param_hint="--since",
         ) from None
     if moment.tzinfo is None:
-        from datetime import UTC
-
         moment = moment.replace(tzinfo=UTC)  # a date alone: midnight UTC
     return moment
 

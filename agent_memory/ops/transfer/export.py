@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -100,13 +101,7 @@ async def _embedder_record(connection: Connection) -> dict[str, Any] | None:
     stored = await connection.collection(META_COLLECTION).find_one({"_id": EMBEDDING_META_ID})
     if stored is None:
         return None
-    signature = recorded_signature(stored)
-    return {
-        "provider": signature.provider,
-        "model": signature.model,
-        "dimensions": signature.dimensions,
-        "similarity": signature.similarity,
-    }
+    return asdict(recorded_signature(stored))
 
 
 async def _prefetched(cursor: Any) -> AsyncIterator[dict[str, Any]]:
@@ -225,8 +220,6 @@ async def export_memories(
     """Write an export to ``out`` (a path, refused if it exists, or an open text stream) and
     return what was written. A path gets owner-only permissions and, with ``compress`` or a
     ``.gz`` name, gzip."""
-    import time
-
     started = time.perf_counter()
     report = ExportReport(path=None if not isinstance(out, str | Path) else str(out))
     lines = export_lines(

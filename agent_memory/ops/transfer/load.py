@@ -32,7 +32,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -285,19 +285,26 @@ def read_export(stream: IO[str]) -> tuple[_Header, Iterator[_Record]]:
 # --- writing --------------------------------------------------------------------------------
 
 
+def is_field_vector(record: _Record) -> bool:
+    """A field document (a vector of one field of a LangGraph store item): its text is not
+    stored, so when vectors are made again it cannot be, and is left out."""
+    return record.kind.name == "memories" and record.doc.get("status") == FIELD
+
+
+def text_to_embed(record: _Record, embed_context: bool) -> str | None:
+    """What the record's vector is made again from (``None``: it had none, or has no text)."""
+    if record.kind.text is None or not record.had_vector:
+        return None
+    return record.kind.text(record.doc, embed_context)
+
+
 def reembed_reason(header: _Header, embedder: Embedder) -> str:
     if not header.vectors:
         return "the file was exported without vectors"
     signature = embedder.signature
-    target = {
-        "provider": signature.provider,
-        "model": signature.model,
-        "dimensions": signature.dimensions,
-        "similarity": signature.similarity,
-    }
     if header.embedder is None:
         return "no record says which embedder made its vectors"
-    if header.embedder != target:
+    if header.embedder != asdict(signature):
         made = header.embedder
         return (
             f"its vectors were made with {made['provider']}/{made['model']} "
@@ -334,8 +341,7 @@ class Loader:
         self.report.counts[name] = self.report.counts.get(name, 0) + 1
         doc = record.doc
         if self.reembed and name == "memories":
-            if doc.get("status") == FIELD:
-                # A field vector: its text is not stored, so it cannot be made again.
+            if is_field_vector(record):
                 self.report.fields_dropped += 1
                 if self._step is not None:
                     self._step(1)
@@ -411,7 +417,7 @@ class Loader:
                 else:
                     conflicts += 1
             if self.reembed and kind.text is not None and new:
-                await self._embed(kind, new)
+                await self._embed(new)
             docs = [record.doc for record in new]
             for doc in docs:
                 if name in self._touched:
@@ -461,14 +467,11 @@ class Loader:
         if self._step is not None:
             self._step(len(records))
 
-    async def _embed(self, kind: Kind, records: list[_Record]) -> None:
-        assert kind.text is not None
+    async def _embed(self, records: list[_Record]) -> None:
         wanted = []
         for record in records:
             record.doc.pop("embedding", None)
-            if not record.had_vector:
-                continue
-            text = kind.text(record.doc, self.config.embed_context)
+            text = text_to_embed(record, self.config.embed_context)
             if text is not None:
                 wanted.append((record, text))
         if not wanted:

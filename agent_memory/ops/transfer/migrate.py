@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,6 @@ from agent_memory._log import get_logger
 from agent_memory.errors import InvalidInputError
 from agent_memory.memory.long_term.fields import FIELD
 from agent_memory.memory.long_term.records import LongTermConfig
-from agent_memory.mongo import _driver
 from agent_memory.mongo._errors import translate_errors
 from agent_memory.mongo.connection import Connection
 from agent_memory.mongo.embedding_record import EmbedderGuard
@@ -34,9 +32,11 @@ from agent_memory.ops.transfer.load import (
     Loader,
     _Header,
     _Record,
+    is_field_vector,
     parse_header,
     parse_record,
     reembed_reason,
+    text_to_embed,
 )
 from agent_memory.ops.transfer.records import read_line
 from agent_memory.providers.embedders.base import Embedder
@@ -66,26 +66,14 @@ class MigrationPlan:
     dry_run: bool = False
 
 
-async def _plan(
-    source: Connection, embedder: Embedder, scope: ExportScope, reason: str, plan: MigrationPlan
+async def _time_embedding(
+    source: Connection, embedder: Embedder, scope: ExportScope, plan: MigrationPlan
 ) -> None:
-    """Counts, vectors to make and a timed sample, read from the source."""
+    """How long the target's embedder would take for ``plan.to_embed`` vectors, at the rate
+    it embeds a sample of the source's memories."""
+    if not plan.to_embed:
+        return
     with translate_errors("planning the migration"):
-        for kind in scope.kinds():
-            where = scope.filter(kind)
-            collection = source.collection(kind.name)
-            plan.counts[kind.name] = await _driver.count(collection, where)
-            if not reason or kind.text is None:
-                continue
-            vectors = {**where, "embedding": {"$exists": True}}
-            if kind.name == "memories":
-                plan.fields_dropped = await _driver.count(
-                    collection, {**where, "status": {"$eq": FIELD}}
-                )
-                vectors["status"] = {"$ne": FIELD}
-            plan.to_embed += await _driver.count(collection, vectors)
-        if not plan.to_embed:
-            return
         sample = await (
             source.collection("memories")
             .find({**scope.filter(scope.kinds()[0]), "status": {"$ne": FIELD}}, {"content": 1})
@@ -140,18 +128,24 @@ async def migrate_memories(
         raise InvalidInputError("the source and the target are the same database")
     scope = scope.checked()
     plan = MigrationPlan(dry_run=dry_run)
-    checked: Counter[str] = Counter()
+    plan.counts = {kind.name: 0 for kind in scope.kinds()}
+    embed_context = (config or LongTermConfig()).embed_context
     source_signature: dict[str, Any] | None = None
     async with contextlib.aclosing(_records(source, scope)) as records:
         async for header, record in records:
             if record is None:
                 source_signature = header.embedder
                 plan.reembed_reason = reembed_reason(header, embedder)
-            else:
-                checked[record.kind.name] += 1
+                continue
+            # What the import would do with it, counted as it goes by.
+            plan.counts[record.kind.name] += 1
+            if plan.reembed_reason:
+                if is_field_vector(record):
+                    plan.fields_dropped += 1
+                elif text_to_embed(record, embed_context) is not None:
+                    plan.to_embed += 1
     if dry_run:
-        await _plan(source, embedder, scope, plan.reembed_reason, plan)
-        plan.counts = {name: checked.get(name, 0) for name in plan.counts}
+        await _time_embedding(source, embedder, scope, plan)
         return plan
     if before_writing is not None:
         await before_writing()
